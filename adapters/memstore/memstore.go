@@ -1,0 +1,57 @@
+// Package memstore keeps interactions in memory. It is the reference
+// adapter: its counts come straight from the core's reference aggregation,
+// and every other adapter's contract tests compare against it. It also
+// serves programs that import the core as a library and need no database.
+package memstore
+
+import (
+	"context"
+	"iter"
+	"sync"
+
+	"github.com/catsrv/catsrv/core/analytics"
+)
+
+// Store holds interactions in memory. Safe for concurrent use. It is both
+// the interaction log and its own rollup store: with no separate rollups,
+// the two can never disagree.
+type Store struct {
+	mu           sync.RWMutex
+	interactions []analytics.Interaction
+}
+
+// New returns an empty store.
+func New() *Store { return &Store{} }
+
+// Append stores the interactions, normalized; nothing if the sequence
+// yields an error.
+func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
+	var batch []analytics.Interaction
+	for i, err := range interactions {
+		if err != nil {
+			return 0, err
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		batch = append(batch, i.Normalize())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.interactions = append(s.interactions, batch...)
+	return len(batch), nil
+}
+
+// Total counts the interactions of the selection.
+func (s *Store) Total(_ context.Context, sel analytics.Selection) (int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return analytics.CountTotal(s.interactions, sel), nil
+}
+
+// Groups counts the interactions of the selection per key and text of d.
+func (s *Store) Groups(_ context.Context, sel analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return analytics.CountGroups(s.interactions, sel, d), nil
+}

@@ -1,0 +1,167 @@
+package analytics
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// Group is one entry of a grouped count: the dimension's key (a name, or a
+// question or answer id), the text shown for it, and how many interactions
+// it has. For topic, model and persona the text is the key.
+type Group struct {
+	Key   string
+	Text  string
+	Count int64
+}
+
+// TopicCount is one entry of topic_counts.
+type TopicCount struct {
+	Topic      string  `json:"topic"`
+	Count      int64   `json:"count"`
+	Percentage float64 `json:"percentage" doc:"Share of the topic list's total, x100, rounded to 2 decimals."`
+}
+
+// ModelCount is one entry of model_counts; the model name is in Membership,
+// as the spec names it.
+type ModelCount struct {
+	Membership string `json:"membership" doc:"The model name."`
+	Count      int64  `json:"count"`
+}
+
+// PersonaCount is one entry of persona_counts.
+type PersonaCount struct {
+	Persona string `json:"persona"`
+	Count   int64  `json:"count"`
+}
+
+// QuestionEntry is one unique question with its count.
+type QuestionEntry struct {
+	ID       string `json:"id"`
+	Question string `json:"question"`
+	Count    int64  `json:"count"`
+}
+
+// AnswerEntry is one unique answer with its count; the text is in Answers,
+// as the spec names it.
+type AnswerEntry struct {
+	ID      string `json:"id"`
+	Answers string `json:"answers" doc:"The answer text."`
+	Count   int64  `json:"count"`
+}
+
+// Result is the full analytics result of a query. Every list ignores its own
+// filter (selective filtering); TotalInteractions applies all of them.
+type Result struct {
+	TotalInteractions int64           `json:"total_interactions"`
+	TopicCounts       []TopicCount    `json:"topic_counts"`
+	ModelCounts       []ModelCount    `json:"model_counts"`
+	PersonaCounts     []PersonaCount  `json:"persona_counts"`
+	Questions         []QuestionEntry `json:"questions"`
+	Answers           []AnswerEntry   `json:"answers"`
+}
+
+// SortGroups orders groups as every list is ordered: count descending, then
+// text ascending (byte order), then key ascending.
+func SortGroups(groups []Group) {
+	slices.SortFunc(groups, func(a, b Group) int {
+		if c := cmp.Compare(b.Count, a.Count); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Text, b.Text); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Key, b.Key)
+	})
+}
+
+// sorted returns a sorted copy of groups, cut to limit when limit > 0.
+func sorted(groups []Group, limit int) []Group {
+	out := slices.Clone(groups)
+	SortGroups(out)
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// Percentage returns count as a share of total, x100, rounded to 2 decimals.
+func Percentage(count, total int64) float64 {
+	if total == 0 {
+		return 0
+	}
+	return math.Round(float64(count)*10000/float64(total)) / 100
+}
+
+// TopicCounts turns topic groups into topic_counts, with each percentage the
+// share of the list's own total.
+func TopicCounts(groups []Group) []TopicCount {
+	var total int64
+	for _, g := range groups {
+		total += g.Count
+	}
+	out := make([]TopicCount, 0, len(groups))
+	for _, g := range sorted(groups, 0) {
+		out = append(out, TopicCount{Topic: g.Key, Count: g.Count, Percentage: Percentage(g.Count, total)})
+	}
+	return out
+}
+
+// ModelCounts turns model groups into model_counts.
+func ModelCounts(groups []Group) []ModelCount {
+	out := make([]ModelCount, 0, len(groups))
+	for _, g := range sorted(groups, 0) {
+		out = append(out, ModelCount{Membership: g.Key, Count: g.Count})
+	}
+	return out
+}
+
+// PersonaCounts turns persona groups into persona_counts.
+func PersonaCounts(groups []Group) []PersonaCount {
+	out := make([]PersonaCount, 0, len(groups))
+	for _, g := range sorted(groups, 0) {
+		out = append(out, PersonaCount{Persona: g.Key, Count: g.Count})
+	}
+	return out
+}
+
+// QuestionEntries turns question groups into the questions list, keeping the
+// first limit entries when limit > 0.
+func QuestionEntries(groups []Group, limit int) []QuestionEntry {
+	groups = sorted(groups, limit)
+	out := make([]QuestionEntry, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, QuestionEntry{ID: g.Key, Question: g.Text, Count: g.Count})
+	}
+	return out
+}
+
+// AnswerEntries turns answer groups into the answers list, keeping the first
+// limit entries when limit > 0.
+func AnswerEntries(groups []Group, limit int) []AnswerEntry {
+	groups = sorted(groups, limit)
+	out := make([]AnswerEntry, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, AnswerEntry{ID: g.Key, Answers: g.Text, Count: g.Count})
+	}
+	return out
+}
+
+// Counts holds the raw counts a result is assembled from: the total under
+// every filter and, per dimension, the groups under every filter but its own.
+type Counts struct {
+	Total  int64
+	Groups map[Dimension][]Group
+}
+
+// Assemble builds the result of a query from its counts.
+func Assemble(c Counts, limit int) Result {
+	return Result{
+		TotalInteractions: c.Total,
+		TopicCounts:       TopicCounts(c.Groups[Topic]),
+		ModelCounts:       ModelCounts(c.Groups[Model]),
+		PersonaCounts:     PersonaCounts(c.Groups[Persona]),
+		Questions:         QuestionEntries(c.Groups[Question], limit),
+		Answers:           AnswerEntries(c.Groups[Answer], limit),
+	}
+}

@@ -1,0 +1,59 @@
+// Package ports declares the interfaces the core needs from the outside
+// world, one role each. Adapters implement them; core services take them in
+// their constructors.
+//
+// Mocks for isolating core logic are generated into ports/mocks with moq.
+package ports
+
+//go:generate go run github.com/matryer/moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog RollupStore
+
+import (
+	"context"
+	"iter"
+	"time"
+
+	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/core/catconfig"
+)
+
+// Clock tells the time. Core code never calls time.Now directly, so tests
+// can hold time still.
+type Clock interface {
+	Now() time.Time
+}
+
+// CatDirectory is the source of CAT configurations.
+type CatDirectory interface {
+	// Cat returns the named CAT's configuration, or an error of kind
+	// errs.KindNotFound when no such CAT is configured.
+	Cat(ctx context.Context, name string) (catconfig.Cat, error)
+	// Cats returns every configured CAT, ordered by name.
+	Cats(ctx context.Context) ([]catconfig.Cat, error)
+}
+
+// Aggregator counts the api interactions of a selection. Implementations
+// must agree exactly with analytics.CountTotal and analytics.CountGroups.
+type Aggregator interface {
+	// Total counts the interactions of the selection.
+	Total(ctx context.Context, s analytics.Selection) (int64, error)
+	// Groups counts the interactions of the selection per distinct
+	// (key, text) of the dimension, in no particular order.
+	Groups(ctx context.Context, s analytics.Selection, d analytics.Dimension) ([]analytics.Group, error)
+}
+
+// InteractionLog is the raw log of interactions: it stores them and counts
+// over the raw rows.
+type InteractionLog interface {
+	// Append stores every interaction the sequence yields, normalized, in
+	// one transaction that also updates the rollups: all or nothing. If the
+	// sequence yields an error, nothing is stored and that error is
+	// returned. It returns how many interactions were stored.
+	Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error)
+	Aggregator
+}
+
+// RollupStore answers the same counts as InteractionLog from pre-aggregated
+// rollups that every Append keeps in step.
+type RollupStore interface {
+	Aggregator
+}
