@@ -2,8 +2,8 @@ package analytics
 
 import (
 	"crypto/sha256"
-	"iter"
 	"encoding/hex"
+	"iter"
 	"strings"
 	"time"
 	"unicode/utf8"
