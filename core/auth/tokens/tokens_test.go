@@ -1,0 +1,179 @@
+package tokens_test
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/catsrv/catsrv/adapters/clock"
+	"github.com/catsrv/catsrv/core/auth"
+	"github.com/catsrv/catsrv/core/auth/tokens"
+	"github.com/catsrv/catsrv/core/errs"
+)
+
+var secret = []byte("0123456789abcdef0123456789abcdef")
+
+const (
+	issuer   = "catsrv"
+	audience = "catsrv-api"
+)
+
+var now = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+func service(t *testing.T) *tokens.Service {
+	t.Helper()
+	s, err := tokens.New(secret, issuer, audience, clock.NewFixed(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func goodClaims() jwt.MapClaims {
+	return jwt.MapClaims{
+		"sub": "alice", "role": "admin", "jti": "id-1", "iss": issuer, "aud": audience,
+		"iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(time.Hour).Unix(),
+	}
+}
+
+func sign(t *testing.T, m jwt.SigningMethod, key any, c jwt.MapClaims) string {
+	t.Helper()
+	s, err := jwt.NewWithClaims(m, c).SignedString(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func with(change func(jwt.MapClaims)) jwt.MapClaims {
+	c := goodClaims()
+	change(c)
+	return c
+}
+
+func TestIssueThenVerify(t *testing.T) {
+	s := service(t)
+	tok, issued, err := s.Issue("alice", auth.RoleAdmin, 2*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Verify(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Subject != "alice" || got.Role != auth.RoleAdmin || got.ID != issued.ID || !got.ExpiresAt.Equal(now.Add(2*time.Hour)) {
+		t.Fatalf("claims = %+v, issued %+v", got, issued)
+	}
+	_, second, _ := s.Issue("alice", auth.RoleAdmin, time.Hour)
+	if second.ID == issued.ID {
+		t.Fatal("every token needs its own jti")
+	}
+}
+
+func TestVerifyRefusesForgedAndBrokenTokens(t *testing.T) {
+	s := service(t)
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := sign(t, jwt.SigningMethodHS256, secret, goodClaims())
+	parts := strings.Split(good, ".")
+	userToken := sign(t, jwt.SigningMethodHS256, []byte("x"), with(func(c jwt.MapClaims) { c["sub"] = "mallory" }))
+	tests := []struct {
+		name  string
+		token string
+	}{
+		{"empty", ""},
+		{"garbage", "not-a-jwt"},
+		{"alg none", sign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, goodClaims())},
+		{"HS384 with the right secret", sign(t, jwt.SigningMethodHS384, secret, goodClaims())},
+		{"HS512 with the right secret", sign(t, jwt.SigningMethodHS512, secret, goodClaims())},
+		{"RS256", sign(t, jwt.SigningMethodRS256, rsaKey, goodClaims())},
+		{"wrong secret", sign(t, jwt.SigningMethodHS256, []byte("another-secret-another-secret-xx"), goodClaims())},
+		{"tampered payload", parts[0] + "." + strings.Split(userToken, ".")[1] + "." + parts[2]},
+		{"signature stripped", parts[0] + "." + parts[1] + "."},
+		{"expired beyond leeway", sign(t, jwt.SigningMethodHS256, secret, with(func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Minute).Unix() }))},
+		{"not yet valid", sign(t, jwt.SigningMethodHS256, secret, with(func(c jwt.MapClaims) { c["nbf"] = now.Add(time.Hour).Unix() }))},
+		{"issued in the future", sign(t, jwt.SigningMethodHS256, secret, with(func(c jwt.MapClaims) { c["iat"] = now.Add(time.Hour).Unix() }))},
+		{"missing exp", sign(t, jwt.SigningMethodHS256, secret, with(func(c jwt.MapClaims) { delete(c, "exp") }))},
+		{"wrong issuer", sign(t, jwt.SigningMethodHS256, secret, with(func(c jwt.MapClaims) { c["iss"] = "evil" }))},
+		{"missing issuer", sign(t, jwt.SigningMethodHS256, secret, with(func(c jwt.MapClaims) { delete(c, "iss") }))},
+		{"wrong audience", sign(t, jwt.SigningMethodHS256, secret, with(func(c jwt.MapClaims) { c["aud"] = "other" }))},
+		{"missing subject", sign(t, jwt.SigningMethodHS256, secret, with(func(c jwt.MapClaims) { delete(c, "sub") }))},
+		{"missing jti", sign(t, jwt.SigningMethodHS256, secret, with(func(c jwt.MapClaims) { delete(c, "jti") }))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := s.Verify(tt.token)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if errs.KindOf(err) != errs.KindUnauthorized {
+				t.Fatalf("kind = %v, want unauthorized", errs.KindOf(err))
+			}
+		})
+	}
+	if _, err := s.Verify(good); err != nil {
+		t.Fatalf("the untampered token must pass: %v", err)
+	}
+}
+
+func TestLeewayOnExpiry(t *testing.T) {
+	s := service(t)
+	tok := sign(t, jwt.SigningMethodHS256, secret, with(func(c jwt.MapClaims) { c["exp"] = now.Add(-tokens.Leeway / 2).Unix() }))
+	if _, err := s.Verify(tok); err != nil {
+		t.Fatalf("expiry within leeway must pass: %v", err)
+	}
+}
+
+func TestVerifyBearer(t *testing.T) {
+	s := service(t)
+	tok, _, err := s.Issue("bob", "user", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, header string
+		ok           bool
+	}{
+		{"bearer", "Bearer " + tok, true},
+		{"lower-case scheme", "bearer " + tok, true},
+		{"missing", "", false},
+		{"basic scheme", "Basic dXNlcjpwYXNz", false},
+		{"scheme only", "Bearer", false},
+		{"token without scheme", tok, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := s.VerifyBearer(tt.header)
+			if tt.ok != (err == nil) {
+				t.Fatalf("err = %v, want ok=%v", err, tt.ok)
+			}
+			if tt.ok && c.Subject != "bob" {
+				t.Fatalf("subject %q", c.Subject)
+			}
+			if !tt.ok && errs.KindOf(err) != errs.KindUnauthorized {
+				t.Fatalf("kind %v", errs.KindOf(err))
+			}
+		})
+	}
+}
+
+func TestShortSecretRefused(t *testing.T) {
+	if _, err := tokens.New([]byte("short"), issuer, audience, clock.System{}); err == nil {
+		t.Fatal("a short secret must be refused")
+	}
+}
+
+func TestRequireAdmin(t *testing.T) {
+	if err := auth.RequireAdmin(auth.Claims{Role: "user"}); errs.KindOf(err) != errs.KindForbidden {
+		t.Fatalf("non-admin: %v", err)
+	}
+	if err := auth.RequireAdmin(auth.Claims{Role: auth.RoleAdmin}); err != nil {
+		t.Fatal(err)
+	}
+}
