@@ -1,0 +1,62 @@
+# catsrv — see README.md. Every target works on a machine with only Go.
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/catsrv
+GOBIN := $(shell $(GO) env GOPATH)/bin
+GOLANGCI_LINT_VERSION := v2.15.0
+CONFIG_DIR ?= ./configs
+DB ?= sqlite:./data/catsrv.db
+ADDR ?= 127.0.0.1:8080
+DEMO_INTERACTIONS ?= 50000
+
+.PHONY: all build run test test-race lint vet generate bench clean tools
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./apps/catsrv
+
+# run: build, seed a demo CAT with demo data on the embedded SQLite (first run
+# only), print the URL and an admin token, then serve.
+run: build
+	@mkdir -p data
+	@if [ -z "$$CATSRV_JWT_SECRET" ]; then \
+		echo "CATSRV_JWT_SECRET is not set: using a random secret for this run only."; \
+	fi; \
+	export CATSRV_JWT_SECRET="$${CATSRV_JWT_SECRET:-$$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"; \
+	if [ ! -f data/catsrv.db ]; then \
+		echo "Seeding $(DEMO_INTERACTIONS) demo interactions for CAT 'demo'..."; \
+		./$(BIN) demo --interactions $(DEMO_INTERACTIONS) --cats demo --days 90 --seed 1 \
+			| ./$(BIN) import --config $(CONFIG_DIR) --db $(DB) - || exit 1; \
+	fi; \
+	token=$$(./$(BIN) token --config $(CONFIG_DIR) --subject demo-admin --role admin --ttl 24h | tail -n 1) || exit 1; \
+	echo; \
+	echo "catsrv: http://$(ADDR)/docs  (OpenAPI: http://$(ADDR)/openapi.json)"; \
+	echo "Admin token (24h):"; echo "$$token"; \
+	echo "Try: curl -H \"Authorization: Bearer $$token\" 'http://$(ADDR)/api/v1/analytics/all_warehouse?catname=demo'"; \
+	echo; \
+	exec ./$(BIN) serve --config $(CONFIG_DIR) --db $(DB) --addr $(ADDR)
+
+# test: every test. PostgreSQL tests run when CATSRV_TEST_POSTGRES_DSN is set
+# (and fail instead of skipping when CI=true and it is not).
+test:
+	$(GO) test -count=1 ./...
+
+test-race:
+	$(GO) test -count=1 -race ./...
+
+vet:
+	$(GO) vet ./...
+
+lint:
+	@if ! command -v golangci-lint >/dev/null && [ ! -x "$(GOBIN)/golangci-lint" ]; then \
+		echo "installing golangci-lint $(GOLANGCI_LINT_VERSION)"; \
+		$(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION); \
+	fi
+	@PATH="$(GOBIN):$$PATH" golangci-lint run ./...
+
+generate:
+	$(GO) generate ./...
+
+clean:
+	rm -rf bin data

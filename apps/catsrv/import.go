@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/catsrv/catsrv/adapters/clock"
+	"github.com/catsrv/catsrv/adapters/sqlstore"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/importer"
+)
+
+func importCmd(ctx context.Context, args []string, env environ, stdin io.Reader, stderr io.Writer) error {
+	fs := newFlags("import")
+	configDir := fs.String("config", env.get("CATSRV_CONFIG_DIR", defaultConfigDir), "directory of <catname>.yaml files")
+	dsn := fs.String("db", env.get("CATSRV_DB", defaultDSN), "database: sqlite:PATH or postgres://...")
+	skipInvalid := fs.Bool("skip-invalid", false, "import the valid lines and report the invalid ones")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("import takes one FILE or - for standard input: %w", errUsage)
+	}
+	input := stdin
+	if name := fs.Arg(0); name != "-" {
+		f, err := os.Open(name) // #nosec G304 -- the operator names the file to import
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		input = f
+	}
+
+	cats, err := env.loadCats(*configDir)
+	if err != nil {
+		return err
+	}
+	store, err := sqlstore.Open(ctx, *dsn)
+	if err != nil {
+		return fmt.Errorf("opening database: %w", err)
+	}
+	defer store.Close()
+
+	opts := importer.Options{Log: store, Cats: cats, Input: input, SkipInvalid: *skipInvalid, Clock: clock.System{}}
+	if isTerminal(stderr) {
+		opts.Progress = stderr
+	}
+	report, err := importer.Run(ctx, opts)
+	if err != nil {
+		return err
+	}
+	rate := 0.0
+	if s := report.Elapsed.Seconds(); s > 0 {
+		rate = float64(report.Imported) / s
+	}
+	fmt.Fprintf(stderr, "imported %d interactions in %s (%.0f lines/s)\n", report.Imported, report.Elapsed.Round(1e6), rate)
+	if report.Skipped > 0 {
+		fmt.Fprintf(stderr, "skipped %d invalid lines:\n", report.Skipped)
+		for _, bad := range report.Invalid {
+			fmt.Fprintf(stderr, "  %s\n", bad)
+		}
+		if more := report.InvalidCount - len(report.Invalid); more > 0 {
+			fmt.Fprintf(stderr, "  ... and %d more\n", more)
+		}
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a character device (a terminal), where
+// progress lines are welcome.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}

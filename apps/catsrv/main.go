@@ -1,0 +1,72 @@
+// Command catsrv is the catsrv service binary: the HTTP app (serve) and the
+// operator's tools (import, demo, token, openapi). It is the one composition
+// root: the only place adapters are chosen and wired into core services.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `catsrv — analytics, chat and authentication back end for chat assistants
+
+Usage:
+  catsrv serve   [--config DIR] [--db DSN] [--addr HOST:PORT]
+  catsrv import  [--config DIR] [--db DSN] [--skip-invalid] FILE|-
+  catsrv demo    [--interactions N] [--cats a,b] [--days D] [--seed S]
+  catsrv token   [--config DIR] --subject S --role R [--ttl D]
+  catsrv openapi
+
+Environment:
+  CATSRV_JWT_SECRET    HS256 signing secret, at least 32 bytes (serve, token)
+  CATSRV_CONFIG_DIR    default for --config (./configs)
+  CATSRV_DB            default for --db (sqlite:./data/catsrv.db); keeps passwords off the command line
+  CATSRV_ADDR          default for --addr (127.0.0.1:8080)
+  See docs/operations.md for every setting.
+`
+
+// errUsage marks a command-line mistake: exit status 2 and the usage text.
+var errUsage = errors.New("usage")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], environ(os.Environ()), os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case err == nil:
+	case errors.Is(err, errUsage):
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "catsrv:", err)
+		os.Exit(1)
+	}
+}
+
+// run dispatches a subcommand. It never calls os.Exit, so tests can drive it.
+func run(ctx context.Context, args []string, env environ, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errUsage
+	}
+	switch args[0] {
+	case "serve":
+		return serveCmd(ctx, args[1:], env, stderr)
+	case "import":
+		return importCmd(ctx, args[1:], env, stdin, stderr)
+	case "demo":
+		return demoCmd(args[1:], stdout)
+	case "token":
+		return tokenCmd(ctx, args[1:], env, stdout)
+	case "openapi":
+		return openapiCmd(stdout)
+	case "help", "-h", "--help":
+		_, err := fmt.Fprint(stdout, usage)
+		return err
+	}
+	return fmt.Errorf("unknown command %q: %w", args[0], errUsage)
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+)
+
+func tokenCmd(ctx context.Context, args []string, env environ, stdout io.Writer) error {
+	fs := newFlags("token")
+	configDir := fs.String("config", env.get("CATSRV_CONFIG_DIR", defaultConfigDir), "directory of <catname>.yaml files")
+	subject := fs.String("subject", "", "token subject (required)")
+	role := fs.String("role", "", "role claim, e.g. admin (required)")
+	ttl := fs.Duration("ttl", 0, "lifetime, e.g. 24h (default: the shortest security.jwt.expiration_hours of the CATs)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *subject == "" || *role == "" || fs.NArg() > 0 {
+		return fmt.Errorf("token needs --subject and --role: %w", errUsage)
+	}
+	if *ttl < 0 {
+		return fmt.Errorf("--ttl must be positive: %w", errUsage)
+	}
+	if *ttl == 0 {
+		lifetime, err := defaultTokenLifetime(ctx, env, *configDir)
+		if err != nil {
+			return err
+		}
+		*ttl = lifetime
+	}
+	toks, err := env.tokenService()
+	if err != nil {
+		return err
+	}
+	signed, claims, err := toks.Issue(*subject, *role, *ttl)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "# subject %s, role %s, expires %s\n%s\n", claims.Subject, claims.Role, claims.ExpiresAt.Format(time.RFC3339), signed)
+	return err
+}
+
+// defaultTokenLifetime is the shortest access token lifetime any CAT allows,
+// 24 hours when no CAT is configured.
+func defaultTokenLifetime(ctx context.Context, env environ, dir string) (time.Duration, error) {
+	cats, err := env.loadCats(dir)
+	if err != nil {
+		return 0, err
+	}
+	all, err := cats.Cats(ctx)
+	if err != nil {
+		return 0, err
+	}
+	hours := 24
+	for i, c := range all {
+		if h := c.Security.JWT.ExpirationHours; i == 0 || h < hours {
+			hours = h
+		}
+	}
+	return time.Duration(hours) * time.Hour, nil
+}

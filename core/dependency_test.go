@@ -1,0 +1,56 @@
+package core_test
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// allowedOutside lists the only non-standard-library modules core may use.
+var allowedOutside = []string{
+	"github.com/catsrv/catsrv/core",
+	"github.com/catsrv/catsrv/ports",
+	"github.com/golang-jwt/jwt/v5",
+}
+
+// TestCoreImportsNothingOutward enforces the hexagonal dependency rule on
+// the non-test code of every core package, transitively.
+func TestCoreImportsNothingOutward(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-json=ImportPath,Standard", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	checked := 0
+	for {
+		var p struct {
+			ImportPath string
+			Standard   bool
+		}
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		if p.Standard || allowed(p.ImportPath) {
+			continue
+		}
+		t.Errorf("core depends on %s: core may import only the standard library and %v", p.ImportPath, allowedOutside)
+	}
+	if checked < 5 {
+		t.Fatalf("only %d packages listed: the check is not looking at core", checked)
+	}
+}
+
+func allowed(path string) bool {
+	for _, prefix := range allowedOutside {
+		if path == prefix || strings.HasPrefix(path, prefix+"/") {
+			return true
+		}
+	}
+	return false
+}
