@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -40,6 +41,9 @@ func main() {
 	switch {
 	case err == nil:
 	case errors.Is(err, errUsage):
+		if err != errUsage { //nolint:errorlint // the bare sentinel has nothing to add
+			fmt.Fprintln(os.Stderr, "catsrv:", strings.TrimSuffix(err.Error(), ": "+errUsage.Error()))
+		}
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
 	default:

@@ -1,0 +1,54 @@
+// Package catfiles loads the per-CAT configuration (spec §2.6) from a
+// directory of YAML files with github.com/knadh/koanf/v2, and serves it as a
+// ports.CatDirectory.
+//
+// # Files
+//
+// One file per CAT, named <catname>.yaml or <catname>.yml; the file name is
+// the CAT name (1-64 of a-z, 0-9, '-', '_', starting with a letter or digit).
+// Other files and dotfiles in the directory are ignored. An empty directory
+// configures no CAT. Every key is optional; an empty file gives a CAT with
+// all the defaults below. Unknown keys, values of the wrong type and keys
+// that look like secrets (any key containing secret, api_key, apikey,
+// password, token, client_secret or private_key) are refused: secrets come
+// from the environment only.
+//
+//	Key                                      Type             Default
+//	cat.chat_mode                            string           legacy (legacy, agent or custom)
+//	cat.agent.model                          string           "" (none)
+//	cat.agent.instructions                   string           You are a helpful assistant.
+//	cat.legacy.models                        list of strings  [greeting, intent, qa, default] (each one of these)
+//	security.jwt.algorithm                   string           HS256 (the only one supported)
+//	security.jwt.expiration_hours            integer          24 (1 to 720)
+//	security.providers.provider_a.enabled    boolean          false
+//	security.providers.provider_b.enabled    boolean          false
+//	security.providers.provider_c.enabled    boolean          false
+//	security.analytics.public                boolean          false (true lets anyone read the CAT's analytics without an admin token)
+//
+// Example demo.yaml:
+//
+//	cat:
+//	  chat_mode: agent
+//	  agent:
+//	    model: gpt-4o
+//	security:
+//	  analytics:
+//	    public: true
+//
+// # Environment overrides
+//
+// A variable CATSRV_CAT__<SECTION>__<KEY> sets a key for every CAT;
+// CATSRV_CATS__<NAME>__<SECTION>__<KEY> sets it for the CAT <NAME> only,
+// where <NAME> is the CAT name upper-cased with '-' written '_'. Key path
+// segments are separated by "__" and matched lower-cased:
+//
+//	CATSRV_CAT__CAT__CHAT_MODE=agent
+//	CATSRV_CAT__CAT__LEGACY__MODELS=greeting,qa      (lists are comma-separated)
+//	CATSRV_CATS__DEMO__SECURITY__ANALYTICS__PUBLIC=true
+//	CATSRV_CATS__MY_CAT__SECURITY__JWT__EXPIRATION_HOURS=12   (CAT my-cat)
+//
+// Precedence, lowest first: defaults, the file, CATSRV_CAT__ variables,
+// CATSRV_CATS__ variables. A variable naming an unknown key or a CAT that has
+// no file, or holding a value of the wrong type, stops the load with an
+// error naming the variable.
+package catfiles

@@ -1,0 +1,198 @@
+package catfiles
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/catsrv/catsrv/core/catconfig"
+)
+
+// valueKind is what a configuration key holds. Files and environment
+// variables are checked against it before decoding, so a wrong type is
+// reported with the key and its source rather than as a decoder error.
+type valueKind int
+
+const (
+	kindString valueKind = iota
+	kindBool
+	kindInt
+	kindStringList
+)
+
+func (k valueKind) want() string {
+	switch k {
+	case kindBool:
+		return "a boolean (true or false)"
+	case kindInt:
+		return "an integer"
+	case kindStringList:
+		return "a list of strings"
+	}
+	return "a string"
+}
+
+// schema maps every leaf key path ("cat.chat_mode") to its kind. It is
+// derived from catconfig.Cat's `config` tags, so a key added to the core is
+// accepted here without a second list to keep in step.
+var schema = buildSchema(reflect.TypeFor[catconfig.Cat](), "")
+
+// sections holds every key path that is a prefix of a leaf ("cat",
+// "security.jwt"): a file may spell them as empty mappings.
+var sections = buildSections()
+
+func buildSchema(t reflect.Type, prefix string) map[string]valueKind {
+	out := map[string]valueKind{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("config")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		path := tag
+		if prefix != "" {
+			path = prefix + "." + tag
+		}
+		switch {
+		case f.Type.Kind() == reflect.Struct:
+			for k, v := range buildSchema(f.Type, path) {
+				out[k] = v
+			}
+		case f.Type.Kind() == reflect.String:
+			out[path] = kindString
+		case f.Type.Kind() == reflect.Bool:
+			out[path] = kindBool
+		case f.Type.Kind() == reflect.Int:
+			out[path] = kindInt
+		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.String:
+			out[path] = kindStringList
+		default:
+			panic(fmt.Sprintf("catfiles: key %s has unsupported type %s", path, f.Type))
+		}
+	}
+	return out
+}
+
+func buildSections() map[string]bool {
+	out := map[string]bool{}
+	for key := range schema {
+		for i := strings.LastIndexByte(key, '.'); i > 0; i = strings.LastIndexByte(key[:i], '.') {
+			out[key[:i]] = true
+		}
+	}
+	return out
+}
+
+// Keys lists every configuration key, sorted. The documentation and the
+// tests use it to stay complete.
+func Keys() []string {
+	keys := make([]string, 0, len(schema))
+	for k := range schema {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// secretWords mark key paths that would hold credentials. Those belong in
+// the environment, never in files that get committed and copied around.
+var secretWords = []string{"secret", "api_key", "apikey", "password", "token", "client_secret", "private_key"}
+
+func looksSecret(key string) bool {
+	lower := strings.ToLower(key)
+	for _, w := range secretWords {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkFileValue accepts a value as YAML decoded it only if it has exactly
+// the key's type: a quoted "true" is not a boolean and 24.5 is not an
+// integer. Weak typing would hide typos such as `public: "ture"`.
+func checkFileValue(kind valueKind, v any) (any, error) {
+	switch kind {
+	case kindString:
+		if s, ok := v.(string); ok {
+			return s, nil
+		}
+	case kindBool:
+		if b, ok := v.(bool); ok {
+			return b, nil
+		}
+	case kindInt:
+		switch n := v.(type) {
+		case int:
+			return n, nil
+		case int64:
+			if n >= math.MinInt && n <= math.MaxInt {
+				return int(n), nil
+			}
+		case uint64:
+			if n <= math.MaxInt {
+				return int(n), nil
+			}
+		}
+	case kindStringList:
+		items, ok := v.([]any)
+		if !ok {
+			break
+		}
+		out := make([]string, 0, len(items))
+		for _, item := range items {
+			s, ok := item.(string)
+			if !ok {
+				return nil, fmt.Errorf("want %s, got an item %s", kind.want(), describe(item))
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("want %s, got %s", kind.want(), describe(v))
+}
+
+// parseEnvValue types an environment variable's text for its key. Lists are
+// comma-separated; an empty value is an empty list.
+func parseEnvValue(kind valueKind, text string) (any, error) {
+	switch kind {
+	case kindBool:
+		b, err := strconv.ParseBool(strings.TrimSpace(text))
+		if err != nil {
+			return nil, fmt.Errorf("want %s, got %q", kind.want(), text)
+		}
+		return b, nil
+	case kindInt:
+		n, err := strconv.Atoi(strings.TrimSpace(text))
+		if err != nil {
+			return nil, fmt.Errorf("want %s, got %q", kind.want(), text)
+		}
+		return n, nil
+	case kindStringList:
+		out := []string{}
+		for item := range strings.SplitSeq(text, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				out = append(out, item)
+			}
+		}
+		return out, nil
+	}
+	return text, nil
+}
+
+func describe(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "nothing"
+	case string:
+		return fmt.Sprintf("the string %q", x)
+	case map[string]any:
+		return "a mapping"
+	case []any:
+		return "a list"
+	}
+	return fmt.Sprintf("%v (%T)", v, v)
+}

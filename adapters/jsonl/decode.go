@@ -1,0 +1,204 @@
+// Package jsonl reads and writes interactions in JSON Lines, the format of
+// `catsrv import` and `catsrv demo`: one JSON object a line with the fields
+// time (RFC 3339), cat, event_kind, question, answer, topic, model, persona
+// (all required) and question_id, answer_id, user_id, conversation_id
+// (optional). Unknown fields are ignored, blank lines skipped.
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"iter"
+	"time"
+
+	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/core/errs"
+)
+
+// MaxLineBytes bounds one line (without its line end). A longer line is
+// reported invalid without being held in memory, and decoding goes on.
+const MaxLineBytes = 1 << 20
+
+// ReadFailed is the No of the Line reporting that the reader itself failed.
+// Such a Line is always the last one of the sequence.
+const ReadFailed = -1
+
+// Line is one decoded line: its 1-based number in the input and either the
+// interaction or why the line is invalid. Line numbers count blank lines
+// too, so they match what an editor shows.
+type Line struct {
+	No          int
+	Interaction analytics.Interaction
+	Err         error
+}
+
+// record is the wire form of a line. Time stays a string so that a bad time
+// is reported as such rather than as a JSON decoding error.
+type record struct {
+	Time           string `json:"time"`
+	Cat            string `json:"cat"`
+	EventKind      string `json:"event_kind"`
+	Question       string `json:"question"`
+	Answer         string `json:"answer"`
+	Topic          string `json:"topic"`
+	Model          string `json:"model"`
+	Persona        string `json:"persona"`
+	QuestionID     string `json:"question_id"`
+	AnswerID       string `json:"answer_id"`
+	UserID         string `json:"user_id"`
+	ConversationID string `json:"conversation_id"`
+}
+
+// Decode yields every non-blank line of r, valid or not, streaming: memory
+// use is bounded by MaxLineBytes whatever the input size. Each invalid line
+// carries an errs.KindInvalid (or KindTooLarge) error naming the problem.
+// If r fails, the last Line has No == ReadFailed and the reader's error.
+func Decode(r io.Reader) iter.Seq[Line] {
+	return func(yield func(Line) bool) {
+		lr := lineReader{r: bufio.NewReaderSize(r, 64<<10)}
+		var ld lineDecoder
+		for no := 1; ; no++ {
+			raw, tooLong, err := lr.next()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				yield(Line{No: ReadFailed, Err: errs.Wrap(errs.KindUnavailable, err, "reading the input failed")})
+				return
+			}
+			raw = trimLineEnd(raw)
+			if no == 1 {
+				raw = bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")) // a byte order mark some editors write
+			}
+			if tooLong || len(raw) > MaxLineBytes {
+				if !yield(Line{No: no, Err: errs.New(errs.KindTooLarge, "line is longer than %d bytes", MaxLineBytes)}) {
+					return
+				}
+				continue
+			}
+			if isBlank(raw) {
+				continue
+			}
+			i, err := ld.decode(raw)
+			if !yield(Line{No: no, Interaction: i, Err: err}) {
+				return
+			}
+		}
+	}
+}
+
+// lineDecoder holds what decoding reuses from line to line.
+type lineDecoder struct {
+	rec     record
+	scratch []byte
+}
+
+// decode parses and validates one line: by the fast path when it can,
+// otherwise by encoding/json.
+func (ld *lineDecoder) decode(raw []byte) (analytics.Interaction, error) {
+	rec := &ld.rec
+	if !decodeFast(raw, rec, &ld.scratch) {
+		*rec = record{}
+		if err := json.Unmarshal(raw, rec); err != nil {
+			return analytics.Interaction{}, jsonError(err)
+		}
+	}
+	if rec.Time == "" {
+		return analytics.Interaction{}, errs.New(errs.KindInvalid, "missing field: time")
+	}
+	t, err := time.Parse(time.RFC3339Nano, rec.Time)
+	if err != nil {
+		return analytics.Interaction{}, errs.New(errs.KindInvalid, "field time: %q is not an RFC 3339 time such as 2025-01-31T09:30:00Z", clip(rec.Time))
+	}
+	i := analytics.Interaction{
+		Time: t, Cat: rec.Cat, EventKind: rec.EventKind,
+		Question: rec.Question, Answer: rec.Answer, Topic: rec.Topic,
+		Model: rec.Model, Persona: rec.Persona,
+		QuestionID: rec.QuestionID, AnswerID: rec.AnswerID,
+		UserID: rec.UserID, ConversationID: rec.ConversationID,
+	}
+	if err := i.Validate(); err != nil {
+		return analytics.Interaction{}, err
+	}
+	return i, nil
+}
+
+// jsonError turns encoding/json's errors into messages about the line.
+func jsonError(err error) error {
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) {
+		return errs.New(errs.KindInvalid, "bad JSON at byte %d: %v", syntax.Offset, syntax)
+	}
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &typ) {
+		if typ.Field == "" {
+			return errs.New(errs.KindInvalid, "bad JSON: want an object, got %s", typ.Value)
+		}
+		return errs.New(errs.KindInvalid, "field %s: want a string, got %s", typ.Field, typ.Value)
+	}
+	return errs.New(errs.KindInvalid, "bad JSON: %v", err)
+}
+
+// clip shortens a value quoted back in an error message.
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
+func trimLineEnd(b []byte) []byte {
+	b = bytes.TrimSuffix(b, []byte{'\n'})
+	return bytes.TrimSuffix(b, []byte{'\r'})
+}
+
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// lineReader splits input into lines without ever holding more than
+// MaxLineBytes of one line.
+type lineReader struct {
+	r    *bufio.Reader
+	long []byte // a line that did not fit the reader's buffer
+}
+
+// next returns the next line with its line end, whether it was too long
+// (its content is then dropped), or io.EOF after the last line. The bytes
+// are valid until the next call.
+func (lr *lineReader) next() ([]byte, bool, error) {
+	frag, err := lr.r.ReadSlice('\n')
+	switch {
+	case err == nil:
+		return frag, false, nil
+	case errors.Is(err, io.EOF) && len(frag) > 0:
+		return frag, false, nil // a last line without a line end
+	case !errors.Is(err, bufio.ErrBufferFull):
+		return nil, false, err
+	}
+	lr.long = append(lr.long[:0], frag...)
+	tooLong := false
+	for errors.Is(err, bufio.ErrBufferFull) {
+		frag, err = lr.r.ReadSlice('\n')
+		if tooLong {
+			continue
+		}
+		if len(lr.long)+len(frag) > MaxLineBytes+2 { // +2: room for "\r\n"
+			tooLong, lr.long = true, lr.long[:0]
+			continue
+		}
+		lr.long = append(lr.long, frag...)
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, false, err
+	}
+	return lr.long, tooLong, nil
+}

@@ -1,0 +1,136 @@
+// Package httpapi is catsrv's HTTP surface: the huma API of the analytics
+// routes, health and readiness probes, the OpenAPI document and docs page,
+// and the middleware every request passes through (panic recovery and one
+// structured log line). It translates between HTTP and the core; it holds no
+// analytics logic of its own.
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+
+	"github.com/catsrv/catsrv/core/analytics/reporter"
+	"github.com/catsrv/catsrv/core/auth/tokens"
+)
+
+// Title and Version are what the OpenAPI document says the API is.
+const (
+	Title   = "catsrv"
+	Version = "0.2.0"
+)
+
+// AnalyticsPrefix is the path every analytics route starts with.
+const AnalyticsPrefix = "/api/v1/analytics"
+
+// bearerScheme names the security scheme in the OpenAPI document.
+const bearerScheme = "bearer"
+
+const description = `catsrv is the back end of chat assistants (CATs). ` +
+	`The analytics routes aggregate a CAT's logged interactions: totals, topic, model and persona ` +
+	`distributions, and unique questions and answers.
+
+Analytics of a CAT whose configuration does not set security.analytics.public ` +
+	`need "Authorization: Bearer <JWT>" with role admin.`
+
+// Deps are what the HTTP app needs; the composition root fills them.
+type Deps struct {
+	Reporter *reporter.Reporter
+	Tokens   *tokens.Service
+	// Ready answers /readyz; nil means always ready.
+	Ready func(ctx context.Context) error
+	// Logger receives the request lines and the causes of internal errors;
+	// nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// server holds the dependencies the handlers share.
+type server struct {
+	reporter *reporter.Reporter
+	tokens   *tokens.Service
+	ready    func(ctx context.Context) error
+	log      *slog.Logger
+}
+
+// New builds the huma API and the full handler: the analytics routes,
+// /healthz, /readyz, /openapi.json (3.1), /openapi-3.0.json, /docs, behind
+// the request-logging and panic-recovery middleware. The API is returned for
+// callers that want its OpenAPI document.
+func New(d Deps) (huma.API, http.Handler) {
+	log := d.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &server{reporter: d.Reporter, tokens: d.Tokens, ready: d.Ready, log: log}
+	mux := http.NewServeMux()
+	api := humago.New(mux, config())
+	registerAnalytics(api, s)
+	registerHealth(api, s)
+	pruneSchemas(api.OpenAPI())
+	warmOpenAPI(mux)
+	return api, observe(log, mux)
+}
+
+// OpenAPIDocument returns the OpenAPI 3.1 document that /openapi.json
+// serves, indented for reading, without any database or configuration: the
+// handlers never run.
+func OpenAPIDocument() ([]byte, error) {
+	api, _ := New(Deps{})
+	doc, err := json.MarshalIndent(api.OpenAPI(), "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(doc, '\n'), nil
+}
+
+// config is huma's default configuration without the schema-link
+// transformer (it would add "$schema" to every body, and the spec fixes the
+// bodies' keys) and without the /schemas routes it serves.
+func config() huma.Config {
+	cfg := huma.DefaultConfig(Title, Version)
+	cfg.CreateHooks = nil
+	cfg.SchemasPath = ""
+	cfg.Formats = map[string]huma.Format{
+		"application/json": huma.DefaultJSONFormat,
+		"json":             huma.DefaultJSONFormat,
+	}
+	cfg.Info.Description = description
+	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		bearerScheme: {
+			Type:         "http",
+			Scheme:       "bearer",
+			BearerFormat: "JWT",
+			Description:  "An access token (HS256 JWT) from `catsrv token`; role admin reads every CAT's analytics.",
+		},
+	}
+	cfg.Tags = []*huma.Tag{
+		{Name: tagAnalytics, Description: "Aggregates over a CAT's logged interactions."},
+		{Name: tagHealth, Description: "Liveness and readiness probes."},
+	}
+	return cfg
+}
+
+// warmOpenAPI requests each form of the document once. huma renders them
+// lazily into variables it does not guard, so two first requests at once
+// would race; rendered here, before the handler is returned, they are only
+// ever read while serving.
+func warmOpenAPI(h http.Handler) {
+	for _, path := range []string{"/openapi.json", "/openapi-3.0.json", "/openapi.yaml", "/openapi-3.0.yaml"} {
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, path, nil)
+		if err != nil {
+			continue
+		}
+		h.ServeHTTP(discard{header: http.Header{}}, req)
+	}
+}
+
+// discard is a ResponseWriter that keeps nothing.
+type discard struct{ header http.Header }
+
+func (d discard) Header() http.Header       { return d.header }
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+func (discard) WriteHeader(int)             {}

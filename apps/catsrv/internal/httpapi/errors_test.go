@@ -1,0 +1,302 @@
+package httpapi_test
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/catsrv/catsrv/adapters/clock"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/core/auth"
+	"github.com/catsrv/catsrv/core/auth/tokens"
+	"github.com/catsrv/catsrv/core/errs"
+)
+
+// analyticsError is the spec §7 body.
+func analyticsError(message string) map[string]any {
+	return map[string]any{"error": "ANALYTICS-ERR-0-WAREHOUSE", "status": 500, "message": message}
+}
+
+// parseFailure is the text time.Parse gives for a bad date: the spec's
+// message ends with it.
+func parseFailure(t *testing.T, value string) string {
+	t.Helper()
+	_, err := time.Parse(analytics.DateLayout, value)
+	if err == nil {
+		t.Fatalf("%q parses", value)
+	}
+	return err.Error()
+}
+
+func TestSpecErrors(t *testing.T) {
+	e := newEnv(t)
+	cases := []struct {
+		name, query string
+		want        map[string]any
+	}{
+		{"unknown CAT", "catname=nope", analyticsError(`CAT "nope" not found in configuration`)},
+		{"bad startDate", "catname=private&startDate=2024-13-01",
+			analyticsError("Invalid startDate format. Expected YYYY-MM-DD: " + parseFailure(t, "2024-13-01"))},
+		{"startDate not a date", "catname=private&startDate=yesterday",
+			analyticsError("Invalid startDate format. Expected YYYY-MM-DD: " + parseFailure(t, "yesterday"))},
+		{"bad endDate", "catname=private&endDate=2024-1-5",
+			analyticsError("Invalid endDate format. Expected YYYY-MM-DD: " + parseFailure(t, "2024-1-5"))},
+		{"start after end", "catname=private&startDate=2024-02-01&endDate=2024-01-01", analyticsError("startDate must be before endDate")},
+		{"start equals end", "catname=private&startDate=2024-02-01&endDate=2024-02-01", analyticsError("startDate must be before endDate")},
+	}
+	for _, route := range analyticsRoutes {
+		for _, c := range cases {
+			// The spec's errors come before access control: no token needed.
+			for _, who := range []struct{ name, auth string }{{"anonymous", ""}, {"admin", bearer(e.admin)}} {
+				t.Run(route+"/"+c.name+"/"+who.name, func(t *testing.T) {
+					res := e.get(t, prefix+route+"?"+c.query, who.auth)
+					if res.status != http.StatusInternalServerError {
+						t.Fatalf("status %d, want 500: %s", res.status, res.body)
+					}
+					assertJSON(t, res.body, c.want)
+				})
+			}
+		}
+	}
+}
+
+func TestMissingCatname(t *testing.T) {
+	e := newEnv(t)
+	const want = `{"detail":[{"loc":["query","catname"],"msg":"field required","type":"value_error.missing"}]}`
+	for _, route := range analyticsRoutes {
+		for _, query := range []string{"", "?catname=", "?startDate=2024-01-01"} {
+			t.Run(route+query, func(t *testing.T) {
+				res := e.get(t, prefix+route+query, bearer(e.admin))
+				if res.status != http.StatusUnprocessableEntity {
+					t.Fatalf("status %d, want 422: %s", res.status, res.body)
+				}
+				assertJSON(t, res.body, want)
+				if ct := res.header.Get("Content-Type"); ct != "application/json" {
+					t.Errorf("Content-Type %q", ct)
+				}
+			})
+		}
+	}
+}
+
+// authError is the body of a 401 or 403 with the core's message.
+func authError(status int, err error) map[string]any {
+	code := map[int]string{401: "UNAUTHORIZED", 403: "FORBIDDEN"}[status]
+	return map[string]any{"error": code, "status": status, "message": errs.PublicMessage(err, "")}
+}
+
+func TestAccess(t *testing.T) {
+	e := newEnv(t)
+	forged := issueWith(t, "another-secret-of-at-least-32-bytes!!", now, "admin")
+	expired := issueWith(t, testSecret, now.Add(-2*time.Hour), "admin") // valid for an hour, two hours ago
+	verifyErr := func(header string) error {
+		_, err := e.tokens.VerifyBearer(header)
+		if err == nil {
+			t.Fatalf("%q verifies", header)
+		}
+		return err
+	}
+	viewerClaims, err := e.tokens.Verify(e.viewer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forbidden := auth.RequireAdmin(viewerClaims)
+
+	cases := []struct {
+		name   string
+		cat    string
+		auth   string
+		status int
+		want   map[string]any // nil: the success body is checked elsewhere
+	}{
+		{"private, no token", privateCat, "", 401, authError(401, auth.ErrNoCredentials)},
+		{"private, not bearer", privateCat, "Basic YWxpY2U6c2VjcmV0", 401, authError(401, verifyErr("Basic YWxpY2U6c2VjcmV0"))},
+		{"private, garbage token", privateCat, bearer("garbage"), 401, authError(401, verifyErr(bearer("garbage")))},
+		{"private, forged token", privateCat, bearer(forged), 401, authError(401, verifyErr(bearer(forged)))},
+		{"private, expired token", privateCat, bearer(expired), 401, authError(401, verifyErr(bearer(expired)))},
+		{"private, non-admin", privateCat, bearer(e.viewer), 403, authError(403, forbidden)},
+		{"private, admin", privateCat, bearer(e.admin), 200, nil},
+		{"private, admin, lower-case scheme", privateCat, "bearer " + e.admin, 200, nil},
+		{"public, no token", publicCat, "", 200, nil},
+		{"public, garbage token", publicCat, bearer("garbage"), 200, nil},
+		{"public, non-admin", publicCat, bearer(e.viewer), 200, nil},
+	}
+	for _, route := range analyticsRoutes {
+		for _, c := range cases {
+			t.Run(route+"/"+c.name, func(t *testing.T) {
+				res := e.get(t, prefix+route+"?catname="+c.cat, c.auth)
+				if res.status != c.status {
+					t.Fatalf("status %d, want %d: %s", res.status, c.status, res.body)
+				}
+				if c.want != nil {
+					assertJSON(t, res.body, c.want)
+				}
+				if got := res.header.Get("WWW-Authenticate"); (c.status == 401) != (got == "Bearer") {
+					t.Errorf("WWW-Authenticate %q with status %d", got, c.status)
+				}
+			})
+		}
+	}
+}
+
+func TestNoTokenServiceLocksPrivateCATs(t *testing.T) {
+	e := newEnv(t, withoutTokens())
+	res := e.get(t, prefix+"/all?catname="+privateCat, bearer(e.admin))
+	if res.status != 401 {
+		t.Fatalf("status %d: %s", res.status, res.body)
+	}
+	if res = e.get(t, prefix+"/all?catname="+publicCat, ""); res.status != 200 {
+		t.Errorf("public CAT: status %d: %s", res.status, res.body)
+	}
+	res = e.get(t, prefix+"/get_cats", bearer(e.admin))
+	assertJSON(t, res.body, `{"cats":[{"name":"public","chat_mode":"agent","analytics_public":true}]}`)
+}
+
+// issueWith signs an admin-or-other token with another secret or clock.
+func issueWith(t *testing.T, secret string, at time.Time, role string) string {
+	t.Helper()
+	svc, err := tokens.New([]byte(secret), "catsrv", "catsrv", clock.NewFixed(at))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _, err := svc.Issue("mallory", role, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func TestHostileInput(t *testing.T) {
+	e := newEnv(t)
+	long := strings.Repeat("x", 100<<10)
+	many := strings.Repeat("topic=a&", 9000)
+	const drop = "%27%3B%20DROP%20TABLE%20interactions%3B%20--"
+	cases := []struct {
+		name, query string
+		status      int
+		want        any // the exact body; nil: compare with the reference (200)
+		p           params
+	}{
+		{"NUL in filter", "topic=%00", 200, nil, params{filters: analytics.Filters{Topics: []string{"\x00"}}}},
+		{"invalid UTF-8 in filter", "model=%ff%fe", 200, nil, params{filters: analytics.Filters{Models: []string{"\xff\xfe"}}}},
+		{"SQL in filter", "persona=" + drop, 200, nil, params{filters: analytics.Filters{Personas: []string{"'; DROP TABLE interactions; --"}}}},
+		{"SQL in question id", "questionid=" + drop + "&questionid=%00", 200, nil,
+			params{filters: analytics.Filters{QuestionIDs: []string{"'; DROP TABLE interactions; --", "\x00"}}}},
+		{"100 kB filter", "topic=" + long, 422,
+			`{"detail":[{"loc":["query","topic",0],"msg":"expected length <= 4096","type":"value_error"}]}`, params{}},
+		{"9k repeated filter values", many, 422,
+			`{"detail":[{"loc":["query","topic"],"msg":"expected array length <= 100","type":"value_error"}]}`, params{}},
+		{"10k repeated filter values", strings.Repeat("topic=a&", 10000) + "topic=b", 422,
+			`{"detail":[{"loc":["query"],"msg":"malformed query string: number of URL query parameters exceeded limit","type":"value_error"}]}`, params{}},
+		{"bad escape", "topic=%zz", 422,
+			`{"detail":[{"loc":["query"],"msg":"malformed query string: invalid URL escape \"%zz\"","type":"value_error"}]}`, params{}},
+		{"semicolon separator", "topic=a;topic=b", 422,
+			`{"detail":[{"loc":["query"],"msg":"malformed query string: invalid semicolon separator in query","type":"value_error"}]}`, params{}},
+		{"negative limit", "limit=-1", 422,
+			`{"detail":[{"loc":["query","limit"],"msg":"expected number >= 0","type":"value_error"}]}`, params{}},
+		{"huge limit", "limit=100001", 422,
+			`{"detail":[{"loc":["query","limit"],"msg":"expected number <= 100000","type":"value_error"}]}`, params{}},
+		{"limit beyond int64", "limit=99999999999999999999999", 422,
+			`{"detail":[{"loc":["query","limit"],"msg":"value is not a valid integer","type":"type_error.integer"}]}`, params{}},
+		{"non-numeric limit", "limit=ten", 422,
+			`{"detail":[{"loc":["query","limit"],"msg":"value is not a valid integer","type":"type_error.integer"}]}`, params{}},
+		{"100 kB date", "startDate=" + long, 422,
+			`{"detail":[{"loc":["query","startDate"],"msg":"expected length <= 64","type":"value_error"}]}`, params{}},
+	}
+	for _, c := range cases {
+		for _, cat := range []struct{ name, auth string }{{privateCat, bearer(e.admin)}, {publicCat, ""}} {
+			t.Run(c.name+"/"+cat.name, func(t *testing.T) {
+				res := e.get(t, prefix+"/all?catname="+cat.name+"&"+c.query, cat.auth)
+				if res.status != c.status {
+					t.Fatalf("status %d, want %d: %.300s", res.status, c.status, res.body)
+				}
+				want := c.want
+				if want == nil {
+					p := c.p
+					p.cat = cat.name
+					want = reference(t, p)
+				}
+				assertJSON(t, res.body, want)
+			})
+		}
+	}
+
+	// catname itself: an unknown name is the spec's 500 (echoed quoted and
+	// cut short), an absurdly long one a 422.
+	names := []struct {
+		name, query string
+		status      int
+		want        any
+	}{
+		{"NUL catname", "catname=%00", 500, analyticsError(`CAT "\x00" not found in configuration`)},
+		{"invalid UTF-8 catname", "catname=%ff", 500, analyticsError(`CAT "\xff" not found in configuration`)},
+		{"SQL catname", "catname=" + drop, 500, analyticsError(`CAT "'; DROP TABLE interactions; --" not found in configuration`)},
+		{"long catname", "catname=" + strings.Repeat("a", 200), 500,
+			analyticsError(`CAT "` + strings.Repeat("a", 64) + `..." not found in configuration`)},
+		{"100 kB catname", "catname=" + long, 422,
+			`{"detail":[{"loc":["query","catname"],"msg":"expected length <= 256","type":"value_error"}]}`},
+	}
+	for _, c := range names {
+		t.Run(c.name, func(t *testing.T) {
+			res := e.get(t, prefix+"/all?"+c.query, "")
+			if res.status != c.status {
+				t.Fatalf("status %d, want %d: %.300s", res.status, c.status, res.body)
+			}
+			assertJSON(t, res.body, c.want)
+		})
+	}
+}
+
+func TestInternalErrorsStayInside(t *testing.T) {
+	cause := errors.New(`pq: relation "interactions" does not exist: SELECT count(*) FROM interactions`)
+	e := newEnv(t, withLog(faultyLog{err: cause}))
+	for _, route := range analyticsRoutes {
+		t.Run(route, func(t *testing.T) {
+			res := e.get(t, prefix+route+"?catname="+publicCat, "")
+			if res.status != 500 {
+				t.Fatalf("status %d: %s", res.status, res.body)
+			}
+			assertJSON(t, res.body, analyticsError("internal error"))
+		})
+	}
+	if logs := e.logs.String(); !strings.Contains(logs, "SELECT count(*) FROM interactions") {
+		t.Errorf("the cause is not logged:\n%s", logs)
+	}
+}
+
+func TestPanicBecomesInternalError(t *testing.T) {
+	e := newEnv(t, withLog(faultyLog{panic: true}))
+	res := e.get(t, prefix+"/all?catname="+publicCat, "")
+	if res.status != 500 {
+		t.Fatalf("status %d: %s", res.status, res.body)
+	}
+	assertJSON(t, res.body, analyticsError("internal error"))
+	if strings.Contains(string(res.body), "exploded") || strings.Contains(string(res.body), "goroutine") {
+		t.Errorf("panic details in the body: %s", res.body)
+	}
+	panics := e.logs.lines(t, "panic serving request")
+	if len(panics) != 1 || panics[0]["panic"] != "store exploded" || !strings.Contains(panics[0]["stack"].(string), "goroutine") {
+		t.Errorf("panic not logged with its stack: %v", panics)
+	}
+	if reqs := e.logs.lines(t, "request"); len(reqs) != 1 || reqs[0]["status"] != float64(500) {
+		t.Errorf("request line: %v", reqs)
+	}
+}
+
+func TestUseSpecErrorsRestores(t *testing.T) {
+	restore := httpapi.UseSpecErrors()
+	detail := &huma.ErrorDetail{Message: "required query parameter is missing", Location: "query.catname"}
+	if _, ok := huma.NewError(422, "validation failed", detail).(*huma.ErrorModel); ok {
+		restore()
+		t.Fatal("UseSpecErrors left huma's error model in place")
+	}
+	restore()
+	if _, ok := huma.NewError(422, "validation failed", detail).(*huma.ErrorModel); !ok {
+		t.Error("restore did not bring back huma's error model")
+	}
+}

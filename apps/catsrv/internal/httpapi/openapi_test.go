@@ -1,0 +1,183 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+)
+
+// committedDoc is the document the committed client was generated from.
+const committedDoc = "apiclient/openapi.json"
+
+const regenerate = "run: go generate ./apps/catsrv/internal/httpapi/apiclient"
+
+// compact removes insignificant whitespace, so that the indented committed
+// document compares with the served one byte for byte otherwise.
+func compact(t *testing.T, doc []byte) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Compact(&b, doc); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	return b.String()
+}
+
+func TestOpenAPIDocumentIsServedAndCommitted(t *testing.T) {
+	e := newEnv(t)
+	served := e.get(t, "/openapi.json", "")
+	if served.status != 200 {
+		t.Fatalf("status %d", served.status)
+	}
+	offline, err := httpapi.OpenAPIDocument()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if compact(t, served.body) != compact(t, offline) {
+		t.Error("OpenAPIDocument differs from the served /openapi.json")
+	}
+	committed, err := os.ReadFile(committedDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if compact(t, served.body) != compact(t, committed) {
+		t.Errorf("%s is stale; %s", committedDoc, regenerate)
+	}
+}
+
+// TestOpenAPIConcurrentFirstRequests guards against huma's lazily rendered
+// documents racing (run with -race).
+func TestOpenAPIConcurrentFirstRequests(t *testing.T) {
+	_, h := httpapi.New(httpapi.Deps{Logger: slog.New(slog.DiscardHandler)})
+	var wg sync.WaitGroup
+	for _, path := range []string{"/openapi.json", "/openapi.json", "/openapi-3.0.json", "/openapi-3.0.json", "/openapi.yaml", "/openapi.yaml"} {
+		wg.Go(func() {
+			req := httptest.NewRequest(http.MethodGet, path, nil)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != 200 || rec.Body.Len() == 0 {
+				t.Errorf("%s: status %d, %d bytes", path, rec.Code, rec.Body.Len())
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// document is the part of an OpenAPI document the tests look at.
+type document struct {
+	OpenAPI string `json:"openapi"`
+	Info    struct {
+		Title, Version, Description string
+	} `json:"info"`
+	Components struct {
+		SecuritySchemes map[string]struct {
+			Type, Scheme, BearerFormat string
+		} `json:"securitySchemes"`
+	} `json:"components"`
+	Paths map[string]map[string]struct {
+		OperationID string                     `json:"operationId"`
+		Summary     string                     `json:"summary"`
+		Tags        []string                   `json:"tags"`
+		Security    []map[string][]string      `json:"security"`
+		Parameters  []parameter                `json:"parameters"`
+		Responses   map[string]json.RawMessage `json:"responses"`
+	} `json:"paths"`
+}
+
+type parameter struct {
+	Name     string `json:"name"`
+	In       string `json:"in"`
+	Required bool   `json:"required"`
+}
+
+func TestOpenAPIDocumentContent(t *testing.T) {
+	raw, err := httpapi.OpenAPIDocument()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc document
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.OpenAPI != "3.1.0" || doc.Info.Title != "catsrv" || doc.Info.Version != "0.2.0" || doc.Info.Description == "" {
+		t.Errorf("header: %s %+v", doc.OpenAPI, doc.Info)
+	}
+	if s := doc.Components.SecuritySchemes["bearer"]; s.Type != "http" || s.Scheme != "bearer" || s.BearerFormat != "JWT" {
+		t.Errorf("bearer scheme: %+v", s)
+	}
+	ids := map[string]bool{}
+	for path, methods := range doc.Paths {
+		for method, op := range methods {
+			t.Run(method+" "+path, func(t *testing.T) {
+				if method != "get" {
+					t.Errorf("method %s", method)
+				}
+				if op.OperationID == "" || ids[op.OperationID] || op.Summary == "" || len(op.Tags) == 0 {
+					t.Errorf("operation id %q (duplicate: %v), summary %q, tags %v", op.OperationID, ids[op.OperationID], op.Summary, op.Tags)
+				}
+				ids[op.OperationID] = true
+				if !strings.HasPrefix(path, prefix) {
+					return
+				}
+				if !slices.ContainsFunc(op.Security, func(s map[string][]string) bool { _, ok := s["bearer"]; return ok }) {
+					t.Errorf("security %v does not list bearer", op.Security)
+				}
+				route := strings.TrimPrefix(path, prefix)
+				if route == "/get_cats" {
+					return
+				}
+				i := slices.IndexFunc(op.Parameters, func(p parameter) bool { return p.Name == "catname" })
+				if i < 0 || !op.Parameters[i].Required || op.Parameters[i].In != "query" {
+					t.Errorf("catname is not a required query parameter: %+v", op.Parameters)
+				}
+				for _, status := range []string{"200", "401", "403", "422", "500"} {
+					if _, ok := op.Responses[status]; !ok {
+						t.Errorf("no %s response", status)
+					}
+				}
+			})
+		}
+	}
+	for _, route := range append(slices.Clone(analyticsRoutes), "/get_cats") {
+		if _, ok := doc.Paths[prefix+route]; !ok {
+			t.Errorf("%s is not documented", route)
+		}
+	}
+}
+
+func TestOpenAPI30IsValid(t *testing.T) {
+	e := newEnv(t)
+	res := e.get(t, "/openapi-3.0.json", "")
+	if res.status != 200 {
+		t.Fatalf("status %d", res.status)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(res.body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(doc.OpenAPI, "3.0") {
+		t.Errorf("version %s", doc.OpenAPI)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Errorf("invalid OpenAPI 3.0 document: %v", err)
+	}
+}
+
+func TestDocsPage(t *testing.T) {
+	e := newEnv(t)
+	res := e.get(t, "/docs", "")
+	if res.status != 200 || !strings.HasPrefix(res.header.Get("Content-Type"), "text/html") || !bytes.Contains(res.body, []byte("/openapi")) {
+		t.Errorf("status %d, type %q: %.200s", res.status, res.header.Get("Content-Type"), res.body)
+	}
+}
