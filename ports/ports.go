@@ -47,7 +47,9 @@ type InteractionLog interface {
 	// Append stores every interaction the sequence yields, normalized, in
 	// one transaction that also updates the rollups: all or nothing. If the
 	// sequence yields an error, nothing is stored and that error is
-	// returned. It returns how many interactions were stored.
+	// returned; an invalid interaction (analytics.Interaction.Validate)
+	// stores nothing and fails with errs.KindInvalid. It returns how many
+	// interactions were stored.
 	Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error)
 	Aggregator
 }

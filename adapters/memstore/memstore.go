@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/core/errs"
 )
 
 // Store holds interactions in memory. Safe for concurrent use. It is both
@@ -24,7 +25,7 @@ type Store struct {
 func New() *Store { return &Store{} }
 
 // Append stores the interactions, normalized; nothing if the sequence
-// yields an error.
+// yields an error or an interaction is invalid.
 func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
 	var batch []analytics.Interaction
 	for i, err := range interactions {
@@ -33,6 +34,9 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 		}
 		if err := ctx.Err(); err != nil {
 			return 0, err
+		}
+		if err := i.Validate(); err != nil {
+			return 0, errs.New(errs.KindInvalid, "interaction %d: %s", len(batch)+1, errs.PublicMessage(err, "invalid"))
 		}
 		batch = append(batch, i.Normalize())
 	}

@@ -62,7 +62,7 @@ func newFlags(name string) *flag.FlagSet {
 // parse parses args, turning flag errors into usage errors.
 func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%s: %v: %w", fs.Name(), err, errUsage)
+		return fmt.Errorf("%s: %w: %w", fs.Name(), err, errUsage)
 	}
 	return nil
 }

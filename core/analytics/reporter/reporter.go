@@ -128,7 +128,8 @@ func (r *Reporter) result(ctx context.Context, src ports.Aggregator, q analytics
 }
 
 func (r *Reporter) total(ctx context.Context, src ports.Aggregator, s analytics.Selection) (int64, error) {
-	if unmatchable(s.Filters) {
+	s, ok := storableOnly(s)
+	if !ok {
 		return 0, nil
 	}
 	n, err := src.Total(ctx, s)
@@ -139,8 +140,8 @@ func (r *Reporter) total(ctx context.Context, src ports.Aggregator, s analytics.
 }
 
 func (r *Reporter) groups(ctx context.Context, src ports.Aggregator, q analytics.Query, d analytics.Dimension) ([]analytics.Group, error) {
-	s := q.SelectionFor(d)
-	if unmatchable(s.Filters) {
+	s, ok := storableOnly(q.SelectionFor(d))
+	if !ok {
 		return nil, nil
 	}
 	g, err := src.Groups(ctx, s, d)
@@ -150,19 +151,32 @@ func (r *Reporter) groups(ctx context.Context, src ports.Aggregator, q analytics
 	return g, nil
 }
 
-// unmatchable reports whether some filter value could never have been
-// stored (NUL bytes, invalid UTF-8, oversized): such a filter matches
-// nothing, and no back end needs to be asked, or can be (PostgreSQL rejects
-// NUL bytes outright).
-func unmatchable(f analytics.Filters) bool {
-	for _, d := range analytics.Dimensions {
-		for _, v := range f.Values(d) {
-			if analytics.CheckText(d.String(), v) != nil {
-				return true
+// storableOnly drops the filter values that could never have been stored
+// (NUL bytes, invalid UTF-8, oversized): they match nothing, and no back end
+// needs to see them (PostgreSQL rejects NUL bytes outright). It reports
+// false when a filter loses all its values, so the selection matches
+// nothing at all.
+func storableOnly(s analytics.Selection) (analytics.Selection, bool) {
+	lists := map[analytics.Dimension]*[]string{
+		analytics.Topic: &s.Filters.Topics, analytics.Model: &s.Filters.Models, analytics.Persona: &s.Filters.Personas,
+		analytics.Question: &s.Filters.QuestionIDs, analytics.Answer: &s.Filters.AnswerIDs,
+	}
+	for d, values := range lists {
+		if len(*values) == 0 {
+			continue
+		}
+		kept := make([]string, 0, len(*values))
+		for _, v := range *values {
+			if analytics.CheckText(d.String(), v) == nil {
+				kept = append(kept, v)
 			}
 		}
+		if len(kept) == 0 {
+			return s, false
+		}
+		*values = kept
 	}
-	return false
+	return s, true
 }
 
 func wrapStore(err error) error {

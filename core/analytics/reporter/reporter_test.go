@@ -146,6 +146,22 @@ func TestUnmatchableFilterAsksNoStore(t *testing.T) {
 	if len(raw) != 1 {
 		t.Fatalf("only the topic list may reach the store, got %d calls", len(raw))
 	}
+
+	raw = nil
+	q.Filters.Topics = []string{"bad\x00topic", "billing"}
+	if _, err := rep.All(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) != 1+len(analytics.Dimensions) {
+		t.Fatalf("a filter with one storable value still matches: want every list asked, got %d calls", len(raw))
+	}
+	for _, s := range raw {
+		for _, v := range s.Filters.Topics {
+			if v != "billing" {
+				t.Fatalf("an unstorable value reached the store: %q", v)
+			}
+		}
+	}
 }
 
 func TestStoreFailureIsInternalAndHidesCause(t *testing.T) {

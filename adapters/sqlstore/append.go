@@ -1,0 +1,129 @@
+package sqlstore
+
+import (
+	"context"
+	"iter"
+
+	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/core/errs"
+)
+
+// Append validates and stores the interactions the sequence yields, and
+// updates the rollups, in one transaction: all or nothing. It reads the
+// sequence as a stream, so inputs of any length are held in memory only a
+// few batches at a time. An invalid interaction is an errs.KindInvalid
+// error naming its position (1-based); an error from the sequence or the
+// context is returned as is. Every event kind is stored; only api rows are
+// rolled up.
+//
+// Reading (which for an import includes decoding), validating and
+// normalizing run on the caller's goroutine while another writes the
+// previous batches, so the two overlap.
+func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
+	if s.dialect == sqliteDialect {
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
+	}
+	tx, err := s.db.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, internal(err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = tx.Rollback()
+		}
+	}()
+	if s.dialect == postgresDialect {
+		// Writers take turns per schema: concurrent transactions upserting
+		// the same rollup rows in different orders could deadlock, and a
+		// streamed input cannot be replayed to retry.
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))", lockAppend); err != nil {
+			return 0, internal(err)
+		}
+	}
+
+	// The first failure on either side cancels pipeCtx with its error as
+	// the cause, which stops the other side.
+	pipeCtx, cancel := context.WithCancelCause(ctx)
+	w := newWriter(pipeCtx, tx, s.dialect)
+	written := make(chan struct{})
+	var writeErr error
+	go func() {
+		defer close(written)
+		if writeErr = w.run(); writeErr != nil {
+			cancel(writeErr)
+		}
+	}()
+	// Runs before the rollback, also if the sequence panics: the writer
+	// must be done with the transaction first.
+	defer func() {
+		cancel(nil)
+		<-written
+		w.close()
+	}()
+
+	n, readErr := w.feed(pipeCtx, interactions)
+	if readErr != nil {
+		cancel(readErr)
+	}
+	<-written
+	switch {
+	case ctx.Err() != nil:
+		return 0, ctx.Err()
+	case readErr != nil && writeErr != nil:
+		// One side failed and stopped the other: report the first cause.
+		return 0, context.Cause(pipeCtx)
+	case readErr != nil:
+		return 0, readErr
+	case writeErr != nil:
+		return 0, writeErr
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, internal(err)
+	}
+	committed = true
+	return n, nil
+}
+
+// feed reads, validates and normalizes the interactions into batches for
+// the writer, and closes the batch channel when it returns. It stops at
+// the first error, or when ctx is done.
+func (w *writer) feed(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
+	defer close(w.batches)
+	n := 0
+	batch := w.emptyBatch()
+	send := func() error {
+		select {
+		case w.batches <- batch:
+			batch = w.emptyBatch()
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	for i, err := range interactions {
+		if err != nil {
+			return 0, err
+		}
+		if ctx.Err() != nil {
+			return 0, context.Cause(ctx)
+		}
+		if err := i.Validate(); err != nil {
+			return 0, errs.New(errs.KindInvalid, "interaction %d: %s", n+1, errs.PublicMessage(err, "invalid"))
+		}
+		batch = append(batch, i.Normalize())
+		n++
+		if len(batch) == w.rawBatch {
+			if err := send(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if len(batch) > 0 {
+		if err := send(); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}

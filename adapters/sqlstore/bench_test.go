@@ -1,0 +1,79 @@
+package sqlstore_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/catsrv/catsrv/adapters/sqlstore"
+	"github.com/catsrv/catsrv/core/analytics"
+)
+
+// benchLines is the size of one benchmarked import.
+const benchLines = 100_000
+
+// realisticLog returns n interactions shaped like a real import: ordered by
+// time over a year, Zipf-distributed among 10k questions and 2k answers,
+// 8 topics, 4 models, 4 personas, 2 CATs, about 5% non-api events.
+func realisticLog(n int) []analytics.Interaction {
+	r := rand.New(rand.NewPCG(1, 2))
+	questions := rand.NewZipf(r, 1.1, 1, 9_999)
+	answers := rand.NewZipf(r, 1.1, 1, 1_999)
+	filler := strings.Repeat("lorem ipsum dolor sit amet ", 10)
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	step := 365 * 24 * time.Hour / time.Duration(n)
+	out := make([]analytics.Interaction, n)
+	for k := range out {
+		q, a := questions.Uint64(), answers.Uint64()
+		kind := analytics.EventKindAPI
+		if r.IntN(20) == 0 {
+			kind = "feedback"
+		}
+		out[k] = analytics.Interaction{
+			Time:           start.Add(time.Duration(k)*step + time.Duration(r.Int64N(int64(step)))),
+			Cat:            []string{"support", "sales"}[r.IntN(2)],
+			EventKind:      kind,
+			Question:       fmt.Sprintf("How do I solve problem number %d with my account?", q),
+			Answer:         fmt.Sprintf("Answer %d: %s", a, filler),
+			Topic:          fmt.Sprintf("topic-%d", (q+a)%8),
+			Model:          fmt.Sprintf("model-%d", r.IntN(4)),
+			Persona:        fmt.Sprintf("persona-%d", r.IntN(4)),
+			UserID:         fmt.Sprintf("user-%d", r.IntN(5000)),
+			ConversationID: fmt.Sprintf("conv-%d", k/4),
+		}
+	}
+	return out
+}
+
+// BenchmarkAppend imports benchLines realistic interactions into an empty
+// store per iteration and reports the rate in lines/s.
+func BenchmarkAppend(b *testing.B) {
+	lines := realisticLog(benchLines)
+	for _, be := range backends {
+		b.Run(be.name, func(b *testing.B) {
+			if be.name == "PostgreSQL" {
+				serverDSN(b)
+			}
+			for range b.N {
+				b.StopTimer()
+				s, err := sqlstore.Open(b.Context(), be.dsn(b))
+				if err != nil {
+					b.Fatalf("Open: %v", err)
+				}
+				b.StartTimer()
+				n, err := s.Append(b.Context(), analytics.Each(lines))
+				b.StopTimer()
+				if err != nil || n != len(lines) {
+					b.Fatalf("Append = %d, %v", n, err)
+				}
+				if err := s.Close(); err != nil {
+					b.Fatalf("Close: %v", err)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(len(lines)*b.N)/b.Elapsed().Seconds(), "lines/s")
+		})
+	}
+}

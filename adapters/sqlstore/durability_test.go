@@ -1,0 +1,204 @@
+package sqlstore_test
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun/driver/sqliteshim"
+
+	"github.com/catsrv/catsrv/adapters/sqlstore"
+	"github.com/catsrv/catsrv/core/analytics"
+)
+
+func TestReopenKeepsDataAndRollups(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			first, second := sampleLog(300, 0), sampleLog(200, 1)
+
+			s, err := sqlstore.Open(t.Context(), dsn)
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			mustAppend(t, s, first)
+			if err := s.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+
+			reopened := openStore(t, dsn)
+			ref := normalized(first)
+			expectMatchesReference(t, "raw after restart", reopened, ref)
+			expectMatchesReference(t, "rollups after restart", reopened.Rollups(), ref)
+
+			// Appends after the restart land on the same rollup rows and
+			// dictionary entries as before it.
+			mustAppend(t, reopened, second)
+			ref = append(ref, normalized(second)...)
+			expectMatchesReference(t, "raw", reopened, ref)
+			expectMatchesReference(t, "rollups", reopened.Rollups(), ref)
+		})
+	}
+}
+
+func TestMigrationsIdempotent(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			// Concurrent starters on a fresh database: one migrates, the
+			// others wait and find the work done.
+			var wg sync.WaitGroup
+			stores := make([]*sqlstore.Store, 3)
+			openErrs := make([]error, 3)
+			for k := range stores {
+				wg.Go(func() { stores[k], openErrs[k] = sqlstore.Open(t.Context(), dsn) })
+			}
+			wg.Wait()
+			for k, s := range stores {
+				if openErrs[k] != nil {
+					t.Fatalf("concurrent Open %d: %v", k, openErrs[k])
+				}
+				t.Cleanup(func() { _ = s.Close() })
+			}
+			in := sampleLog(50, 0)
+			mustAppend(t, stores[0], in)
+			again := openStore(t, dsn) // a restart: nothing to migrate, data kept
+			if err := again.Ping(t.Context()); err != nil {
+				t.Errorf("Ping after reopening: %v", err)
+			}
+			expectMatchesReference(t, "reopened", again.Rollups(), normalized(in))
+			if n := countMigrations(t, b.name, dsn); n != 1 {
+				t.Errorf("schema_migrations has %d rows, want 1", n)
+			}
+		})
+	}
+}
+
+// countMigrations reads the migrations table directly.
+func countMigrations(t *testing.T, backend, dsn string) int {
+	t.Helper()
+	driver, source := "pgx", dsn
+	if backend == "SQLite" {
+		driver, source = sqliteshim.ShimName, strings.TrimPrefix(dsn, "sqlite:")
+	}
+	db, err := sql.Open(driver, source)
+	if err != nil {
+		t.Fatalf("open %s: %v", backend, err)
+	}
+	defer func() { _ = db.Close() }()
+	var n int
+	if err := db.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM schema_migrations").Scan(&n); err != nil {
+		t.Fatalf("count migrations: %v", err)
+	}
+	return n
+}
+
+func TestConcurrentAppendsKeepRollupsExact(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			stores := []*sqlstore.Store{openStore(t, dsn), openStore(t, dsn)}
+			const workers, appends, size = 4, 5, 300
+			var (
+				wg     sync.WaitGroup
+				mu     sync.Mutex
+				ref    []analytics.Interaction
+				failed []error
+			)
+			for w := range workers {
+				wg.Go(func() {
+					for a := range appends {
+						in := sampleLog(size, w*appends+a)
+						if _, err := stores[w%2].Append(t.Context(), analytics.Each(in)); err != nil {
+							mu.Lock()
+							failed = append(failed, err)
+							mu.Unlock()
+							return
+						}
+						mu.Lock()
+						ref = append(ref, normalized(in)...)
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+			if len(failed) > 0 {
+				t.Fatalf("concurrent Append failed: %v", failed)
+			}
+			for k, s := range stores {
+				expectMatchesReference(t, fmt.Sprintf("store %d raw", k), s, ref)
+				expectMatchesReference(t, fmt.Sprintf("store %d rollups", k), s.Rollups(), ref)
+			}
+		})
+	}
+}
+
+// TestFailedAppendUndoesFlushedRollups fails an Append after more distinct
+// rollup rows than the writer aggregates in memory (20000), so rollup rows
+// and dictionary entries were already written in the transaction.
+func TestFailedAppendUndoesFlushedRollups(t *testing.T) {
+	const distinct = 25000
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			s := openStore(t, b.dsn(t))
+			in := sampleLog(100, 0)
+			mustAppend(t, s, in)
+			broken := errors.New("disk full")
+			n, err := s.Append(t.Context(), func(yield func(analytics.Interaction, error) bool) {
+				for k := range distinct {
+					i := analytics.Interaction{
+						Time: day0.Add(time.Duration(k) * time.Minute), Cat: "alpha", EventKind: "api",
+						Topic: "topic 1", Model: "model 0", Persona: "student",
+						Question: fmt.Sprintf("question %d?", k), Answer: "answer 1.",
+					}
+					if !yield(i, nil) {
+						return
+					}
+				}
+				yield(analytics.Interaction{}, broken)
+			})
+			if n != 0 || !errors.Is(err, broken) {
+				t.Fatalf("Append = %d, %v; want 0 and the sequence's error", n, err)
+			}
+			ref := normalized(in)
+			expectMatchesReference(t, "raw", s, ref)
+			expectMatchesReference(t, "rollups", s.Rollups(), ref)
+		})
+	}
+}
+
+func TestAppendSurvivesPanickingSequence(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			s := openStore(t, b.dsn(t))
+			in := sampleLog(100, 0)
+			mustAppend(t, s, in)
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("Append swallowed the sequence's panic")
+					}
+				}()
+				_, _ = s.Append(t.Context(), func(yield func(analytics.Interaction, error) bool) {
+					for _, i := range sampleLog(2500, 1) {
+						if !yield(i, nil) {
+							return
+						}
+					}
+					panic("reader crashed")
+				})
+			}()
+			// Nothing of the failed Append stayed, and the store still
+			// takes writes: no transaction or lock was left behind.
+			more := sampleLog(50, 2)
+			mustAppend(t, s, more)
+			ref := normalized(append(in, more...))
+			expectMatchesReference(t, "raw", s, ref)
+			expectMatchesReference(t, "rollups", s.Rollups(), ref)
+		})
+	}
+}

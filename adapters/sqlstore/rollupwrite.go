@@ -1,0 +1,237 @@
+package sqlstore
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"strings"
+
+	"github.com/catsrv/catsrv/core/analytics"
+)
+
+// dictEntry is one distinct value of a dimension within a CAT. For topic,
+// model and persona the id is the name, as is the text.
+type dictEntry struct {
+	table    int // index into dictionaryTables
+	cat      string
+	id, text string
+}
+
+// digest identifies an entry in its dictionary. Fields cannot hold NUL
+// bytes (Interaction.Validate), so the NUL-joined input is unambiguous.
+func (e dictEntry) digest() []byte {
+	sum := sha256.Sum256([]byte(e.cat + "\x00" + e.id + "\x00" + e.text))
+	return sum[:]
+}
+
+// entriesOf returns the dictionary entries of an interaction, in
+// dictionaryTables order.
+func entriesOf(i analytics.Interaction) [5]dictEntry {
+	return [5]dictEntry{
+		{0, i.Cat, i.Topic, i.Topic},
+		{1, i.Cat, i.Model, i.Model},
+		{2, i.Cat, i.Persona, i.Persona},
+		{3, i.Cat, i.QuestionID, i.Question},
+		{4, i.Cat, i.AnswerID, i.Answer},
+	}
+}
+
+// rollupKey is one rollup row with its dictionary entries as local numbers
+// (see entries): hashing five small numbers instead of the texts keeps
+// the per-interaction cost down.
+type rollupKey struct {
+	cat     string
+	day     int64
+	entries [5]int32
+}
+
+// entries numbers the distinct dictionary entries of one Append and holds
+// their database codes once known (0 until then).
+type entries struct {
+	index map[dictEntry]int32
+	list  []dictEntry
+	codes []int64
+}
+
+func newEntries() *entries { return &entries{index: map[dictEntry]int32{}} }
+
+func (e *entries) number(d dictEntry) int32 {
+	n, ok := e.index[d]
+	if !ok {
+		n = int32(len(e.list))
+		e.index[d] = n
+		e.list = append(e.list, d)
+		e.codes = append(e.codes, 0)
+	}
+	return n
+}
+
+// maxEntries bounds the numbered entries kept between rollup flushes, so a
+// hostile input of endless distinct texts cannot exhaust memory.
+const maxEntries = 200000
+
+// reset forgets every entry; only valid when no pending rollup row refers
+// to one.
+func (e *entries) reset() {
+	clear(e.index)
+	e.list, e.codes = e.list[:0], e.codes[:0]
+}
+
+// rollupColumns are the rollup table's columns in insert order.
+var rollupColumns = []string{
+	"cat", "day", "topic_code", "model_code", "persona_code", "question_code", "answer_code", "hits",
+}
+
+// addRollup counts an api interaction into the pending rollup rows.
+func (w *writer) addRollup(i analytics.Interaction) {
+	k := rollupKey{cat: i.Cat, day: dayOf(i.Time)}
+	for n, d := range entriesOf(i) {
+		k.entries[n] = w.entries.number(d)
+	}
+	w.rollups[k]++
+}
+
+// flushRollups writes the pending rollup rows: first the dictionary codes
+// they need, then one upsert per batch that adds to existing counts.
+func (w *writer) flushRollups() error {
+	if len(w.rollups) == 0 {
+		return nil
+	}
+	if err := w.resolveCodes(); err != nil {
+		return err
+	}
+	conflict := strings.Join(rollupColumns[:len(rollupColumns)-1], ", ")
+	batch := batchRows(w.dialect, len(rollupColumns))
+	args := w.args[:0]
+	rows := 0
+	write := func() error {
+		query := func() string {
+			return "INSERT INTO rollup_daily (" + strings.Join(rollupColumns, ", ") + ") VALUES " +
+				w.dialect.valuesClause(rows, len(rollupColumns)) +
+				" ON CONFLICT (" + conflict + ") DO UPDATE SET hits = rollup_daily.hits + excluded.hits"
+		}
+		err := w.exec(stmtKey{"rollup_daily", rows}, query, args)
+		args, rows = args[:0], 0
+		return err
+	}
+	for k, hits := range w.rollups {
+		args = append(args, k.cat, k.day)
+		for _, n := range k.entries {
+			args = append(args, w.entries.codes[n])
+		}
+		args = append(args, hits)
+		if rows++; rows == batch {
+			if err := write(); err != nil {
+				return err
+			}
+		}
+	}
+	if rows > 0 {
+		if err := write(); err != nil {
+			return err
+		}
+	}
+	w.args = args
+	clear(w.rollups)
+	if len(w.entries.list) > maxEntries {
+		w.entries.reset()
+	}
+	return nil
+}
+
+// resolveCodes finds the database code of every entry that has none yet,
+// inserting the entries the dictionaries lack.
+func (w *writer) resolveCodes() error {
+	missing := make([][]int32, len(dictionaryTables))
+	for n, code := range w.entries.codes {
+		if code == 0 {
+			table := w.entries.list[n].table
+			missing[table] = append(missing[table], int32(n))
+		}
+	}
+	for table, numbers := range missing {
+		if err := w.insertEntries(table, numbers); err != nil {
+			return err
+		}
+		if err := w.loadCodes(table, numbers); err != nil {
+			return err
+		}
+		for _, n := range numbers {
+			if w.entries.codes[n] == 0 {
+				return internal(fmt.Errorf("%s: no code for an entry just inserted", dictionaryTables[table]))
+			}
+		}
+	}
+	return nil
+}
+
+// insertEntries adds the entries to their dictionary, skipping those that
+// exist (committed by an earlier Append or written earlier in this one).
+func (w *writer) insertEntries(table int, numbers []int32) error {
+	name := dictionaryTables[table]
+	batch := batchRows(w.dialect, 4)
+	for len(numbers) > 0 {
+		chunk := numbers[:min(batch, len(numbers))]
+		numbers = numbers[len(chunk):]
+		args := w.args[:0]
+		for _, n := range chunk {
+			e := w.entries.list[n]
+			args = append(args, e.cat, e.digest(), e.id, e.text)
+		}
+		w.args = args
+		query := func() string {
+			return "INSERT INTO " + name + " (cat, digest, item_id, item_text) VALUES " +
+				w.dialect.valuesClause(len(chunk), 4) + " ON CONFLICT (digest) DO NOTHING"
+		}
+		if err := w.exec(stmtKey{name, len(chunk)}, query, args); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadCodes reads the codes of the entries.
+func (w *writer) loadCodes(table int, numbers []int32) error {
+	batch := batchRows(w.dialect, 1)
+	for len(numbers) > 0 {
+		chunk := numbers[:min(batch, len(numbers))]
+		numbers = numbers[len(chunk):]
+		byDigest := make(map[string]int32, len(chunk))
+		args := w.args[:0]
+		for _, n := range chunk {
+			d := w.entries.list[n].digest()
+			byDigest[string(d)] = n
+			args = append(args, d)
+		}
+		w.args = args
+		// #nosec G202 -- the table name comes from a fixed map, the values are bound.
+		query := "SELECT code, digest FROM " + dictionaryTables[table] + " WHERE digest IN (" +
+			w.dialect.placeholders(1, len(chunk)) + ")"
+		if err := w.readCodes(query, args, byDigest); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readCodes runs a dictionary look-up and records the code of each digest.
+func (w *writer) readCodes(query string, args []any, byDigest map[string]int32) error {
+	rows, err := w.tx.QueryContext(w.ctx, query, args...)
+	if err != nil {
+		return internal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var code int64
+		var digest []byte
+		if err := rows.Scan(&code, &digest); err != nil {
+			return internal(err)
+		}
+		if n, ok := byDigest[string(digest)]; ok {
+			w.entries.codes[n] = code
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return internal(err)
+	}
+	return nil
+}

@@ -1,0 +1,167 @@
+// Package sqlstore keeps the interaction log and its rollups in SQL, on
+// SQLite (embedded, pure Go) or PostgreSQL, through bun.
+//
+// The raw log answers [ports.InteractionLog] by scanning the interactions
+// table; [Rollups] answers [ports.RollupStore] from daily rollups that every
+// Append updates in the same transaction as the raw rows, so the two paths
+// can never disagree. Both must count exactly as the core reference
+// (analytics.CountTotal and analytics.CountGroups) does.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	"github.com/uptrace/bun/driver/sqliteshim"
+
+	"github.com/catsrv/catsrv/core/errs"
+	"github.com/catsrv/catsrv/ports"
+)
+
+var (
+	_ ports.InteractionLog = (*Store)(nil)
+	_ ports.RollupStore    = (*Rollups)(nil)
+)
+
+// The names Dialect reports.
+const (
+	DialectSQLite   = "sqlite"
+	DialectPostgres = "postgres"
+)
+
+// dsnForms names the accepted DSN forms in error messages.
+const dsnForms = "expected sqlite:PATH, sqlite::memory: or postgres://…"
+
+// sqliteBusyTimeoutMS is how long a SQLite writer waits for another
+// process's write transaction before giving up.
+const sqliteBusyTimeoutMS = 30000
+
+// Store is the interaction log in a SQL database. Safe for concurrent use.
+type Store struct {
+	db      *bun.DB
+	dialect dialect
+	// writeMu queues this process's SQLite writers: SQLite allows one
+	// writer at a time, and queueing here beats waiting on busy_timeout.
+	writeMu sync.Mutex
+}
+
+// Open connects to the database the DSN names and brings its schema up to
+// date. DSN forms: sqlite:PATH (the parent directory is created),
+// sqlite::memory: (a private in-memory database, for tests) and
+// postgres://… or postgresql://…. Any other form is an errs.KindInvalid
+// error.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	var (
+		sqldb *sql.DB
+		d     dialect
+		err   error
+	)
+	switch {
+	case strings.HasPrefix(dsn, "sqlite:"):
+		sqldb, err = openSQLite(strings.TrimPrefix(dsn, "sqlite:"))
+		d = sqliteDialect
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		sqldb, err = openPostgres(dsn)
+		d = postgresDialect
+	default:
+		return nil, errs.New(errs.KindInvalid, "unsupported database DSN: %s", dsnForms)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var db *bun.DB
+	if d == sqliteDialect {
+		db = bun.NewDB(sqldb, sqlitedialect.New())
+	} else {
+		db = bun.NewDB(sqldb, pgdialect.New())
+	}
+	s := &Store{db: db, dialect: d}
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, errs.Wrap(errs.KindUnavailable, err, "database unreachable")
+	}
+	if err := s.migrate(ctx); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func openSQLite(path string) (*sql.DB, error) {
+	if path == "" {
+		return nil, errs.New(errs.KindInvalid, "empty SQLite path: %s", dsnForms)
+	}
+	memory := path == ":memory:"
+	if !memory {
+		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+			return nil, errs.Wrap(errs.KindUnavailable, err, "cannot create the database directory")
+		}
+	}
+	// A file: URI lets any path through once ?, # and % are escaped; the
+	// underscore keys are read by the driver on every new connection.
+	escaped := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)
+	dsn := "file:" + escaped + "?_pragma=busy_timeout(" + strconv.Itoa(sqliteBusyTimeoutMS) + ")" +
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-65536)&_txlock=immediate"
+	sqldb, err := sql.Open(sqliteshim.ShimName, dsn)
+	if err != nil {
+		return nil, errs.Wrap(errs.KindInternal, err, "cannot open SQLite")
+	}
+	if memory {
+		// Every connection to :memory: is its own empty database.
+		sqldb.SetMaxOpenConns(1)
+	}
+	return sqldb, nil
+}
+
+func openPostgres(dsn string) (*sql.DB, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		// pgx redacts the password from its own message; ours names none.
+		return nil, errs.Wrap(errs.KindInvalid, err, "invalid PostgreSQL DSN")
+	}
+	return stdlib.OpenDB(*cfg), nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return errs.Wrap(errs.KindInternal, err, "closing the database failed")
+	}
+	return nil
+}
+
+// Dialect names the database: DialectSQLite or DialectPostgres.
+func (s *Store) Dialect() string { return s.dialect.String() }
+
+// Ping reports readiness: the database answers and its schema is at the
+// version this code expects.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return errs.Wrap(errs.KindUnavailable, err, "database unreachable")
+	}
+	version, err := s.schemaVersion(ctx, s.db)
+	if err != nil {
+		return errs.Wrap(errs.KindUnavailable, err, "database schema unreadable")
+	}
+	if version != latestVersion() {
+		return errs.New(errs.KindUnavailable, "database schema at version %d, expected %d", version, latestVersion())
+	}
+	return nil
+}
+
+// Rollups returns the rollup store kept in step with this log.
+func (s *Store) Rollups() *Rollups { return &Rollups{store: s} }
+
+func internal(err error) error {
+	return errs.Wrap(errs.KindInternal, err, "analytics store failed")
+}

@@ -1,0 +1,153 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+
+	"github.com/catsrv/catsrv/core/analytics"
+)
+
+// Batch sizes of the multi-row statements. Larger batches cut round trips
+// and statement parsing; the bind-parameter limits cap them (see
+// dialect.maxParams).
+const (
+	maxBatchRows = 1000
+	// rollupFlushKeys is how many distinct rollup rows Append aggregates in
+	// memory before writing them: bounded memory on 10M-line imports,
+	// while repeated combinations within a flush are written once.
+	rollupFlushKeys = 20000
+	// pipelineDepth is how many batches may wait for the writer.
+	pipelineDepth = 2
+)
+
+// writer writes one Append's batches in its transaction: the raw rows at
+// once, the rollups aggregated in memory and flushed now and then. It runs
+// on its own goroutine, the only one using the transaction until it ends.
+type writer struct {
+	ctx     context.Context
+	tx      *sql.Tx
+	dialect dialect
+	stmts   map[stmtKey]*sql.Stmt
+	args    []any
+
+	batches  chan []analytics.Interaction
+	spare    chan []analytics.Interaction
+	rawBatch int
+	rollups  map[rollupKey]int64
+	entries  *entries
+}
+
+func newWriter(ctx context.Context, tx *sql.Tx, d dialect) *writer {
+	return &writer{
+		ctx: ctx, tx: tx, dialect: d,
+		stmts:    map[stmtKey]*sql.Stmt{},
+		batches:  make(chan []analytics.Interaction, pipelineDepth),
+		spare:    make(chan []analytics.Interaction, pipelineDepth+1),
+		rawBatch: batchRows(d, len(rawColumns)),
+		rollups:  map[rollupKey]int64{},
+		entries:  newEntries(),
+	}
+}
+
+// batchRows is how many rows of cols columns one statement may carry.
+func batchRows(d dialect, cols int) int {
+	return min(maxBatchRows, d.maxParams()/cols)
+}
+
+// emptyBatch returns a batch for the reader to fill, reusing one the
+// writer is done with when there is one.
+func (w *writer) emptyBatch() []analytics.Interaction {
+	select {
+	case b := <-w.spare:
+		return b[:0]
+	default:
+		return make([]analytics.Interaction, 0, w.rawBatch)
+	}
+}
+
+// run writes batches until the channel closes, then the remaining rollups.
+// It stops at the first error.
+func (w *writer) run() error {
+	for batch := range w.batches {
+		if err := w.ctx.Err(); err != nil {
+			return context.Cause(w.ctx)
+		}
+		if err := w.write(batch); err != nil {
+			return err
+		}
+		select {
+		case w.spare <- batch:
+		default:
+		}
+	}
+	if err := w.ctx.Err(); err != nil {
+		return context.Cause(w.ctx)
+	}
+	return w.flushRollups()
+}
+
+func (w *writer) write(batch []analytics.Interaction) error {
+	if err := w.insertRaw(batch); err != nil {
+		return err
+	}
+	for _, i := range batch {
+		if i.Counted() {
+			w.addRollup(i)
+		}
+	}
+	if len(w.rollups) >= rollupFlushKeys {
+		return w.flushRollups()
+	}
+	return nil
+}
+
+// rawColumns are the raw table's columns in insert order.
+var rawColumns = []string{
+	"occurred_at", "cat", "event_kind", "question", "answer", "topic", "model",
+	"persona", "question_id", "answer_id", "user_id", "conversation_id",
+}
+
+func (w *writer) insertRaw(batch []analytics.Interaction) error {
+	args := w.args[:0]
+	for _, i := range batch {
+		args = append(args, w.dialect.timeArg(i.Time), i.Cat, i.EventKind, i.Question, i.Answer,
+			i.Topic, i.Model, i.Persona, i.QuestionID, i.AnswerID, i.UserID, i.ConversationID)
+	}
+	w.args = args
+	query := func() string {
+		return "INSERT INTO interactions (" + strings.Join(rawColumns, ", ") + ") VALUES " +
+			w.dialect.valuesClause(len(batch), len(rawColumns))
+	}
+	return w.exec(stmtKey{"interactions", len(batch)}, query, args)
+}
+
+// stmtKey names a batch statement: its table and how many rows it carries.
+type stmtKey struct {
+	table string
+	rows  int
+}
+
+// exec runs a batch statement, building and preparing each distinct one
+// once per transaction: most batches share the full-batch statement.
+func (w *writer) exec(key stmtKey, query func() string, args []any) error {
+	stmt, ok := w.stmts[key]
+	if !ok {
+		var err error
+		if stmt, err = w.tx.PrepareContext(w.ctx, query()); err != nil {
+			return internal(err)
+		}
+		w.stmts[key] = stmt
+	}
+	if _, err := stmt.ExecContext(w.ctx, args...); err != nil {
+		return internal(err)
+	}
+	return nil
+}
+
+// close releases the prepared statements. Call it once run has returned.
+func (w *writer) close() {
+	for _, stmt := range w.stmts {
+		_ = stmt.Close()
+	}
+}
