@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -86,7 +87,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		db = bun.NewDB(sqldb, pgdialect.New())
 	}
 	s := &Store{db: db, dialect: d}
-	if err := db.PingContext(ctx); err != nil {
+	if err := ping(ctx, db); err != nil {
 		_ = db.Close()
 		return nil, errs.Wrap(errs.KindUnavailable, err, "database unreachable")
 	}
@@ -95,6 +96,31 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// ping checks the first connection. A fresh SQLite file that several
+// processes open at once can refuse the switch to WAL with SQLITE_BUSY
+// without ever calling the busy handler, so that one error is retried for
+// a while.
+func ping(ctx context.Context, db *bun.DB) error {
+	const attempts = 50
+	var err error
+	for range attempts {
+		if err = db.PingContext(ctx); err == nil || !sqliteBusy(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+func sqliteBusy(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
 }
 
 func openSQLite(path string) (*sql.DB, error) {
