@@ -5,7 +5,7 @@
 // Mocks for isolating core logic are generated into ports/mocks with moq.
 package ports
 
-//go:generate go run github.com/matryer/moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog RollupStore
+//go:generate go tool moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog RollupStore
 
 import (
 	"context"

@@ -5,4 +5,4 @@
 package apiclient
 
 //go:generate go run ./gendoc -o openapi.json
-//go:generate go run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen -config oapi-codegen.yaml openapi.json
+//go:generate go tool oapi-codegen -config oapi-codegen.yaml openapi.json
