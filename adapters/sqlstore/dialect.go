@@ -22,6 +22,14 @@ func (d dialect) String() string {
 	return DialectSQLite
 }
 
+// dialectNamed is the inverse of String.
+func dialectNamed(name string) dialect {
+	if name == DialectPostgres {
+		return postgresDialect
+	}
+	return sqliteDialect
+}
+
 // maxParams is how many bind parameters one statement may carry (SQLite's
 // SQLITE_MAX_VARIABLE_NUMBER, PostgreSQL's protocol limit).
 func (d dialect) maxParams() int {

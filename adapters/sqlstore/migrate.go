@@ -10,21 +10,26 @@ import (
 	"github.com/catsrv/catsrv/core/errs"
 )
 
-// migration is one step of the schema. Steps are applied in order, each
-// once; a database records the versions it has in schema_migrations.
-type migration struct {
-	version    int
-	name       string
-	statements func(d dialect) []string
+// Migration is one step of a component's schema. Steps are applied in
+// order, each once; a database records the (component, version) pairs it
+// has in schema_migrations. Statements gets the dialect name (DialectSQLite
+// or DialectPostgres).
+type Migration struct {
+	Version    int
+	Name       string
+	Statements func(dialect string) []string
 }
 
-// migrations is the schema's history. Append new steps; never edit one that
-// has shipped.
-var migrations = []migration{
-	{version: 1, name: "interactions and daily rollups", statements: analyticsSchema},
+// analyticsComponent names this package's own schema in schema_migrations.
+const analyticsComponent = "analytics"
+
+// analyticsMigrations is the analytics schema's history. Append new steps;
+// never edit one that has shipped.
+var analyticsMigrations = []Migration{
+	{Version: 1, Name: "interactions and daily rollups", Statements: func(d string) []string { return analyticsSchema(dialectNamed(d)) }},
 }
 
-func latestVersion() int { return migrations[len(migrations)-1].version }
+func latestVersion(steps []Migration) int { return steps[len(steps)-1].Version }
 
 // dictionaryTables names the dictionary of each rollup dimension, in the
 // order of rollupDims.
@@ -92,10 +97,13 @@ func analyticsSchema(d dialect) []string {
 	return out
 }
 
-// migrate applies the missing steps in one transaction. On PostgreSQL an
-// advisory lock, scoped to the current schema, makes concurrent starters
-// wait for each other; on SQLite the immediate transaction does the same.
-func (s *Store) migrate(ctx context.Context) error {
+// Migrate applies the missing steps of one component's schema in one
+// transaction. Sibling adapters that keep their own tables in this database
+// (authentication, chat) call it with their own component name. On
+// PostgreSQL an advisory lock, scoped to the current schema, makes
+// concurrent starters wait for each other; on SQLite the immediate
+// transaction does the same.
+func (s *Store) Migrate(ctx context.Context, component string, steps []Migration) error {
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if s.dialect == postgresDialect {
 			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?, hashtext(current_schema()))", lockMigrate); err != nil {
@@ -103,25 +111,27 @@ func (s *Store) migrate(ctx context.Context) error {
 			}
 		}
 		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-			version INTEGER PRIMARY KEY,
-			name TEXT NOT NULL
+			component TEXT NOT NULL,
+			version INTEGER NOT NULL,
+			name TEXT NOT NULL,
+			PRIMARY KEY (component, version)
 		)`); err != nil {
 			return err
 		}
-		current, err := s.schemaVersion(ctx, tx)
+		current, err := schemaVersion(ctx, tx, component)
 		if err != nil {
 			return err
 		}
-		for _, m := range migrations {
-			if m.version <= current {
+		for _, m := range steps {
+			if m.Version <= current {
 				continue
 			}
-			for _, stmt := range m.statements(s.dialect) {
+			for _, stmt := range m.Statements(s.dialect.String()) {
 				if _, err := tx.ExecContext(ctx, stmt); err != nil {
-					return fmt.Errorf("migration %d: %w", m.version, err)
+					return fmt.Errorf("migration %s %d: %w", component, m.Version, err)
 				}
 			}
-			if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name) VALUES (?, ?)", m.version, m.name); err != nil {
+			if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (component, version, name) VALUES (?, ?, ?)", component, m.Version, m.Name); err != nil {
 				return err
 			}
 		}
@@ -133,10 +143,12 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
-// schemaVersion returns the highest applied migration, 0 for none.
-func (s *Store) schemaVersion(ctx context.Context, db bun.IDB) (int, error) {
+// schemaVersion returns the highest applied migration of a component, 0
+// for none.
+func schemaVersion(ctx context.Context, db bun.IDB, component string) (int, error) {
 	var version sql.NullInt64
-	if err := db.NewSelect().TableExpr("schema_migrations").ColumnExpr("MAX(version)").Scan(ctx, &version); err != nil {
+	if err := db.NewSelect().TableExpr("schema_migrations").ColumnExpr("MAX(version)").
+		Where("component = ?", component).Scan(ctx, &version); err != nil {
 		return 0, err
 	}
 	return int(version.Int64), nil

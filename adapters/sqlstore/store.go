@@ -91,7 +91,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		_ = db.Close()
 		return nil, errs.Wrap(errs.KindUnavailable, err, "database unreachable")
 	}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.Migrate(ctx, analyticsComponent, analyticsMigrations); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
@@ -175,15 +175,19 @@ func (s *Store) Ping(ctx context.Context) error {
 	if err := s.db.PingContext(ctx); err != nil {
 		return errs.Wrap(errs.KindUnavailable, err, "database unreachable")
 	}
-	version, err := s.schemaVersion(ctx, s.db)
+	version, err := schemaVersion(ctx, s.db, analyticsComponent)
 	if err != nil {
 		return errs.Wrap(errs.KindUnavailable, err, "database schema unreadable")
 	}
-	if version != latestVersion() {
-		return errs.New(errs.KindUnavailable, "database schema at version %d, expected %d", version, latestVersion())
+	if want := latestVersion(analyticsMigrations); version != want {
+		return errs.New(errs.KindUnavailable, "database schema at version %d, expected %d", version, want)
 	}
 	return nil
 }
+
+// DB returns the database handle, for sibling adapters that keep their own
+// tables in the same database (they bring their schema with Migrate).
+func (s *Store) DB() *bun.DB { return s.db }
 
 // Rollups returns the rollup store kept in step with this log.
 func (s *Store) Rollups() *Rollups { return &Rollups{store: s} }
