@@ -9,7 +9,7 @@ DB ?= sqlite:./data/catsrv.db
 ADDR ?= 127.0.0.1:8080
 DEMO_INTERACTIONS ?= 50000
 
-.PHONY: all build run test test-race lint vet generate bench clean tools
+.PHONY: all build run test test-race lint vet generate bench bench-go clean tools web
 
 all: build
 
@@ -31,6 +31,7 @@ run: build
 	fi; \
 	token=$$(./$(BIN) token --config $(CONFIG_DIR) --subject demo-admin --role admin --ttl 24h | tail -n 1) || exit 1; \
 	echo; \
+	echo "Dashboard: http://$(ADDR)/  (sign in with the admin token below)"; \
 	echo "catsrv: http://$(ADDR)/docs  (OpenAPI: http://$(ADDR)/openapi.json)"; \
 	echo "Admin token (24h):"; echo "$$token"; \
 	echo "Try: curl -H \"Authorization: Bearer $$token\" 'http://$(ADDR)/api/v1/analytics/all_warehouse?catname=demo'"; \
@@ -57,6 +58,27 @@ lint:
 
 generate:
 	$(GO) generate ./...
+
+# bench: the load benchmark of docs/benchmarks.md. BENCH_SCALE=10m for 10M
+# interactions; PostgreSQL runs when BENCH_POSTGRES_DSN or
+# CATSRV_TEST_POSTGRES_DSN names a server (a fresh database is created on it).
+BENCH_SCALE ?= 1m
+BENCH_FLAGS ?=
+bench: build
+	$(GO) build -o bin/catbench ./apps/catbench
+	./bin/catbench --catsrv $(BIN) --scale $(BENCH_SCALE) $(BENCH_FLAGS)
+
+# bench-go: the Go micro-benchmarks (core aggregation, JWT validation, the
+# column index), summarized by benchstat into bin/bench-go.txt.
+bench-go:
+	@mkdir -p bin
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./core/analytics/ ./core/auth/tokens/ ./adapters/colindex/ | tee bin/bench-go.raw
+	$(GO) run golang.org/x/perf/cmd/benchstat@latest bin/bench-go.raw | tee bin/bench-go.txt
+
+# web: rebuild the admin dashboard (web/dist, committed and embedded in the
+# binary) from web/src. Needs Node.js and npm; nothing else does.
+web:
+	cd web && npm ci --no-audit --no-fund && npm run build
 
 clean:
 	rm -rf bin data

@@ -58,6 +58,8 @@ func (d *Directory) Cats(context.Context) ([]catconfig.Cat, error) {
 // result cannot change what the next caller sees.
 func clone(c catconfig.Cat) catconfig.Cat {
 	c.Chat.Legacy.Models = slices.Clone(c.Chat.Legacy.Models)
+	c.Security.CORS.AllowedOrigins = slices.Clone(c.Security.CORS.AllowedOrigins)
+	c.Chat.Custom.Rules = slices.Clone(c.Chat.Custom.Rules)
 	return c
 }
 

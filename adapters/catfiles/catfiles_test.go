@@ -54,7 +54,7 @@ security:
 func fullCat(name string) catconfig.Cat {
 	return cat(name, func(c *catconfig.Cat) {
 		c.Chat.ChatMode = catconfig.ModeAgent
-		c.Chat.Agent = catconfig.Agent{Model: "gpt-4o", Instructions: "Answer briefly."}
+		c.Chat.Agent.Model, c.Chat.Agent.Instructions = "gpt-4o", "Answer briefly."
 		c.Chat.Legacy.Models = []string{"qa", "default"}
 		c.Security.JWT.ExpirationHours = 12
 		c.Security.Providers.ProviderA.Enabled = true

@@ -17,13 +17,24 @@
 //	cat.chat_mode                            string           legacy (legacy, agent or custom)
 //	cat.agent.model                          string           "" (none)
 //	cat.agent.instructions                   string           You are a helpful assistant.
+//	cat.agent.base_url                       string           "" (OpenAI-compatible endpoint; none: agent mode unavailable; key from CATSRV_AGENT_API_KEY)
+//	cat.agent.temperature                    number           0.7 (0 to 2)
+//	cat.agent.max_tokens                     integer          1024 (1 to 1048576)
+//	cat.agent.timeout_seconds                integer          60 (1 to 600)
 //	cat.legacy.models                        list of strings  [greeting, intent, qa, default] (each one of these)
+//	cat.legacy.knowledge_base                string           "" (path of the knowledge file, YAML or JSON Lines; none: qa and intent never answer)
+//	cat.legacy.default_answer                string           Sorry, I do not know the answer to that yet.
+//	cat.legacy.min_score                     number           0.5 (0 to 1: least relevance of a qa answer, BM25 relative to the entry's own question)
+//	cat.custom.rules                         list of strings  [] ("<keyword|pattern|context> <argument> => <route>", see docs/chat.md)
+//	cat.custom.default_route                 string           legacy (legacy, agent, greeting, intent, qa or default)
+//	cat.max_message_bytes                    integer          32768 (1 to 65536)
 //	security.jwt.algorithm                   string           HS256 (the only one supported)
 //	security.jwt.expiration_hours            integer          24 (1 to 720)
 //	security.providers.provider_a.enabled    boolean          false
 //	security.providers.provider_b.enabled    boolean          false
 //	security.providers.provider_c.enabled    boolean          false
 //	security.analytics.public                boolean          false (true lets anyone read the CAT's analytics without an admin token)
+//	security.cors.allowed_origins            list of strings  [] (browser origins scheme://host[:port] allowed with credentials; the server allows the union over all CATs)
 //
 // Example demo.yaml:
 //

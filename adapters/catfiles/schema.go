@@ -21,6 +21,7 @@ const (
 	kindBool
 	kindInt
 	kindStringList
+	kindFloat
 )
 
 func (k valueKind) want() string {
@@ -31,6 +32,8 @@ func (k valueKind) want() string {
 		return "an integer"
 	case kindStringList:
 		return "a list of strings"
+	case kindFloat:
+		return "a number"
 	}
 	return "a string"
 }
@@ -67,6 +70,8 @@ func buildSchema(t reflect.Type, prefix string) map[string]valueKind {
 			out[path] = kindBool
 		case f.Type.Kind() == reflect.Int:
 			out[path] = kindInt
+		case f.Type.Kind() == reflect.Float64:
+			out[path] = kindFloat
 		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.String:
 			out[path] = kindStringList
 		default:
@@ -137,6 +142,17 @@ func checkFileValue(kind valueKind, v any) (any, error) {
 				return int(n), nil
 			}
 		}
+	case kindFloat:
+		switch n := v.(type) {
+		case float64:
+			return n, nil
+		case int:
+			return float64(n), nil
+		case int64:
+			return float64(n), nil
+		case uint64:
+			return float64(n), nil
+		}
 	case kindStringList:
 		items, ok := v.([]any)
 		if !ok {
@@ -171,6 +187,12 @@ func parseEnvValue(kind valueKind, text string) (any, error) {
 			return nil, fmt.Errorf("want %s, got %q", kind.want(), text)
 		}
 		return n, nil
+	case kindFloat:
+		f, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("want %s, got %q", kind.want(), text)
+		}
+		return f, nil
 	case kindStringList:
 		out := []string{}
 		for item := range strings.SplitSeq(text, ",") {

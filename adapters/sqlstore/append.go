@@ -8,6 +8,10 @@ import (
 	"github.com/catsrv/catsrv/core/errs"
 )
 
+// writerCache gives the SQLite connection of an Append a 64 MiB page
+// cache (it keeps it for its life in the pool).
+const writerCache = "PRAGMA cache_size = -65536"
+
 // Append validates and stores the interactions the sequence yields, and
 // updates the rollups, in one transaction: all or nothing. It reads the
 // sequence as a stream, so inputs of any length are held in memory only a
@@ -34,6 +38,12 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 			_ = tx.Rollback()
 		}
 	}()
+	if s.dialect == sqliteDialect {
+		// The rollup upserts of a large import need a large page cache.
+		if _, err := tx.ExecContext(ctx, writerCache); err != nil {
+			return 0, internal(err)
+		}
+	}
 	if s.dialect == postgresDialect {
 		// Writers take turns per schema: concurrent transactions upserting
 		// the same rollup rows in different orders could deadlock, and a
@@ -83,6 +93,7 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 		return 0, internal(err)
 	}
 	committed = true
+	s.memo.invalidate()
 	return n, nil
 }
 

@@ -3,12 +3,16 @@ package sqlstore_test
 import (
 	"testing"
 
+	"github.com/catsrv/catsrv/adapters/colindex"
+
 	"github.com/catsrv/catsrv/ports"
 	"github.com/catsrv/catsrv/ports/porttest"
 )
 
 // TestContract runs the interaction log contract on both databases, once
-// reading the raw log and once reading the rollups.
+// reading the raw log, once reading the rollups and once reading the
+// column index built from the database (writing through colindex.Log, so
+// the index follows every Append).
 func TestContract(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -25,6 +29,16 @@ func TestContract(t *testing.T) {
 				porttest.TestInteractionLog(t, func(t *testing.T) (ports.InteractionLog, ports.Aggregator) {
 					s := openStore(t, b.dsn(t))
 					return s, s.Rollups()
+				})
+			})
+			t.Run("ColumnIndex", func(t *testing.T) {
+				porttest.TestInteractionLog(t, func(t *testing.T) (ports.InteractionLog, ports.Aggregator) {
+					s := openStore(t, b.dsn(t))
+					idx, err := colindex.Build(t.Context(), s)
+					if err != nil {
+						t.Fatalf("Build: %v", err)
+					}
+					return colindex.Log{InteractionLog: s, Index: idx}, idx
 				})
 			})
 		})

@@ -8,17 +8,26 @@ import (
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
-// Total counts the selection's interactions in the raw log.
+// Total counts the selection's interactions in the raw log. It counts
+// every dimension's list of the same request in the same pass and keeps
+// them for the Groups calls that follow (see onePass).
 func (s *Store) Total(ctx context.Context, sel analytics.Selection) (int64, error) {
-	q, ok, err := s.rawWhere(sel)
-	if err != nil || !ok {
+	if err := checkMicrosecond(sel.Range); err != nil {
 		return 0, err
 	}
-	var n int64
-	if err := q.ColumnExpr("COUNT(*)").Scan(ctx, &n); err != nil {
-		return 0, internal(err)
+	n := newSelection(sel)
+	if n.empty {
+		return 0, nil
 	}
-	return n, nil
+	gen := s.memo.generation()
+	res, err := s.onePass(ctx, n)
+	if err != nil {
+		return 0, err
+	}
+	for _, d := range analytics.Dimensions {
+		s.memo.put(memoKey(n.withoutFilter(d), d), res.groups[d], gen)
+	}
+	return res.total, nil
 }
 
 // Groups counts the selection's interactions in the raw log per distinct
@@ -31,6 +40,9 @@ func (s *Store) Groups(ctx context.Context, sel analytics.Selection, d analytics
 	q, ok, err := s.rawWhere(sel)
 	if err != nil || !ok {
 		return nil, err
+	}
+	if groups, ok := s.memo.take(memoKey(newSelection(sel), d)); ok {
+		return groups, nil
 	}
 	q = q.ColumnExpr("? AS grp_key", bun.Ident(cols.key)).
 		ColumnExpr("? AS grp_text", bun.Ident(cols.text)).

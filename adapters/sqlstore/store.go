@@ -54,6 +54,9 @@ type Store struct {
 	// writeMu queues this process's SQLite writers: SQLite allows one
 	// writer at a time, and queueing here beats waiting on busy_timeout.
 	writeMu sync.Mutex
+	// memo hands the lists of a one-pass Total to the Groups calls of
+	// the same request.
+	memo rawMemo
 }
 
 // Open connects to the database the DSN names and brings its schema up to
@@ -136,8 +139,10 @@ func openSQLite(path string) (*sql.DB, error) {
 	// A file: URI lets any path through once ?, # and % are escaped; the
 	// underscore keys are read by the driver on every new connection.
 	escaped := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)
+	// Readers get a modest page cache each (SQLite allocates it outside
+	// the Go heap, per connection); Append enlarges its own (writerCache).
 	dsn := "file:" + escaped + "?_pragma=busy_timeout(" + strconv.Itoa(sqliteBusyTimeoutMS) + ")" +
-		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-65536)&_txlock=immediate"
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-16384)&_txlock=immediate"
 	sqldb, err := sql.Open(sqliteshim.ShimName, dsn)
 	if err != nil {
 		return nil, errs.Wrap(errs.KindInternal, err, "cannot open SQLite")

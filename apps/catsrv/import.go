@@ -50,6 +50,9 @@ func importCmd(ctx context.Context, args []string, env environ, stdin io.Reader,
 	if err != nil {
 		return err
 	}
+	if err := store.Optimize(ctx); err != nil {
+		return fmt.Errorf("updating planner statistics: %w", err)
+	}
 	rate := 0.0
 	if s := report.Elapsed.Seconds(); s > 0 {
 		rate = float64(report.Imported) / s

@@ -1,5 +1,5 @@
 // Command catsrv is the catsrv service binary: the HTTP app (serve) and the
-// operator's tools (import, demo, token, openapi). It is the one composition
+// operator's tools (import, demo, token, openapi, audit). It is the one composition
 // root: the only place adapters are chosen and wired into core services.
 package main
 
@@ -22,12 +22,14 @@ Usage:
   catsrv demo    [--interactions N] [--cats a,b] [--days D] [--seed S]
   catsrv token   [--config DIR] --subject S --role R [--ttl D]
   catsrv openapi
+  catsrv audit   [--db DSN] [--since D] [--user U] [--limit N] [--json]
 
 Environment:
   CATSRV_JWT_SECRET    HS256 signing secret, at least 32 bytes (serve, token)
   CATSRV_CONFIG_DIR    default for --config (./configs)
   CATSRV_DB            default for --db (sqlite:./data/catsrv.db); keeps passwords off the command line
   CATSRV_ADDR          default for --addr (127.0.0.1:8080)
+  CATSRV_PROVIDER_*    identity provider credentials (serve); see docs/auth.md
   See docs/operations.md for every setting.
 `
 
@@ -68,6 +70,8 @@ func run(ctx context.Context, args []string, env environ, stdin io.Reader, stdou
 		return tokenCmd(ctx, args[1:], env, stdout)
 	case "openapi":
 		return openapiCmd(stdout)
+	case "audit":
+		return auditCmd(ctx, args[1:], env, stdout)
 	case "help", "-h", "--help":
 		_, err := fmt.Fprint(stdout, usage)
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
+	"github.com/catsrv/catsrv/web"
 )
 
 // shutdownGrace is how long in-flight requests get after SIGTERM.
@@ -49,14 +50,25 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 		return fmt.Errorf("opening database: %w", err)
 	}
 	defer store.Close()
+	rollups, err := warehouse(ctx, env, store, logger)
+	if err != nil {
+		return err
+	}
+	authDeps, err := env.authDeps(ctx, *addr, cats, toks, store, logger)
+	if err != nil {
+		return err
+	}
 
 	restore := httpapi.UseSpecErrors()
 	defer restore()
 	_, handler := httpapi.New(httpapi.Deps{
-		Reporter: reporter.New(cats, store, store.Rollups(), clock.System{}),
-		Tokens:   toks,
-		Ready:    store.Ping,
-		Logger:   logger,
+		Reporter:  reporter.New(cats, store, rollups, clock.System{}),
+		Tokens:    toks,
+		Ready:     store.Ping,
+		Logger:    logger,
+		Browser:   store,
+		Dashboard: web.Assets(),
+		Auth:      authDeps,
 	})
 
 	ln, err := net.Listen("tcp", *addr)

@@ -1,5 +1,7 @@
 // Package auth holds the authentication rules of catsrv that do not depend
-// on any store: who a verified caller is and what a role may do.
+// on any store (who a verified caller is and what a role may do) and the
+// records the auth ports exchange: users, refresh tokens, audit events and
+// users' memories.
 package auth
 
 import (
@@ -13,9 +15,13 @@ const RoleAdmin = "admin"
 
 // Claims is what a verified access token says about its bearer.
 type Claims struct {
-	Subject   string
-	Role      string
-	ID        string
+	Subject string
+	Role    string
+	ID      string
+	// SessionID names the login (refresh family) the token was issued
+	// for, empty for tokens minted outside a login: a logout revokes every
+	// access token of its session at once.
+	SessionID string
 	IssuedAt  time.Time
 	ExpiresAt time.Time
 }

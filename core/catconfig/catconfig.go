@@ -4,9 +4,13 @@
 package catconfig
 
 import (
+	"net/url"
 	"regexp"
 	"slices"
+	"strings"
 
+	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/core/chat/router"
 	"github.com/catsrv/catsrv/core/errs"
 )
 
@@ -33,24 +37,62 @@ type Chat struct {
 	ChatMode string `config:"chat_mode" json:"chat_mode"`
 	Agent    Agent  `config:"agent" json:"agent"`
 	Legacy   Legacy `config:"legacy" json:"legacy"`
+	Custom   Custom `config:"custom" json:"custom"`
+	// MaxMessageBytes bounds a chat message (chat.max_message_bytes lives
+	// under cat. so one file section holds every chat knob).
+	MaxMessageBytes int `config:"max_message_bytes" json:"max_message_bytes"`
 }
 
-// Agent holds the cat.agent.* keys.
+// Agent holds the cat.agent.* keys. An empty BaseURL leaves the agent mode
+// unconfigured: it answers "unavailable" rather than guessing an endpoint.
+// The API key is not here: secrets come from the environment only.
 type Agent struct {
-	Model        string `config:"model" json:"model"`
-	Instructions string `config:"instructions" json:"instructions"`
+	Model          string  `config:"model" json:"model"`
+	Instructions   string  `config:"instructions" json:"instructions"`
+	BaseURL        string  `config:"base_url" json:"base_url"`
+	Temperature    float64 `config:"temperature" json:"temperature"`
+	MaxTokens      int     `config:"max_tokens" json:"max_tokens"`
+	TimeoutSeconds int     `config:"timeout_seconds" json:"timeout_seconds"`
 }
 
-// Legacy holds the cat.legacy.* keys.
+// Legacy holds the cat.legacy.* keys. KnowledgeBase is the path of the
+// CAT's knowledge file (question/answer pairs and intents); empty means
+// none, so the qa and intent stages never answer.
 type Legacy struct {
-	Models []string `config:"models" json:"models"`
+	Models        []string `config:"models" json:"models"`
+	KnowledgeBase string   `config:"knowledge_base" json:"knowledge_base"`
+	DefaultAnswer string   `config:"default_answer" json:"default_answer"`
+	MinScore      float64  `config:"min_score" json:"min_score"`
 }
+
+// Custom holds the cat.custom.* keys: routing rules of the custom mode,
+// each "<kind> <argument> => <route>" (see core/chat/router), tried in
+// order, and the route taken when none matches.
+type Custom struct {
+	Rules        []string `config:"rules" json:"rules"`
+	DefaultRoute string   `config:"default_route" json:"default_route"`
+}
+
+// Chat limits and defaults.
+const (
+	DefaultMaxMessageBytes = 32 << 10
+	MaxMaxMessageBytes     = analytics.MaxFieldBytes // a question must stay storable as an interaction
+	DefaultDefaultAnswer   = "Sorry, I do not know the answer to that yet."
+)
 
 // Security holds the security.* keys.
 type Security struct {
 	JWT       JWT             `config:"jwt" json:"jwt"`
 	Providers Providers       `config:"providers" json:"providers"`
 	Analytics AnalyticsAccess `config:"analytics" json:"analytics"`
+	CORS      CORS            `config:"cors" json:"cors"`
+}
+
+// CORS holds security.cors.*: the browser origins (scheme://host[:port])
+// allowed to call the API with credentials. The server's policy is the
+// union of every CAT's list (one server, one origin policy).
+type CORS struct {
+	AllowedOrigins []string `config:"allowed_origins" json:"allowed_origins"`
 }
 
 // JWT holds security.jwt.*: the signing algorithm (only HS256) and the
@@ -84,8 +126,15 @@ func Defaults(name string) Cat {
 		Name: name,
 		Chat: Chat{
 			ChatMode: ModeLegacy,
-			Agent:    Agent{Instructions: "You are a helpful assistant."},
-			Legacy:   Legacy{Models: slices.Clone(LegacyStages)},
+			Agent: Agent{
+				Instructions: "You are a helpful assistant.",
+				Temperature:  0.7, MaxTokens: 1024, TimeoutSeconds: 60,
+			},
+			Legacy: Legacy{
+				Models: slices.Clone(LegacyStages), DefaultAnswer: DefaultDefaultAnswer, MinScore: 0.5,
+			},
+			Custom:          Custom{DefaultRoute: ModeLegacy},
+			MaxMessageBytes: DefaultMaxMessageBytes,
 		},
 		Security: Security{JWT: JWT{Algorithm: "HS256", ExpirationHours: 24}},
 	}
@@ -110,11 +159,59 @@ func (c Cat) Validate() error {
 			return errs.New(errs.KindInvalid, "cat.legacy.models: %q is not one of greeting, intent, qa, default", m)
 		}
 	}
+	if err := c.Chat.validate(); err != nil {
+		return err
+	}
 	if c.Security.JWT.Algorithm != "HS256" {
 		return errs.New(errs.KindInvalid, "security.jwt.algorithm: %q is not supported (only HS256)", c.Security.JWT.Algorithm)
 	}
 	if h := c.Security.JWT.ExpirationHours; h < 1 || h > 24*30 {
 		return errs.New(errs.KindInvalid, "security.jwt.expiration_hours: %d is not between 1 and 720", h)
+	}
+	for _, o := range c.Security.CORS.AllowedOrigins {
+		if !ValidOrigin(o) {
+			return errs.New(errs.KindInvalid, "security.cors.allowed_origins: %q is not an origin: want scheme://host[:port] (http or https, no path, no wildcard)", o)
+		}
+	}
+	return nil
+}
+
+// ValidOrigin reports whether o is an http(s) origin as browsers send it:
+// scheme://host[:port], nothing else. A wildcard is not an origin.
+func ValidOrigin(o string) bool {
+	u, err := url.Parse(o)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && !strings.Contains(u.Host, "*") &&
+		u.User == nil && u.Path == "" && u.RawQuery == "" && u.Fragment == "" && !u.ForceQuery
+}
+
+// validate checks the chat keys other than the mode and the stages.
+func (c Chat) validate() error {
+	a := c.Agent
+	if a.BaseURL != "" {
+		if u, err := url.Parse(a.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			return errs.New(errs.KindInvalid, "cat.agent.base_url: %q is not an http(s) URL without credentials", a.BaseURL)
+		}
+	}
+	switch {
+	case a.Temperature < 0 || a.Temperature > 2:
+		return errs.New(errs.KindInvalid, "cat.agent.temperature: %v is not between 0 and 2", a.Temperature)
+	case a.MaxTokens < 1 || a.MaxTokens > 1<<20:
+		return errs.New(errs.KindInvalid, "cat.agent.max_tokens: %d is not between 1 and 1048576", a.MaxTokens)
+	case a.TimeoutSeconds < 1 || a.TimeoutSeconds > 600:
+		return errs.New(errs.KindInvalid, "cat.agent.timeout_seconds: %d is not between 1 and 600", a.TimeoutSeconds)
+	case c.Legacy.MinScore < 0 || c.Legacy.MinScore > 1:
+		return errs.New(errs.KindInvalid, "cat.legacy.min_score: %v is not between 0 and 1", c.Legacy.MinScore)
+	case strings.TrimSpace(c.Legacy.DefaultAnswer) == "":
+		return errs.New(errs.KindInvalid, "cat.legacy.default_answer: must not be empty")
+	case c.MaxMessageBytes < 1 || c.MaxMessageBytes > MaxMaxMessageBytes:
+		return errs.New(errs.KindInvalid, "cat.max_message_bytes: %d is not between 1 and %d", c.MaxMessageBytes, MaxMaxMessageBytes)
+	case !slices.Contains(router.Routes, c.Custom.DefaultRoute):
+		return errs.New(errs.KindInvalid, "cat.custom.default_route: %q is not one of %s", c.Custom.DefaultRoute, strings.Join(router.Routes, ", "))
+	}
+	for i, r := range c.Custom.Rules {
+		if _, err := router.ParseRule(r); err != nil {
+			return errs.New(errs.KindInvalid, "cat.custom.rules[%d]: %s", i, errs.PublicMessage(err, "invalid rule"))
+		}
 	}
 	return nil
 }

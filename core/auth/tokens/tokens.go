@@ -42,12 +42,19 @@ func New(secret []byte, issuer, audience string, clock ports.Clock) (*Service, e
 }
 
 type registered struct {
-	Role string `json:"role"`
+	Role      string `json:"role"`
+	SessionID string `json:"sid,omitempty"`
 	jwt.RegisteredClaims
 }
 
 // Issue signs a token for subject with role, valid for ttl from now.
 func (s *Service) Issue(subject, role string, ttl time.Duration) (string, auth.Claims, error) {
+	return s.IssueForSession(subject, role, "", ttl)
+}
+
+// IssueForSession is Issue for a token that belongs to a login session:
+// the session id travels in the "sid" claim.
+func (s *Service) IssueForSession(subject, role, sessionID string, ttl time.Duration) (string, auth.Claims, error) {
 	if subject == "" || role == "" || ttl <= 0 {
 		return "", auth.Claims{}, errs.New(errs.KindInvalid, "a token needs a subject, a role and a positive lifetime")
 	}
@@ -56,9 +63,10 @@ func (s *Service) Issue(subject, role string, ttl time.Duration) (string, auth.C
 	if err != nil {
 		return "", auth.Claims{}, errs.Wrap(errs.KindInternal, err, "cannot create token id")
 	}
-	c := auth.Claims{Subject: subject, Role: role, ID: id, IssuedAt: now, ExpiresAt: now.Add(ttl)}
+	c := auth.Claims{Subject: subject, Role: role, ID: id, SessionID: sessionID, IssuedAt: now, ExpiresAt: now.Add(ttl)}
 	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, registered{
-		Role: role,
+		Role:      role,
+		SessionID: sessionID,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject:   subject,
 			Issuer:    s.issuer,
@@ -96,7 +104,7 @@ func (s *Service) Verify(token string) (auth.Claims, error) {
 	if rc.Subject == "" || rc.ID == "" {
 		return auth.Claims{}, errs.New(errs.KindUnauthorized, "invalid token: missing sub or jti")
 	}
-	c := auth.Claims{Subject: rc.Subject, Role: rc.Role, ID: rc.ID, ExpiresAt: rc.ExpiresAt.Time}
+	c := auth.Claims{Subject: rc.Subject, Role: rc.Role, ID: rc.ID, SessionID: rc.SessionID, ExpiresAt: rc.ExpiresAt.Time}
 	if rc.IssuedAt != nil {
 		c.IssuedAt = rc.IssuedAt.Time
 	}

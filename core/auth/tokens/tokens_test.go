@@ -177,3 +177,20 @@ func TestRequireAdmin(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestSessionIDRoundTrips(t *testing.T) {
+	s := service(t)
+	cases := []struct{ name, sid string }{{"with a session", "sess-1"}, {"without", ""}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tok, issued, err := s.IssueForSession("alice", auth.RoleUser, c.sid, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Verify(tok)
+			if err != nil || got.SessionID != c.sid || issued.SessionID != c.sid {
+				t.Fatalf("sid %q (issued %q), %v; want %q", got.SessionID, issued.SessionID, err, c.sid)
+			}
+		})
+	}
+}

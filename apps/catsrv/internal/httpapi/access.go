@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"net/http"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -15,9 +17,21 @@ import (
 // security scheme that already describes it.
 type authorizationKey struct{}
 
-// captureAuthorization passes the Authorization header to the handler.
+// accessCookieKey carries the session's access cookie the same way.
+type accessCookieKey struct{}
+
+// captureAuthorization passes the Authorization header and the access
+// cookie to the handler.
 func captureAuthorization(ctx huma.Context, next func(huma.Context)) {
-	next(huma.WithValue(ctx, authorizationKey{}, ctx.Header("Authorization")))
+	ctx = huma.WithValue(ctx, authorizationKey{}, ctx.Header("Authorization"))
+	if cookies, err := http.ParseCookie(ctx.Header("Cookie")); err == nil {
+		for _, c := range cookies {
+			if c.Name == accessCookie {
+				ctx = huma.WithValue(ctx, accessCookieKey{}, c.Value)
+			}
+		}
+	}
+	next(ctx)
 }
 
 // requireAdmin checks that the request carries a valid admin token.
@@ -26,9 +40,20 @@ func (s *server) requireAdmin(ctx context.Context) error {
 		return errs.New(errs.KindUnauthorized, "token authentication is not configured on this server")
 	}
 	header, _ := ctx.Value(authorizationKey{}).(string)
+	if cookie, _ := ctx.Value(accessCookieKey{}).(string); header == "" && cookie != "" {
+		// Analytics routes only read, so the cookie needs no CSRF check.
+		header = "Bearer " + cookie
+	}
 	claims, err := s.tokens.VerifyBearer(header)
 	if err != nil {
 		return err
+	}
+	if s.auth.configured() {
+		// Same checks again, plus the revocations of logouts.
+		_, token, _ := strings.Cut(strings.TrimSpace(header), " ")
+		if claims, err = s.auth.d.Sessions.Authenticate(ctx, strings.TrimSpace(token)); err != nil {
+			return err
+		}
 	}
 	return auth.RequireAdmin(claims)
 }

@@ -8,14 +8,17 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"log/slog"
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
+	"github.com/catsrv/catsrv/core/analytics/browse"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/auth/tokens"
+	"github.com/catsrv/catsrv/ports"
 )
 
 // Title and Version are what the OpenAPI document says the API is.
@@ -46,6 +49,15 @@ type Deps struct {
 	// Logger receives the request lines and the causes of internal errors;
 	// nil means slog.Default().
 	Logger *slog.Logger
+	// Browser reads the chat log for /interactions and /daily_counts;
+	// those routes answer 500 without it.
+	Browser ports.InteractionBrowser
+	// Dashboard holds the admin page's built assets (index.html at its
+	// root), served at / and /ui/; nil serves no page.
+	Dashboard fs.FS
+	// Auth serves /api/v1/auth (logins, sessions, memory) and the CORS
+	// policy; nil answers those routes with 503.
+	Auth *AuthDeps
 }
 
 // server holds the dependencies the handlers share.
@@ -54,6 +66,8 @@ type server struct {
 	tokens   *tokens.Service
 	ready    func(ctx context.Context) error
 	log      *slog.Logger
+	browse   *browse.Service
+	auth     *authAPI
 }
 
 // New builds the huma API and the full handler: the analytics routes,
@@ -65,14 +79,17 @@ func New(d Deps) (huma.API, http.Handler) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &server{reporter: d.Reporter, tokens: d.Tokens, ready: d.Ready, log: log}
+	s := &server{reporter: d.Reporter, tokens: d.Tokens, ready: d.Ready, log: log, browse: browse.New(d.Browser), auth: newAuthAPI(d.Auth, log)}
 	mux := http.NewServeMux()
 	api := humago.New(mux, config())
 	registerAnalytics(api, s)
 	registerHealth(api, s)
+	registerInteractions(api, s)
+	registerDashboard(mux, d.Dashboard)
+	registerAuth(mux, s.auth)
 	pruneSchemas(api.OpenAPI())
 	warmOpenAPI(mux)
-	return api, observe(log, mux)
+	return api, observe(log, withCORS(s.auth.origins, mux))
 }
 
 // OpenAPIDocument returns the OpenAPI 3.1 document that /openapi.json

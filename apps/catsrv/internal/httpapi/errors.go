@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -45,6 +46,46 @@ var kindResponses = map[errs.Kind]kindResponse{
 	errs.KindUnauthorized: {http.StatusUnauthorized, "UNAUTHORIZED", true},
 	errs.KindForbidden:    {http.StatusForbidden, "FORBIDDEN", true},
 	errs.KindInternal:     {http.StatusInternalServerError, AnalyticsErrorCode, false},
+}
+
+// authKindResponses is the table of the /api/v1/auth routes, whose errors
+// the spec leaves open: plain HTTP semantics, with the ErrorBody shape of
+// the analytics routes. The analytics table above is not affected.
+var authKindResponses = map[errs.Kind]kindResponse{
+	errs.KindInvalid:      {http.StatusBadRequest, "INVALID_REQUEST", true},
+	errs.KindNotFound:     {http.StatusNotFound, "NOT_FOUND", true},
+	errs.KindUnauthorized: {http.StatusUnauthorized, "UNAUTHORIZED", true},
+	errs.KindForbidden:    {http.StatusForbidden, "FORBIDDEN", true},
+	errs.KindConflict:     {http.StatusConflict, "CONFLICT", true},
+	errs.KindTooLarge:     {http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", true},
+	errs.KindUnavailable:  {http.StatusServiceUnavailable, "UNAVAILABLE", true},
+	errs.KindInternal:     {http.StatusInternalServerError, "INTERNAL_ERROR", false},
+}
+
+// memoryKindResponses is the auth table for the /memory routes, where an
+// update the rules refuse is a validation error (422), not a malformed
+// request.
+var memoryKindResponses = func() map[errs.Kind]kindResponse {
+	t := maps.Clone(authKindResponses)
+	t[errs.KindInvalid] = kindResponse{http.StatusUnprocessableEntity, "VALIDATION_ERROR", true}
+	return t
+}()
+
+// errorBodyFor answers err by a table, logging the cause of anything not
+// shown to the client; unknown kinds are internal errors.
+func errorBodyFor(ctx context.Context, log *slog.Logger, err error, table map[errs.Kind]kindResponse) ErrorBody {
+	kind := errs.KindOf(err)
+	r, ok := table[kind]
+	if !ok {
+		r = table[errs.KindInternal]
+	}
+	msg := internalMessage
+	if r.public {
+		msg = errs.PublicMessage(err, internalMessage)
+	} else {
+		log.LogAttrs(ctx, slog.LevelError, "request failed", slog.String("kind", kind.String()), slog.String("error", err.Error()))
+	}
+	return ErrorBody{Code: r.code, Status: r.status, Message: msg}
 }
 
 // ErrorBody is the application error body of spec §7.

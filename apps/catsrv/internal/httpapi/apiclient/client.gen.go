@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/oapi-codegen/runtime"
 )
@@ -78,6 +79,24 @@ func (e WarehouseResultDataSource) Valid() bool {
 	}
 }
 
+// Defines values for ExportInteractionsParamsFormat.
+const (
+	Csv   ExportInteractionsParamsFormat = "csv"
+	Jsonl ExportInteractionsParamsFormat = "jsonl"
+)
+
+// Valid indicates whether the value is a known member of the ExportInteractionsParamsFormat enum.
+func (e ExportInteractionsParamsFormat) Valid() bool {
+	switch e {
+	case Csv:
+		return true
+	case Jsonl:
+		return true
+	default:
+		return false
+	}
+}
+
 // AnalyticsResult defines model for AnalyticsResult.
 type AnalyticsResult struct {
 	// Answers Unique answers; ignores the answerid filter.
@@ -127,6 +146,20 @@ type CatsBody struct {
 	Cats []CatEntry `json:"cats"`
 }
 
+// DailyCountsBody defines model for DailyCountsBody.
+type DailyCountsBody struct {
+	// DailyCounts Oldest first; days without interactions are left out.
+	DailyCounts []DayCountEntry `json:"daily_counts"`
+}
+
+// DayCountEntry defines model for DayCountEntry.
+type DayCountEntry struct {
+	Count int64 `json:"count"`
+
+	// Date UTC day, YYYY-MM-DD.
+	Date string `json:"date"`
+}
+
 // ErrorBody defines model for ErrorBody.
 type ErrorBody struct {
 	// Error Error code, e.g. ANALYTICS-ERR-0-WAREHOUSE, UNAUTHORIZED, FORBIDDEN.
@@ -146,6 +179,35 @@ type HealthStatus struct {
 
 // HealthStatusStatus defines model for HealthStatus.Status.
 type HealthStatusStatus string
+
+// InteractionEntry defines model for InteractionEntry.
+type InteractionEntry struct {
+	Answer string `json:"answer"`
+
+	// AnswerId As logged, or derived from the text.
+	AnswerId       string `json:"answer_id"`
+	ConversationId string `json:"conversation_id"`
+	Model          string `json:"model"`
+	Persona        string `json:"persona"`
+	Question       string `json:"question"`
+
+	// QuestionId As logged, or derived from the text.
+	QuestionId string `json:"question_id"`
+
+	// Time When it happened, UTC.
+	Time   time.Time `json:"time"`
+	Topic  string    `json:"topic"`
+	UserId string    `json:"user_id"`
+}
+
+// InteractionsBody defines model for InteractionsBody.
+type InteractionsBody struct {
+	// Interactions Newest first.
+	Interactions []InteractionEntry `json:"interactions"`
+
+	// NextCursor Pass as cursor for the next page; empty on the last page.
+	NextCursor string `json:"next_cursor"`
+}
 
 // LegacyResult defines model for LegacyResult.
 type LegacyResult struct {
@@ -387,6 +449,102 @@ type GetAnswersParams struct {
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// GetDailyCountsParams defines parameters for GetDailyCounts.
+type GetDailyCountsParams struct {
+	// Catname Name of the CAT; it must exist in the configuration.
+	Catname string `form:"catname" json:"catname"`
+
+	// StartDate Inclusive lower bound, a UTC day YYYY-MM-DD.
+	StartDate *string `form:"startDate,omitempty" json:"startDate,omitempty"`
+
+	// EndDate Exclusive upper bound, a UTC day YYYY-MM-DD.
+	EndDate *string `form:"endDate,omitempty" json:"endDate,omitempty"`
+
+	// Model Keep interactions of these models (repeat the parameter for several).
+	Model *[]string `form:"model,omitempty" json:"model,omitempty"`
+
+	// Persona Keep interactions of these personas.
+	Persona *[]string `form:"persona,omitempty" json:"persona,omitempty"`
+
+	// Topic Keep interactions of these topics.
+	Topic *[]string `form:"topic,omitempty" json:"topic,omitempty"`
+
+	// Questionid Keep interactions of these question ids.
+	Questionid *[]string `form:"questionid,omitempty" json:"questionid,omitempty"`
+
+	// Answerid Keep interactions of these answer ids.
+	Answerid *[]string `form:"answerid,omitempty" json:"answerid,omitempty"`
+}
+
+// ListInteractionsParams defines parameters for ListInteractions.
+type ListInteractionsParams struct {
+	// Catname Name of the CAT; it must exist in the configuration.
+	Catname string `form:"catname" json:"catname"`
+
+	// StartDate Inclusive lower bound, a UTC day YYYY-MM-DD.
+	StartDate *string `form:"startDate,omitempty" json:"startDate,omitempty"`
+
+	// EndDate Exclusive upper bound, a UTC day YYYY-MM-DD.
+	EndDate *string `form:"endDate,omitempty" json:"endDate,omitempty"`
+
+	// Model Keep interactions of these models (repeat the parameter for several).
+	Model *[]string `form:"model,omitempty" json:"model,omitempty"`
+
+	// Persona Keep interactions of these personas.
+	Persona *[]string `form:"persona,omitempty" json:"persona,omitempty"`
+
+	// Topic Keep interactions of these topics.
+	Topic *[]string `form:"topic,omitempty" json:"topic,omitempty"`
+
+	// Questionid Keep interactions of these question ids.
+	Questionid *[]string `form:"questionid,omitempty" json:"questionid,omitempty"`
+
+	// Answerid Keep interactions of these answer ids.
+	Answerid *[]string `form:"answerid,omitempty" json:"answerid,omitempty"`
+
+	// Cursor Continue after the page that returned this next_cursor; absent starts with the newest.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ExportInteractionsParams defines parameters for ExportInteractions.
+type ExportInteractionsParams struct {
+	// Catname Name of the CAT; it must exist in the configuration.
+	Catname string `form:"catname" json:"catname"`
+
+	// StartDate Inclusive lower bound, a UTC day YYYY-MM-DD.
+	StartDate *string `form:"startDate,omitempty" json:"startDate,omitempty"`
+
+	// EndDate Exclusive upper bound, a UTC day YYYY-MM-DD.
+	EndDate *string `form:"endDate,omitempty" json:"endDate,omitempty"`
+
+	// Model Keep interactions of these models (repeat the parameter for several).
+	Model *[]string `form:"model,omitempty" json:"model,omitempty"`
+
+	// Persona Keep interactions of these personas.
+	Persona *[]string `form:"persona,omitempty" json:"persona,omitempty"`
+
+	// Topic Keep interactions of these topics.
+	Topic *[]string `form:"topic,omitempty" json:"topic,omitempty"`
+
+	// Questionid Keep interactions of these question ids.
+	Questionid *[]string `form:"questionid,omitempty" json:"questionid,omitempty"`
+
+	// Answerid Keep interactions of these answer ids.
+	Answerid *[]string `form:"answerid,omitempty" json:"answerid,omitempty"`
+
+	// Format csv (a header row, spreadsheet-safe) or jsonl (the import format of catsrv import).
+	Format *ExportInteractionsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+
+	// Limit Export at most this many interactions, newest first.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ExportInteractionsParamsFormat defines parameters for ExportInteractions.
+type ExportInteractionsParamsFormat string
+
 // GetModelCountsParams defines parameters for GetModelCounts.
 type GetModelCountsParams struct {
 	// Catname Name of the CAT; it must exist in the configuration.
@@ -540,12 +698,33 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/analytics/answers (the `GetAnswers` operationId).
 	GetAnswers(ctx context.Context, params *GetAnswersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetDailyCounts Interactions per day
+	//
+	// How many interactions of the selection (every filter applied) fall on each UTC day; they sum to total_interactions.
+	//
+	// Corresponds with GET /api/v1/analytics/daily_counts (the `GetDailyCounts` operationId).
+	GetDailyCounts(ctx context.Context, params *GetDailyCountsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetCats Configured CATs
 	//
 	// Every configured CAT for an admin token; without one, only the CATs whose analytics are public.
 	//
 	// Corresponds with GET /api/v1/analytics/get_cats (the `GetCats` operationId).
 	GetCats(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListInteractions Chat log
+	//
+	// The interactions behind a selection (same parameters and filters as /all, every filter applied), newest first, a page at a time. Admin token always required, even for public CATs.
+	//
+	// Corresponds with GET /api/v1/analytics/interactions (the `ListInteractions` operationId).
+	ListInteractions(ctx context.Context, params *ListInteractionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportInteractions Chat log export
+	//
+	// The interactions of /interactions as one streamed download, newest first: CSV (cells that a spreadsheet would run as a formula are prefixed with a quote) or JSON Lines in the import format. Admin token always required.
+	//
+	// Corresponds with GET /api/v1/analytics/interactions/export (the `ExportInteractions` operationId).
+	ExportInteractions(ctx context.Context, params *ExportInteractionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetModelCounts Model usage
 	//
@@ -658,6 +837,23 @@ func (c *Client) GetAnswers(ctx context.Context, params *GetAnswersParams, reqEd
 	return c.Client.Do(req)
 }
 
+// GetDailyCounts Interactions per day
+//
+// How many interactions of the selection (every filter applied) fall on each UTC day; they sum to total_interactions.
+//
+// Corresponds with GET /api/v1/analytics/daily_counts (the `GetDailyCounts` operationId).
+func (c *Client) GetDailyCounts(ctx context.Context, params *GetDailyCountsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDailyCountsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetCats Configured CATs
 //
 // Every configured CAT for an admin token; without one, only the CATs whose analytics are public.
@@ -665,6 +861,40 @@ func (c *Client) GetAnswers(ctx context.Context, params *GetAnswersParams, reqEd
 // Corresponds with GET /api/v1/analytics/get_cats (the `GetCats` operationId).
 func (c *Client) GetCats(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCatsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListInteractions Chat log
+//
+// The interactions behind a selection (same parameters and filters as /all, every filter applied), newest first, a page at a time. Admin token always required, even for public CATs.
+//
+// Corresponds with GET /api/v1/analytics/interactions (the `ListInteractions` operationId).
+func (c *Client) ListInteractions(ctx context.Context, params *ListInteractionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListInteractionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportInteractions Chat log export
+//
+// The interactions of /interactions as one streamed download, newest first: CSV (cells that a spreadsheet would run as a formula are prefixed with a quote) or JSON Lines in the import format. Admin token always required.
+//
+// Corresponds with GET /api/v1/analytics/interactions/export (the `ExportInteractions` operationId).
+func (c *Client) ExportInteractions(ctx context.Context, params *ExportInteractionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportInteractionsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1301,6 +1531,140 @@ func NewGetAnswersRequest(server string, params *GetAnswersParams) (*http.Reques
 	return req, nil
 }
 
+// NewGetDailyCountsRequest constructs an http.Request for the GetDailyCounts method
+func NewGetDailyCountsRequest(server string, params *GetDailyCountsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/analytics/daily_counts")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.StartDate != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "startDate", *params.StartDate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndDate != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "endDate", *params.EndDate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Model != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "model", *params.Model, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Persona != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "persona", *params.Persona, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Topic != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "topic", *params.Topic, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Questionid != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "questionid", *params.Questionid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Answerid != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "answerid", *params.Answerid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetCatsRequest constructs an http.Request for the GetCats method
 func NewGetCatsRequest(server string) (*http.Request, error) {
 	var err error
@@ -1318,6 +1682,322 @@ func NewGetCatsRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListInteractionsRequest constructs an http.Request for the ListInteractions method
+func NewListInteractionsRequest(server string, params *ListInteractionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/analytics/interactions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.StartDate != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "startDate", *params.StartDate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndDate != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "endDate", *params.EndDate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Model != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "model", *params.Model, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Persona != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "persona", *params.Persona, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Topic != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "topic", *params.Topic, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Questionid != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "questionid", *params.Questionid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Answerid != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "answerid", *params.Answerid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewExportInteractionsRequest constructs an http.Request for the ExportInteractions method
+func NewExportInteractionsRequest(server string, params *ExportInteractionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/analytics/interactions/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.StartDate != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "startDate", *params.StartDate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndDate != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "endDate", *params.EndDate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Model != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "model", *params.Model, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Persona != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "persona", *params.Persona, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Topic != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "topic", *params.Topic, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Questionid != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "questionid", *params.Questionid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Answerid != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "answerid", *params.Answerid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -1770,6 +2450,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/analytics/answers (the `GetAnswers` operationId).
 	GetAnswersWithResponse(ctx context.Context, params *GetAnswersParams, reqEditors ...RequestEditorFn) (*GetAnswersResponse, error)
 
+	// GetDailyCountsWithResponse Interactions per day
+	//
+	// How many interactions of the selection (every filter applied) fall on each UTC day; they sum to total_interactions.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/analytics/daily_counts (the `GetDailyCounts` operationId).
+	GetDailyCountsWithResponse(ctx context.Context, params *GetDailyCountsParams, reqEditors ...RequestEditorFn) (*GetDailyCountsResponse, error)
+
 	// GetCatsWithResponse Configured CATs
 	//
 	// Every configured CAT for an admin token; without one, only the CATs whose analytics are public.
@@ -1778,6 +2467,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/analytics/get_cats (the `GetCats` operationId).
 	GetCatsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetCatsResponse, error)
+
+	// ListInteractionsWithResponse Chat log
+	//
+	// The interactions behind a selection (same parameters and filters as /all, every filter applied), newest first, a page at a time. Admin token always required, even for public CATs.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/analytics/interactions (the `ListInteractions` operationId).
+	ListInteractionsWithResponse(ctx context.Context, params *ListInteractionsParams, reqEditors ...RequestEditorFn) (*ListInteractionsResponse, error)
+
+	// ExportInteractionsWithResponse Chat log export
+	//
+	// The interactions of /interactions as one streamed download, newest first: CSV (cells that a spreadsheet would run as a formula are prefixed with a quote) or JSON Lines in the import format. Admin token always required.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/analytics/interactions/export (the `ExportInteractions` operationId).
+	ExportInteractionsWithResponse(ctx context.Context, params *ExportInteractionsParams, reqEditors ...RequestEditorFn) (*ExportInteractionsResponse, error)
 
 	// GetModelCountsWithResponse Model usage
 	//
@@ -2138,6 +2845,82 @@ func (r GetAnswersResponse) ContentType() string {
 	return ""
 }
 
+// GetDailyCountsResponse401Headers the declared response headers of an HTTP 401 response for GetDailyCounts
+type GetDailyCountsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type GetDailyCountsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DailyCountsBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDailyCountsResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDailyCountsResponse) GetJSON200() *DailyCountsBody {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDailyCountsResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetDailyCountsResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetDailyCountsResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetDailyCountsResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDailyCountsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDailyCountsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDailyCountsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDailyCountsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetCatsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2187,6 +2970,161 @@ func (r GetCatsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCatsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListInteractionsResponse401Headers the declared response headers of an HTTP 401 response for ListInteractions
+type ListInteractionsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ListInteractionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InteractionsBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListInteractionsResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListInteractionsResponse) GetJSON200() *InteractionsBody {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListInteractionsResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListInteractionsResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListInteractionsResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListInteractionsResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListInteractionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListInteractionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListInteractionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListInteractionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportInteractionsResponse200Headers the declared response headers of an HTTP 200 response for ExportInteractions
+type ExportInteractionsResponse200Headers struct {
+	ContentDisposition *string
+	ContentType        *string
+	XExportTruncated   *bool
+	XTotalCount        *int64
+}
+
+// ExportInteractionsResponse401Headers the declared response headers of an HTTP 401 response for ExportInteractions
+type ExportInteractionsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ExportInteractionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportInteractionsResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportInteractionsResponse401Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportInteractionsResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExportInteractionsResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ExportInteractionsResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExportInteractionsResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportInteractionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportInteractionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportInteractionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportInteractionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -2653,6 +3591,21 @@ func (c *ClientWithResponses) GetAnswersWithResponse(ctx context.Context, params
 	return ParseGetAnswersResponse(rsp)
 }
 
+// GetDailyCountsWithResponse Interactions per day
+//
+// How many interactions of the selection (every filter applied) fall on each UTC day; they sum to total_interactions.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/analytics/daily_counts (the `GetDailyCounts` operationId).
+func (c *ClientWithResponses) GetDailyCountsWithResponse(ctx context.Context, params *GetDailyCountsParams, reqEditors ...RequestEditorFn) (*GetDailyCountsResponse, error) {
+	rsp, err := c.GetDailyCounts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDailyCountsResponse(rsp)
+}
+
 // GetCatsWithResponse Configured CATs
 //
 // Every configured CAT for an admin token; without one, only the CATs whose analytics are public.
@@ -2666,6 +3619,36 @@ func (c *ClientWithResponses) GetCatsWithResponse(ctx context.Context, reqEditor
 		return nil, err
 	}
 	return ParseGetCatsResponse(rsp)
+}
+
+// ListInteractionsWithResponse Chat log
+//
+// The interactions behind a selection (same parameters and filters as /all, every filter applied), newest first, a page at a time. Admin token always required, even for public CATs.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/analytics/interactions (the `ListInteractions` operationId).
+func (c *ClientWithResponses) ListInteractionsWithResponse(ctx context.Context, params *ListInteractionsParams, reqEditors ...RequestEditorFn) (*ListInteractionsResponse, error) {
+	rsp, err := c.ListInteractions(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListInteractionsResponse(rsp)
+}
+
+// ExportInteractionsWithResponse Chat log export
+//
+// The interactions of /interactions as one streamed download, newest first: CSV (cells that a spreadsheet would run as a formula are prefixed with a quote) or JSON Lines in the import format. Admin token always required.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/analytics/interactions/export (the `ExportInteractions` operationId).
+func (c *ClientWithResponses) ExportInteractionsWithResponse(ctx context.Context, params *ExportInteractionsParams, reqEditors ...RequestEditorFn) (*ExportInteractionsResponse, error) {
+	rsp, err := c.ExportInteractions(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportInteractionsResponse(rsp)
 }
 
 // GetModelCountsWithResponse Model usage
@@ -3026,6 +4009,73 @@ func ParseGetAnswersResponse(rsp *http.Response) (*GetAnswersResponse, error) {
 	return response, nil
 }
 
+// ParseGetDailyCountsResponse parses an HTTP response from a GetDailyCountsWithResponse call
+func ParseGetDailyCountsResponse(rsp *http.Response) (*GetDailyCountsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDailyCountsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DailyCountsBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetDailyCountsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetCatsResponse parses an HTTP response from a GetCatsWithResponse call
 func ParseGetCatsResponse(rsp *http.Response) (*GetCatsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -3061,6 +4111,164 @@ func ParseGetCatsResponse(rsp *http.Response) (*GetCatsResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseListInteractionsResponse parses an HTTP response from a ListInteractionsWithResponse call
+func ParseListInteractionsResponse(rsp *http.Response) (*ListInteractionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListInteractionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InteractionsBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListInteractionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportInteractionsResponse parses an HTTP response from a ExportInteractionsWithResponse call
+func ParseExportInteractionsResponse(rsp *http.Response) (*ExportInteractionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportInteractionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportInteractionsResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		if values := rsp.Header.Values("Content-Type"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Type", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentType = &value
+		}
+		if values := rsp.Header.Values("X-Export-Truncated"); len(values) > 0 {
+			var value bool
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Export-Truncated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XExportTruncated = &value
+		}
+		if values := rsp.Header.Values("X-Total-Count"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Total-Count", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.XTotalCount = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportInteractionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
 	}
 
 	return response, nil

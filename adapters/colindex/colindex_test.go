@@ -1,0 +1,200 @@
+package colindex_test
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/catsrv/catsrv/adapters/colindex"
+	"github.com/catsrv/catsrv/adapters/memstore"
+	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/ports"
+	"github.com/catsrv/catsrv/ports/porttest"
+)
+
+// memLog is an in-memory interaction log that is also a colindex.Source:
+// the reference memstore decides what is stored (validation, all or
+// nothing), and memLog numbers the stored rows as a database would.
+type memLog struct {
+	*memstore.Store
+	mu   sync.Mutex
+	rows []analytics.Interaction // row k has id k+1
+}
+
+func newMemLog() *memLog { return &memLog{Store: memstore.New()} }
+
+func (m *memLog) Append(ctx context.Context, in iter.Seq2[analytics.Interaction, error]) (int, error) {
+	var seen []analytics.Interaction
+	tee := func(yield func(analytics.Interaction, error) bool) {
+		for i, err := range in {
+			if err == nil {
+				seen = append(seen, i)
+			}
+			if !yield(i, err) {
+				return
+			}
+		}
+	}
+	n, err := m.Store.Append(ctx, tee)
+	if err != nil {
+		return n, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, i := range seen {
+		m.rows = append(m.rows, i.Normalize())
+	}
+	return n, nil
+}
+
+func (m *memLog) ReadSince(_ context.Context, after int64, fn func(*colindex.Row) error) (int64, error) {
+	m.mu.Lock()
+	rows := slices.Clone(m.rows)
+	m.mu.Unlock()
+	last := after
+	for k := int(after); k < len(rows); k++ {
+		i := rows[k]
+		if !i.Counted() {
+			continue
+		}
+		r := colindex.Row{ID: int64(k + 1), Micros: i.Time.UnixMicro(), Cat: []byte(i.Cat),
+			Topic: []byte(i.Topic), Model: []byte(i.Model), Persona: []byte(i.Persona),
+			QuestionID: []byte(i.QuestionID), Question: []byte(i.Question),
+			AnswerID: []byte(i.AnswerID), Answer: []byte(i.Answer)}
+		if err := fn(&r); err != nil {
+			return last, err
+		}
+		last = r.ID
+	}
+	return last, nil
+}
+
+func build(t *testing.T, src colindex.Source) *colindex.Index {
+	t.Helper()
+	idx, err := colindex.Build(t.Context(), src)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	return idx
+}
+
+// TestContract holds the index to the interaction log contract, written
+// through colindex.Log over the in-memory reference. The SQL back ends run
+// the same suite in adapters/sqlstore.
+func TestContract(t *testing.T) {
+	porttest.TestInteractionLog(t, func(t *testing.T) (ports.InteractionLog, ports.Aggregator) {
+		m := newMemLog()
+		idx := build(t, m)
+		return colindex.Log{InteractionLog: m, Index: idx}, idx
+	})
+}
+
+// tiedLog returns interactions with many equal counts and texts shared by
+// several ids, appended out of time order, over two days.
+func tiedLog(r *rand.Rand, n int) []analytics.Interaction {
+	day := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	out := make([]analytics.Interaction, n)
+	for k := range out {
+		q := r.IntN(40)
+		out[k] = analytics.Interaction{
+			Time: day.Add(time.Duration(r.IntN(48*60)) * time.Minute), Cat: "c", EventKind: analytics.EventKindAPI,
+			Question: fmt.Sprintf("question %d", q%10), QuestionID: fmt.Sprintf("q-%d", q),
+			Answer: fmt.Sprintf("answer %d", r.IntN(5)), Topic: []string{"b", "a", "c"}[r.IntN(3)],
+			Model: "m", Persona: fmt.Sprintf("p%d", r.IntN(3)),
+		}
+	}
+	return out
+}
+
+// TestGroupsComeSorted checks the index's speed trick: groups come in the
+// order of analytics.SortGroups, ties included, for every dimension,
+// across appends that add new entries and older rows. The single model
+// and the three topics soon count more than the counting sort's buckets
+// hold, so both of its paths are checked.
+func TestGroupsComeSorted(t *testing.T) {
+	m := newMemLog()
+	idx := build(t, m)
+	log := colindex.Log{InteractionLog: m, Index: idx}
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := range 5 {
+		if _, err := log.Append(t.Context(), analytics.Each(tiedLog(r, 1000))); err != nil {
+			t.Fatalf("Append: %v", err)
+		}
+		for _, d := range analytics.Dimensions {
+			t.Run(fmt.Sprintf("round%d/%v", round, d), func(t *testing.T) {
+				sel := analytics.Selection{Cat: "c"}
+				got, err := idx.Groups(t.Context(), sel, d)
+				if err != nil {
+					t.Fatalf("Groups: %v", err)
+				}
+				want := analytics.CountGroups(m.rows, sel, d)
+				analytics.SortGroups(want)
+				if !slices.Equal(got, want) {
+					t.Errorf("Groups(%v):\n got  %v\n want %v", d, got, want)
+				}
+			})
+		}
+	}
+}
+
+// TestRefreshSeesOtherWriters: rows another writer commits to the source
+// are counted after the next Refresh, and a new index built from the
+// source (a restart) counts the same.
+func TestRefreshSeesOtherWriters(t *testing.T) {
+	m := newMemLog()
+	idx := build(t, m)
+	r := rand.New(rand.NewPCG(5, 6))
+	rows := tiedLog(r, 200)
+	if _, err := m.Append(t.Context(), analytics.Each(rows)); err != nil {
+		t.Fatalf("Append: %v", err)
+	}
+	sel := analytics.Selection{Cat: "c"}
+	if n, _ := idx.Total(t.Context(), sel); n != 0 {
+		t.Fatalf("Total before Refresh = %d, want 0 (not yet seen)", n)
+	}
+	if err := idx.Refresh(t.Context()); err != nil {
+		t.Fatalf("Refresh: %v", err)
+	}
+	want := analytics.CountTotal(m.rows, sel)
+	if n, _ := idx.Total(t.Context(), sel); n != want {
+		t.Errorf("Total after Refresh = %d, want %d", n, want)
+	}
+	if n, _ := build(t, m).Total(t.Context(), sel); n != want {
+		t.Errorf("Total of a rebuilt index = %d, want %d", n, want)
+	}
+	if rowsSeen, high := idx.Stats(); rowsSeen != int(want) || high != int64(len(m.rows)) {
+		t.Errorf("Stats = %d rows, high-water %d; want %d, %d", rowsSeen, high, want, len(m.rows))
+	}
+}
+
+// TestFollowCatchesUp: Follow refreshes on its own.
+func TestFollowCatchesUp(t *testing.T) {
+	m := newMemLog()
+	idx := build(t, m)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		idx.Follow(ctx, time.Millisecond, func(err error) { t.Errorf("refresh: %v", err) })
+	}()
+	defer func() { cancel(); <-done }()
+	rows := tiedLog(rand.New(rand.NewPCG(7, 8)), 50)
+	if _, err := m.Append(t.Context(), analytics.Each(rows)); err != nil {
+		t.Fatalf("Append: %v", err)
+	}
+	for {
+		if n, _ := idx.Total(t.Context(), analytics.Selection{Cat: "c"}); n == int64(len(rows)) {
+			return
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatal("Follow never caught up")
+		case <-time.After(time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package colindex
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/catsrv/catsrv/core/errs"
+	"github.com/catsrv/catsrv/ports"
+)
+
+var _ ports.RollupStore = (*Index)(nil)
+
+// chunkRows is how many rows a refresh applies per hold of the write lock,
+// so that a large catch-up never stalls readers for long.
+const chunkRows = 4096
+
+// Index is the columnar index of one database's api interactions. Safe
+// for concurrent use: queries share a read lock, refreshes take turns.
+type Index struct {
+	src Source
+
+	refreshMu sync.Mutex // one refresh at a time; guards stage
+	stage     staging
+
+	mu   sync.RWMutex
+	cats map[string]*catIndex
+	high int64 // the highest id applied
+	rows int
+}
+
+// Build reads every api interaction from the source into a new index.
+func Build(ctx context.Context, src Source) (*Index, error) {
+	x := &Index{src: src, cats: map[string]*catIndex{}}
+	if err := x.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// Refresh applies the interactions stored since the last refresh.
+func (x *Index) Refresh(ctx context.Context) error {
+	x.refreshMu.Lock()
+	defer x.refreshMu.Unlock()
+	x.mu.RLock()
+	after := x.high
+	x.mu.RUnlock()
+	x.stage.reset()
+	_, err := x.src.ReadSince(ctx, after, func(r *Row) error {
+		x.stage.add(r)
+		if x.stage.len() >= chunkRows {
+			x.apply()
+		}
+		return nil
+	})
+	x.apply()
+	x.sortUnsorted()
+	if err != nil {
+		return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed")
+	}
+	return nil
+}
+
+// apply moves the staged rows into the index under the write lock.
+func (x *Index) apply() {
+	if x.stage.len() == 0 {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for k := range x.stage.len() {
+		r := x.stage.row(k)
+		c, ok := x.cats[string(r.Cat)]
+		if !ok {
+			c = newCatIndex()
+			x.cats[string(r.Cat)] = c
+		}
+		c.add(r)
+		x.high = max(x.high, r.ID)
+		x.rows++
+	}
+	x.stage.reset()
+	for _, c := range x.cats {
+		for d := range c.dicts {
+			c.dicts[d].updateRanks()
+		}
+	}
+}
+
+// sortUnsorted restores time order in the CATs that received older rows
+// than they held. Until then their queries check each row's time.
+func (x *Index) sortUnsorted() {
+	x.mu.RLock()
+	var todo []*catIndex
+	for _, c := range x.cats {
+		if !c.sorted {
+			todo = append(todo, c)
+		}
+	}
+	x.mu.RUnlock()
+	for _, c := range todo {
+		x.mu.Lock()
+		c.sortByTime()
+		x.mu.Unlock()
+	}
+}
+
+// Follow refreshes the index every interval until ctx is done, so that
+// the writes of other processes sharing the database are counted at most
+// about one interval (plus one refresh) after they commit. It reports
+// each failed refresh to onError, if given, and keeps going.
+func (x *Index) Follow(ctx context.Context, interval time.Duration, onError func(error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := x.Refresh(ctx); err != nil && ctx.Err() == nil && onError != nil {
+				onError(err)
+			}
+		}
+	}
+}
+
+// Stats reports the index's size and its high-water mark.
+func (x *Index) Stats() (rows int, highWater int64) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.rows, x.high
+}

@@ -1,0 +1,61 @@
+package authsql
+
+import (
+	"context"
+	"strings"
+
+	"github.com/catsrv/catsrv/core/auth"
+)
+
+// Record appends an audit event.
+func (s *Store) Record(ctx context.Context, e auth.AuditEvent) error {
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO auth_audit (at, kind, user_id, provider, cat, ip, user_agent, reason)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		micros(e.Time), string(e.Kind), e.UserID, e.Provider, e.Cat, e.IP, e.UserAgent, e.Reason); err != nil {
+		return internal(err)
+	}
+	return nil
+}
+
+// Events returns the selected audit events, oldest first.
+func (s *Store) Events(ctx context.Context, f auth.AuditFilter) ([]auth.AuditEvent, error) {
+	var where []string
+	var args []any
+	if !f.Since.IsZero() {
+		where = append(where, "at >= ?")
+		args = append(args, micros(f.Since))
+	}
+	if f.UserID != "" {
+		where = append(where, "user_id = ?")
+		args = append(args, f.UserID)
+	}
+	q := `SELECT at, kind, user_id, provider, cat, ip, user_agent, reason FROM auth_audit`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY at, seq"
+	if f.Limit > 0 {
+		q += " LIMIT ?"
+		args = append(args, f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, internal(err)
+	}
+	defer rows.Close()
+	out := []auth.AuditEvent{}
+	for rows.Next() {
+		var e auth.AuditEvent
+		var at int64
+		var kind string
+		if err := rows.Scan(&at, &kind, &e.UserID, &e.Provider, &e.Cat, &e.IP, &e.UserAgent, &e.Reason); err != nil {
+			return nil, internal(err)
+		}
+		e.Time, e.Kind = fromMicros(at), auth.AuditKind(kind)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, internal(err)
+	}
+	return out, nil
+}

@@ -1,0 +1,52 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/catsrv/catsrv/adapters/colindex"
+	"github.com/catsrv/catsrv/core/analytics"
+)
+
+var _ colindex.Source = (*Store)(nil)
+
+// ReadSince streams the api interactions stored after the id, in id
+// order, to fn: the source of the column index. Appends take turns per
+// database (a lock on PostgreSQL, the single writer on SQLite), so ids
+// commit in increasing order and a reader that remembers the last id it
+// saw never misses a row.
+func (s *Store) ReadSince(ctx context.Context, after int64, fn func(*colindex.Row) error) (int64, error) {
+	micros := "occurred_at"
+	if s.dialect == postgresDialect {
+		micros = "CAST(EXTRACT(EPOCH FROM occurred_at) * 1000000 AS BIGINT)"
+	}
+	//nolint:gosec // fixed SQL text; the values are bound
+	query := "SELECT id, " + micros + ", cat, topic, model, persona, question_id, question, answer_id, answer" +
+		" FROM interactions WHERE id > " + s.dialect.placeholders(1, 1) +
+		" AND event_kind = " + s.dialect.placeholders(2, 1) + " ORDER BY id"
+	rows, err := s.db.DB.QueryContext(ctx, query, after, analytics.EventKindAPI)
+	if err != nil {
+		return after, internal(err)
+	}
+	defer rows.Close()
+	var (
+		r                                          colindex.Row
+		cat, topic, model, persona, qid, q, aid, a sql.RawBytes
+	)
+	last := after
+	for rows.Next() {
+		if err := rows.Scan(&r.ID, &r.Micros, &cat, &topic, &model, &persona, &qid, &q, &aid, &a); err != nil {
+			return last, internal(err)
+		}
+		r.Cat, r.Topic, r.Model, r.Persona = cat, topic, model, persona
+		r.QuestionID, r.Question, r.AnswerID, r.Answer = qid, q, aid, a
+		if err := fn(&r); err != nil {
+			return last, err
+		}
+		last = r.ID
+	}
+	if err := rows.Err(); err != nil {
+		return last, internal(err)
+	}
+	return last, nil
+}

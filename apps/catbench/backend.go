@@ -1,0 +1,272 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// The two CATs of the generated logs; the first is the busiest (2/3).
+var benchCats = []string{"support", "sales"}
+
+const (
+	benchDays = 365
+	benchSeed = 1
+)
+
+// dataset is one generated log.
+type dataset struct {
+	path      string
+	configDir string
+	lines     int
+	end       time.Time // exclusive end of the log's window, a UTC midnight
+}
+
+// generate writes the demo log (reused when a previous run of the same day
+// left it) and a CAT configuration directory.
+func generate(ctx context.Context, cfg config) (dataset, error) {
+	end := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+	ds := dataset{
+		path:      filepath.Join(cfg.workDir, fmt.Sprintf("demo-%s-%s.jsonl", cfg.scaleName, end.Format("20060102"))),
+		configDir: filepath.Join(cfg.workDir, "configs"),
+		lines:     cfg.scale,
+		end:       end,
+	}
+	if err := os.MkdirAll(ds.configDir, 0o750); err != nil {
+		return ds, err
+	}
+	for _, c := range benchCats {
+		yaml := "security:\n  analytics:\n    public: false\n"
+		if err := os.WriteFile(filepath.Join(ds.configDir, c+".yaml"), []byte(yaml), 0o600); err != nil {
+			return ds, err
+		}
+	}
+	if _, err := os.Stat(ds.path); err == nil {
+		fmt.Printf("catbench: reusing %s\n", ds.path)
+		return ds, nil
+	}
+	tmp := ds.path + ".tmp"
+	f, err := os.Create(tmp) //nolint:gosec // the operator's working directory
+	if err != nil {
+		return ds, err
+	}
+	defer f.Close()
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, cfg.catsrv, "demo", "--interactions", fmt.Sprint(cfg.scale), //nolint:gosec // runs the binary the operator named
+		"--cats", strings.Join(benchCats, ","), "--days", fmt.Sprint(benchDays), "--seed", fmt.Sprint(benchSeed))
+	bw := bufio.NewWriterSize(f, 1<<20)
+	cmd.Stdout, cmd.Stderr = bw, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return ds, fmt.Errorf("catsrv demo: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return ds, err
+	}
+	if err := f.Close(); err != nil {
+		return ds, err
+	}
+	fmt.Printf("catbench: generated %d lines in %s\n", cfg.scale, time.Since(start).Round(time.Millisecond))
+	return ds, os.Rename(tmp, ds.path)
+}
+
+// benchBackend imports the log into a fresh database of the back end,
+// serves it and measures every route and mix.
+func benchBackend(ctx context.Context, cfg config, backend string, ds dataset) (*report, error) {
+	rep := &report{backend: backend, scale: cfg.scaleName, lines: ds.lines, workers: cfg.workers, gomemlimit: cfg.gomemlimit}
+	dsn, size, cleanup, err := freshDatabase(ctx, cfg, backend)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+
+	if !cfg.skipImport {
+		fmt.Printf("catbench: %s: importing %d lines...\n", backend, ds.lines)
+		start := time.Now()
+		cmd := exec.CommandContext(ctx, cfg.catsrv, "import", "--config", ds.configDir, "--db", dsn, ds.path) //nolint:gosec // runs the binary the operator named
+		var importErr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = io.Discard, &importErr
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("catsrv import: %w: %s", err, importErr.String())
+		}
+		rep.importTime = time.Since(start)
+		fmt.Printf("catbench: %s: %s", backend, importErr.String())
+	}
+	if rep.dbBytes, err = size(ctx); err != nil {
+		return nil, err
+	}
+
+	srv, err := startServer(ctx, cfg, ds, dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+	rep.startup = srv.startup
+	rep.rssAfterStart = srv.rss()
+
+	token, err := adminToken(ctx, cfg, ds)
+	if err != nil {
+		return nil, err
+	}
+	client := newClient(srv.base, token, cfg.workers)
+	mixes, err := queryMixes(ctx, client, ds)
+	if err != nil {
+		return nil, err
+	}
+	for _, rt := range routes {
+		if !strings.Contains(rt.path, cfg.routeFilter) || rt.raw && cfg.skipRaw {
+			continue
+		}
+		for _, m := range mixes {
+			if m.filtered && !rt.filters {
+				continue
+			}
+			for _, limit := range rt.limits {
+				n := cfg.fastRequests
+				if rt.raw {
+					n = cfg.rawRequests
+				}
+				c := cell{route: rt.path, mix: m.name, limit: limit}
+				c.stats, err = client.drive(ctx, rt.path, m.params, limit, n, cfg.cellBudget)
+				if err != nil {
+					return nil, fmt.Errorf("%s %s: %w", rt.path, m.name, err)
+				}
+				fmt.Printf("  %-28s %-24s %-9s %s\n", rt.path, m.name, limitName(limit), c.stats.short())
+				rep.cells = append(rep.cells, c)
+			}
+		}
+	}
+	rep.peakRSS = srv.rss()
+	return rep, nil
+}
+
+// server is a running `catsrv serve`.
+type server struct {
+	cmd     *exec.Cmd
+	base    string
+	startup time.Duration
+	done    chan struct{} // closed when the process has exited
+	exitErr error         // how it exited, once done is closed
+}
+
+func startServer(ctx context.Context, cfg config, ds dataset, dsn string) (*server, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(cfg.catsrv, "serve", "--config", ds.configDir, "--db", dsn, "--addr", addr) //nolint:gosec // runs the binary the operator named
+	cmd.Env = append(os.Environ(), "CATSRV_JWT_SECRET="+benchSecret)
+	if cfg.gomemlimit != "" {
+		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+cfg.gomemlimit)
+	}
+	logFile, err := os.Create(filepath.Join(cfg.workDir, "serve.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		_ = logFile.Close()
+		return nil, err
+	}
+	s := &server{cmd: cmd, base: "http://" + addr, done: make(chan struct{})}
+	go func() {
+		s.exitErr = cmd.Wait()
+		_ = logFile.Close()
+		close(s.done)
+	}()
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		resp, err := http.Get(s.base + "/readyz")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		select {
+		case <-s.done:
+			return nil, fmt.Errorf("catsrv serve exited (see %s): %w", logFile.Name(), s.exitErr)
+		case <-ctx.Done():
+			s.stop()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			s.stop()
+			return nil, errors.New("catsrv serve did not become ready")
+		}
+	}
+	s.startup = time.Since(start)
+	return s, nil
+}
+
+// rss returns the server's peak resident set size (VmHWM) in bytes, 0 if
+// unknown (not Linux).
+func (s *server) rss() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid)) //nolint:gosec // the child's own status file
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-s.done:
+	case <-time.After(20 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+}
+
+// benchSecret signs the harness's tokens; the server lives only for the run.
+const benchSecret = "catbench-only-secret-0123456789abcdef0123456789abcdef" //nolint:gosec // a throwaway secret for a local benchmark server
+
+func adminToken(ctx context.Context, cfg config, ds dataset) (string, error) {
+	cmd := exec.CommandContext(ctx, cfg.catsrv, "token", "--config", ds.configDir, "--subject", "catbench", "--role", "admin", "--ttl", "6h") //nolint:gosec // runs the binary the operator named
+	cmd.Env = append(os.Environ(), "CATSRV_JWT_SECRET="+benchSecret)
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("catsrv token: %w", err)
+	}
+	lines := strings.Fields(strings.TrimSpace(string(out)))
+	if len(lines) == 0 {
+		return "", errors.New("catsrv token printed nothing")
+	}
+	return lines[len(lines)-1], nil
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := ln.Addr().String()
+	return addr, ln.Close()
+}
+
+func limitName(limit int) string {
+	if limit == 0 {
+		return "no limit"
+	}
+	return fmt.Sprintf("limit=%d", limit)
+}

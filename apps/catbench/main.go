@@ -1,0 +1,164 @@
+// Command catbench is the benchmark harness behind `make bench`: it
+// generates demo logs with `catsrv demo`, imports them into SQLite (and
+// into a fresh PostgreSQL database when a DSN is given), serves them with
+// `catsrv serve` and drives every analytics route and query mix over
+// loopback with its own load generator. It prints one table per back end
+// and scale and writes them into docs/benchmarks.md between markers, so
+// the hand-written analysis around them survives a re-run.
+//
+// It is a benchmark, not a test: figures depend on the machine and on
+// whatever else runs on it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// config is what one harness run does.
+type config struct {
+	catsrv       string        // path of the catsrv binary
+	scale        int           // interactions generated
+	scaleName    string        // "1m", "10m", ...
+	workDir      string        // data, configs and databases
+	postgresDSN  string        // server DSN; empty skips PostgreSQL
+	backends     []string      // "sqlite", "postgres"
+	fastRequests int           // requests per cell on the fast routes
+	rawRequests  int           // requests per cell on /all and /all_legacy
+	cellBudget   time.Duration // a cell stops early after this long (min 3 requests)
+	workers      int           // concurrent keep-alive connections
+	doc          string        // markdown file the tables are written into; empty skips
+	skipImport   bool          // serve the databases a previous run left
+	routeFilter  string        // only routes containing this text
+	skipRaw      bool          // leave out /all and /all_legacy
+	gomemlimit   string        // GOMEMLIMIT of the server; empty leaves it unset
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "catbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	cfg, err := parseConfig(args)
+	if err != nil {
+		return err
+	}
+	machine := describeMachine()
+	fmt.Printf("catbench: %s interactions, %s\n", cfg.scaleName, machine)
+	if err := os.MkdirAll(cfg.workDir, 0o750); err != nil {
+		return err
+	}
+	data, err := generate(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	for _, backend := range cfg.backends {
+		rep, err := benchBackend(ctx, cfg, backend, data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", backend, err)
+		}
+		rep.machine = machine
+		text := rep.markdown()
+		fmt.Println()
+		fmt.Print(text)
+		if cfg.doc != "" {
+			if err := writeSection(cfg.doc, rep.sectionName(), text); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func parseConfig(args []string) (config, error) {
+	fs := flag.NewFlagSet("catbench", flag.ContinueOnError)
+	cfg := config{}
+	fs.StringVar(&cfg.catsrv, "catsrv", "bin/catsrv", "catsrv binary to benchmark")
+	scale := fs.String("scale", envOr("BENCH_SCALE", "1m"), "interactions: 1m, 10m, or a number (env BENCH_SCALE)")
+	fs.StringVar(&cfg.workDir, "dir", envOr("BENCH_DIR", filepath.Join(os.TempDir(), "catbench")), "working directory (env BENCH_DIR)")
+	fs.StringVar(&cfg.postgresDSN, "postgres", envOr("BENCH_POSTGRES_DSN", os.Getenv("CATSRV_TEST_POSTGRES_DSN")),
+		"PostgreSQL server DSN; a fresh database is created on it (env BENCH_POSTGRES_DSN, else CATSRV_TEST_POSTGRES_DSN)")
+	backends := fs.String("backends", envOr("BENCH_BACKENDS", "sqlite,postgres"), "back ends to run (env BENCH_BACKENDS)")
+	fs.IntVar(&cfg.fastRequests, "requests", 200, "requests per route and mix on the fast routes")
+	fs.IntVar(&cfg.rawRequests, "raw-requests", 20, "requests per mix on /all and /all_legacy")
+	fs.DurationVar(&cfg.cellBudget, "cell-budget", 6*time.Second, "stop a route and mix after this long (at least 3 requests)")
+	fs.IntVar(&cfg.workers, "workers", 2, "concurrent keep-alive connections")
+	fs.BoolVar(&cfg.skipImport, "skip-import", false, "reuse the databases of a previous run of the same scale (import figures are then not measured)")
+	fs.StringVar(&cfg.routeFilter, "routes", "", "only the routes whose path contains this text")
+	fs.BoolVar(&cfg.skipRaw, "skip-raw", false, "leave out /all and /all_legacy (slow at 10M)")
+	fs.StringVar(&cfg.gomemlimit, "gomemlimit", os.Getenv("BENCH_GOMEMLIMIT"), "GOMEMLIMIT for the server, e.g. 200MiB (env BENCH_GOMEMLIMIT; default unset)")
+	fs.StringVar(&cfg.doc, "doc", "docs/benchmarks.md", "markdown file to write the tables into (empty: print only)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	n, name, err := parseScale(*scale)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.scale, cfg.scaleName = n, name
+	for _, b := range strings.Split(*backends, ",") {
+		switch b = strings.TrimSpace(b); b {
+		case "sqlite":
+			cfg.backends = append(cfg.backends, b)
+		case "postgres":
+			if cfg.postgresDSN == "" {
+				fmt.Println("catbench: PostgreSQL skipped (set BENCH_POSTGRES_DSN or CATSRV_TEST_POSTGRES_DSN)")
+				continue
+			}
+			cfg.backends = append(cfg.backends, b)
+		case "":
+		default:
+			return cfg, fmt.Errorf("unknown back end %q", b)
+		}
+	}
+	if cfg.workers < 1 || cfg.fastRequests < 1 || cfg.rawRequests < 1 {
+		return cfg, errors.New("workers and request counts must be positive")
+	}
+	return cfg, nil
+}
+
+// parseScale reads 1m, 10m, 250k or a plain number.
+func parseScale(s string) (int, string, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	mult := 1
+	switch {
+	case strings.HasSuffix(s, "m"):
+		mult, s = 1_000_000, strings.TrimSuffix(s, "m")
+	case strings.HasSuffix(s, "k"):
+		mult, s = 1_000, strings.TrimSuffix(s, "k")
+	}
+	var n int
+	if _, err := fmt.Sscanf(s, "%d", &n); err != nil || n <= 0 {
+		return 0, "", fmt.Errorf("invalid scale %q: use 1m, 10m, 250k or a number", s)
+	}
+	n *= mult
+	name := fmt.Sprint(n)
+	switch {
+	case n%1_000_000 == 0:
+		name = fmt.Sprintf("%dM", n/1_000_000)
+	case n%1_000 == 0:
+		name = fmt.Sprintf("%dk", n/1_000)
+	}
+	return n, name, nil
+}
+
+func envOr(key, fallback string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return fallback
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// cell is one route × mix × limit measurement.
+type cell struct {
+	route, mix string
+	limit      int
+	stats      stats
+}
+
+// report is one back end at one scale.
+type report struct {
+	backend, scale string
+	machine        string
+	lines          int
+	workers        int
+	gomemlimit     string
+	importTime     time.Duration
+	dbBytes        int64
+	startup        time.Duration
+	rssAfterStart  int64
+	peakRSS        int64
+	cells          []cell
+}
+
+func (r *report) sectionName() string { return r.backend + "-" + strings.ToLower(r.scale) }
+
+// targets of the issue, by scale.
+type targets struct {
+	warehouseP50, warehouseP99, rawP50, fastP50 time.Duration
+	rssBytes                                    int64
+}
+
+func (r *report) targets() targets {
+	t := targets{warehouseP50: 5 * time.Millisecond, warehouseP99: 20 * time.Millisecond, rawP50: 300 * time.Millisecond,
+		fastP50: 5 * time.Millisecond, rssBytes: 256 << 20}
+	if r.backend == "postgres" {
+		t.rawP50 = 150 * time.Millisecond
+	}
+	if r.lines >= 10_000_000 {
+		t.warehouseP50, t.warehouseP99, t.fastP50, t.rssBytes = 10*time.Millisecond, 40*time.Millisecond, 10*time.Millisecond, 512<<20
+		t.rawP50 *= 10
+	}
+	return t
+}
+
+// worst returns the largest p50 and p99 over the cells that pass keep.
+func (r *report) worst(keep func(cell) bool) (p50, p99 time.Duration, where string) {
+	for _, c := range r.cells {
+		if !keep(c) {
+			continue
+		}
+		if c.stats.p50 > p50 {
+			p50, where = c.stats.p50, c.route+" "+c.mix
+		}
+		p99 = max(p99, c.stats.p99)
+	}
+	return p50, p99, where
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "**missed**"
+}
+
+func (r *report) markdown() string {
+	var b strings.Builder
+	t := r.targets()
+	rate := float64(r.lines) / max(r.importTime.Seconds(), 1e-9)
+	fmt.Fprintf(&b, "### %s, %s interactions\n\n", backendTitle(r.backend), r.scale)
+	fmt.Fprintf(&b, "Measured %s on %s; %d concurrent keep-alive connections over loopback",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), r.machine, r.workers)
+	if r.gomemlimit != "" {
+		fmt.Fprintf(&b, "; server run with GOMEMLIMIT=%s", r.gomemlimit)
+	}
+	b.WriteString(".\n\n")
+	b.WriteString("| target | goal | measured | |\n|---|---|---|---|\n")
+	isLimited := func(c cell) bool { return c.limit == dashboardLimit || c.limit == 0 && !listRoute(c.route) }
+	wp50, wp99, wwhere := r.worst(func(c cell) bool { return c.route == "/all_warehouse" && c.limit == dashboardLimit })
+	fmt.Fprintf(&b, "| /all_warehouse p50, worst mix, limit=100 | ≤ %s | %s (%s) | %s |\n", ms(t.warehouseP50), ms(wp50), wwhere, verdict(wp50 <= t.warehouseP50))
+	fmt.Fprintf(&b, "| /all_warehouse p99, worst mix, limit=100 | ≤ %s | %s | %s |\n", ms(t.warehouseP99), ms(wp99), verdict(wp99 <= t.warehouseP99))
+	rp50, _, rwhere := r.worst(func(c cell) bool { return (c.route == "/all" || c.route == "/all_legacy") && c.limit == dashboardLimit })
+	if rwhere == "" {
+		fmt.Fprintf(&b, "| /all and /all_legacy p50, worst mix, limit=100 | ≤ %s | not measured in this run | |\n", ms(t.rawP50))
+	} else {
+		fmt.Fprintf(&b, "| /all and /all_legacy p50, worst mix, limit=100 | ≤ %s | %s (%s) | %s |\n", ms(t.rawP50), ms(rp50), rwhere, verdict(rp50 <= t.rawP50))
+	}
+	fp50, _, fwhere := r.worst(func(c cell) bool {
+		return (strings.HasPrefix(c.route, "/metrics/") || c.route == "/questions" || c.route == "/answers") && isLimited(c)
+	})
+	fmt.Fprintf(&b, "| /metrics/*, /questions, /answers p50, worst | ≤ %s | %s (%s) | %s |\n", ms(t.fastP50), ms(fp50), fwhere, verdict(fp50 <= t.fastP50))
+	if r.importTime > 0 {
+		fmt.Fprintf(&b, "| import | ≥ 100000 lines/s | %.0f lines/s (%s) | %s |\n", rate, r.importTime.Round(time.Millisecond), verdict(rate >= 100_000))
+	} else {
+		b.WriteString("| import | ≥ 100000 lines/s | not measured (database reused) | |\n")
+	}
+	fmt.Fprintf(&b, "| server peak RSS (VmHWM) | ≤ %d MiB | %.0f MiB (%.0f MiB after start-up) | %s |\n",
+		t.rssBytes>>20, mib(r.peakRSS), mib(r.rssAfterStart), verdict(r.peakRSS <= t.rssBytes))
+	fmt.Fprintf(&b, "| database size on disk | — | %.0f MiB | |\n", mib(r.dbBytes))
+	fmt.Fprintf(&b, "| server start-up to ready | — | %s | |\n", r.startup.Round(time.Millisecond))
+	b.WriteString("| chat throughput, legacy mode, 32 users | — | not measured (chat not built yet) | |\n\n")
+
+	b.WriteString("| route | mix | limit | p50 | p99 | req/s | response bytes | requests |\n|---|---|---|---|---|---|---|---|\n")
+	for _, c := range r.cells {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.1f | %d | %d |\n", c.route, c.mix, limitName(c.limit),
+			ms(c.stats.p50), ms(c.stats.p99), c.stats.perSec, c.stats.bytes, c.stats.requests)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func listRoute(path string) bool {
+	return path == "/questions" || path == "/answers" || strings.HasPrefix(path, "/all")
+}
+
+func backendTitle(b string) string {
+	if b == "postgres" {
+		return "PostgreSQL"
+	}
+	return "SQLite"
+}
+
+func mib(n int64) float64 { return float64(n) / (1 << 20) }
+
+// describeMachine names the CPU model and core count.
+func describeMachine() string {
+	model := runtime.GOARCH
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%d cores, %s, %s", runtime.NumCPU(), model, runtime.Version())
+}
+
+// writeSection replaces the text between the section's markers in the
+// markdown file, or appends the section when the markers are missing.
+func writeSection(path, name, text string) error {
+	begin := "<!-- catbench:" + name + ":begin -->"
+	end := "<!-- catbench:" + name + ":end -->"
+	old, err := os.ReadFile(path) //nolint:gosec // the document the operator named
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	doc := string(old)
+	block := begin + "\n" + text + end
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
+	if i >= 0 && j > i {
+		doc = doc[:i] + block + doc[j+len(end):]
+	} else {
+		if doc != "" && !strings.HasSuffix(doc, "\n\n") {
+			doc += "\n"
+		}
+		doc += block + "\n"
+	}
+	return os.WriteFile(path, []byte(doc), 0o600) //nolint:gosec // the document the operator named
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/catsrv/catsrv/adapters/sqlstore"
+	"github.com/catsrv/catsrv/adapters/sqlstore/authsql"
+	"github.com/catsrv/catsrv/core/auth"
+)
+
+// auditCmd prints the authentication audit log, oldest first.
+func auditCmd(ctx context.Context, args []string, env environ, stdout io.Writer) error {
+	fs := newFlags("audit")
+	dsn := fs.String("db", env.get("CATSRV_DB", defaultDSN), "database: sqlite:PATH or postgres://...")
+	since := fs.String("since", "", "only events since: a duration back from now (24h), a date (2026-01-31) or an RFC 3339 time")
+	user := fs.String("user", "", "only events of this user id")
+	limit := fs.Int("limit", 0, "print at most this many events (0: all)")
+	asJSON := fs.Bool("json", false, "print JSON Lines instead of a table")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 || *limit < 0 {
+		return fmt.Errorf("audit takes only flags: %w", errUsage)
+	}
+	from, err := parseSince(*since, time.Now())
+	if err != nil {
+		return fmt.Errorf("--since: %w: %w", err, errUsage)
+	}
+	store, err := sqlstore.Open(ctx, *dsn)
+	if err != nil {
+		return fmt.Errorf("opening database: %w", err)
+	}
+	defer store.Close()
+	records, err := authsql.Open(ctx, store)
+	if err != nil {
+		return err
+	}
+	events, err := records.Events(ctx, auth.AuditFilter{Since: from, UserID: *user, Limit: *limit})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeAuditJSON(stdout, events)
+	}
+	return writeAuditTable(stdout, events)
+}
+
+// parseSince reads --since.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("%q is not a duration, a YYYY-MM-DD date or an RFC 3339 time", s)
+}
+
+func writeAuditTable(w io.Writer, events []auth.AuditEvent) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if _, err := fmt.Fprintln(tw, "TIME\tEVENT\tUSER\tPROVIDER\tCAT\tIP\tREASON\tUSER AGENT"); err != nil {
+		return err
+	}
+	for _, e := range events {
+		if _, err := fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339),
+			e.Kind, dash(e.UserID), dash(e.Provider), dash(e.Cat), dash(e.IP), dash(e.Reason), dash(e.UserAgent)); err != nil {
+			return err
+		}
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// auditLine is one event of --json output.
+type auditLine struct {
+	Time      time.Time `json:"time"`
+	Event     string    `json:"event"`
+	User      string    `json:"user,omitempty"`
+	Provider  string    `json:"provider,omitempty"`
+	Cat       string    `json:"cat,omitempty"`
+	IP        string    `json:"ip,omitempty"`
+	UserAgent string    `json:"user_agent,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+}
+
+func writeAuditJSON(w io.Writer, events []auth.AuditEvent) error {
+	enc := json.NewEncoder(w)
+	for _, e := range events {
+		if err := enc.Encode(auditLine{Time: e.Time.UTC(), Event: string(e.Kind), User: e.UserID, Provider: e.Provider,
+			Cat: e.Cat, IP: e.IP, UserAgent: e.UserAgent, Reason: e.Reason}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeGoogle is a local stand-in for provider_b on Google's paths: the
+// authorize endpoint logs the user in at once.
+func fakeGoogle(t *testing.T, clientID, secret string) *httptest.Server {
+	codes := map[string]string{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /o/oauth2/auth", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if q.Get("client_id") != clientID {
+			http.Error(w, "unknown client", http.StatusBadRequest)
+			return
+		}
+		codes["code-1"] = q.Get("redirect_uri")
+		back, _ := url.Parse(q.Get("redirect_uri"))
+		back.RawQuery = url.Values{"code": {"code-1"}, "state": {q.Get("state")}}.Encode()
+		http.Redirect(w, r, back.String(), http.StatusFound)
+	})
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+		// Google's endpoint takes the client's credentials in the form.
+		err := r.ParseForm()
+		id, sec := r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+		if err != nil || id != clientID || sec != secret || codes[r.PostForm.Get("code")] == "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"error":"invalid_grant"}`)
+			return
+		}
+		delete(codes, r.PostForm.Get("code"))
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"access_token":"google-at","token_type":"Bearer","expires_in":3600}`)
+	})
+	mux.HandleFunc("GET /oauth2/v2/userinfo", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("access_token") != "google-at" {
+			http.Error(w, "bad token", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"g-1","email":"gina@example.com","name":"Gina"}`)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestServeLogin drives the real binary: a provider_b login against a
+// local provider, the session cookie on /memory, and the audit command.
+func TestServeLogin(t *testing.T) {
+	idp := fakeGoogle(t, "gclient", "gsecret")
+	cfg := t.TempDir()
+	if err := os.WriteFile(filepath.Join(cfg, "shop.yaml"), []byte("security:\n  providers:\n    provider_a: {enabled: true}\n    provider_b: {enabled: true}\n  cors:\n    allowed_origins: [\"https://app.example.com\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := "sqlite:" + filepath.Join(t.TempDir(), "catsrv.db")
+	addr := freeAddr(t)
+	base := "http://" + addr
+	srv := exec.Command(binary, "serve", "--config", cfg, "--db", db, "--addr", addr)
+	srv.Env = []string{"PATH=" + os.Getenv("PATH"), "CATSRV_JWT_SECRET=" + testSecret, "CATSRV_COOKIE_INSECURE=true",
+		"CATSRV_PROVIDER_B_CLIENT_ID=gclient", "CATSRV_PROVIDER_B_CLIENT_SECRET=gsecret", "CATSRV_PROVIDER_B_BASE_URL=" + idp.URL}
+	var logs bytes.Buffer
+	srv.Stderr = &logs
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	waitReady(t, base+"/readyz")
+
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	do := func(method, target, body string, header ...string) (int, string, http.Header) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), method, target, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, string(raw), resp.Header
+	}
+
+	code, body, _ := do(http.MethodPost, base+"/api/v1/auth/provider_a", "")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "not configured") {
+		t.Fatalf("unconfigured provider_a: %d %s", code, body)
+	}
+	code, body, _ = do(http.MethodPost, base+"/api/v1/auth/provider_b", "")
+	var start struct {
+		AuthorizationURL string `json:"authorization_url"`
+	}
+	if err := json.Unmarshal([]byte(body), &start); code != http.StatusOK || err != nil || !strings.HasPrefix(start.AuthorizationURL, idp.URL) {
+		t.Fatalf("start: %d %s", code, body)
+	}
+	code, _, h := do(http.MethodGet, start.AuthorizationURL, "")
+	if code != http.StatusFound || !strings.HasPrefix(h.Get("Location"), base+"/api/v1/auth/provider_b/callback?") {
+		t.Fatalf("identity provider: %d, Location %s", code, h.Get("Location"))
+	}
+	if code, body, _ = do(http.MethodGet, h.Get("Location"), ""); code != http.StatusSeeOther {
+		t.Fatalf("callback: %d %s\n%s", code, body, logs.String())
+	}
+	if code, body, _ = do(http.MethodPost, base+"/api/v1/auth/memory", `{"preferences":{"tone":"brief"}}`, "Origin", "https://app.example.com"); code != http.StatusOK {
+		t.Fatalf("POST /memory: %d %s", code, body)
+	}
+	if code, body, _ = do(http.MethodGet, base+"/api/v1/auth/memory", ""); code != http.StatusOK || !strings.Contains(body, `"tone":"brief"`) {
+		t.Fatalf("GET /memory: %d %s", code, body)
+	}
+	if code, body, _ = do(http.MethodPost, base+"/api/v1/auth/logout", "", "Origin", base); code != http.StatusOK {
+		t.Fatalf("logout: %d %s", code, body)
+	}
+
+	audit := catsrv(t, nil, nil, "audit", "--db", db)
+	for _, event := range []string{"provider_disabled", "login_start", "login_success", "logout"} {
+		if !strings.Contains(audit.stdout, event) {
+			t.Errorf("audit output lacks %s:\n%s", event, audit.stdout)
+		}
+	}
+	for _, secret := range []string{"gsecret", "google-at", testSecret} {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("the server logged %q", secret)
+		}
+	}
+}

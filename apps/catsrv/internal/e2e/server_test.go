@@ -1,0 +1,163 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"iter"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/catsrv/catsrv/adapters/clock"
+	"github.com/catsrv/catsrv/adapters/jsonl"
+	"github.com/catsrv/catsrv/adapters/memstore"
+	"github.com/catsrv/catsrv/adapters/sqlstore"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/demo"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/core/analytics/reporter"
+	"github.com/catsrv/catsrv/core/auth/tokens"
+	"github.com/catsrv/catsrv/core/catconfig"
+	"github.com/catsrv/catsrv/web"
+)
+
+const secret = "e2e-secret-of-at-least-32-bytes-for-hs256"
+
+// browserPath finds Chromium, or skips the test (fails it under CI=true).
+func browserPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("CATSRV_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no Chromium found (set CATSRV_CHROMIUM or apt-get install chromium); CI=true requires the browser tests")
+	}
+	t.Skip("no Chromium found (set CATSRV_CHROMIUM or apt-get install chromium): skipping the browser tests")
+	return ""
+}
+
+// artifacts returns the directory for screenshots and downloads.
+func artifacts(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("CATSRV_ARTIFACTS")
+	if dir == "" {
+		dir = t.TempDir()
+	} else {
+		dir = filepath.Join(dir, "e2e")
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("artifacts in %s", abs)
+	return abs
+}
+
+// site is the HTTP app on demo data with an admin token.
+type site struct {
+	url   string
+	admin string
+}
+
+// newSite seeds a SQLite database with demo data of CATs demo (busiest)
+// and acme over the 90 days up to today, and serves the app on it.
+func newSite(t *testing.T) *site {
+	t.Helper()
+	t.Cleanup(httpapi.UseSpecErrors())
+	ctx := t.Context()
+	store, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+
+	end := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(demo.Generate(pw, demo.Options{Interactions: 6000, Cats: []string{"demo", "acme"}, Days: 90, Seed: 7, End: end}))
+	}()
+	if _, err := store.Append(ctx, decoded(pr)); err != nil {
+		t.Fatal(err)
+	}
+
+	// acme's analytics are public, its chat log is not.
+	acme := catconfig.Defaults("acme")
+	acme.Security.Analytics.Public = true
+	cats := memstore.NewCats(acme, catconfig.Defaults("demo"))
+	toks, err := tokens.New([]byte(secret), "catsrv", "catsrv", clock.System{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, _, err := toks.Issue("e2e-admin", "admin", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, h := httpapi.New(httpapi.Deps{
+		Reporter:  reporter.New(cats, store, store.Rollups(), clock.System{}),
+		Tokens:    toks,
+		Logger:    slog.New(slog.DiscardHandler),
+		Browser:   store,
+		Dashboard: web.Assets(),
+	})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return &site{url: srv.URL, admin: admin}
+}
+
+// decoded yields the interactions of JSON Lines input.
+func decoded(r io.Reader) iter.Seq2[analytics.Interaction, error] {
+	return func(yield func(analytics.Interaction, error) bool) {
+		for line := range jsonl.Decode(r) {
+			if !yield(line.Interaction, line.Err) {
+				return
+			}
+		}
+	}
+}
+
+// api gets an analytics route with the admin token and decodes its JSON.
+func (s *site) api(t *testing.T, path, query string, out any) {
+	t.Helper()
+	body := s.raw(t, path, query)
+	if err := json.Unmarshal(body, out); err != nil {
+		t.Fatalf("%s: %v\n%s", path, err, body)
+	}
+}
+
+// raw gets an analytics route with the admin token.
+func (s *site) raw(t *testing.T, path, query string) []byte {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, s.url+httpapi.AnalyticsPrefix+path+"?"+query, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.admin)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = res.Body.Close() }()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("%s?%s: %d %s", path, query, res.StatusCode, strings.TrimSpace(string(body)))
+	}
+	return body
+}

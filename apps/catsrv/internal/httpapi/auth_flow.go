@@ -1,0 +1,186 @@
+package httpapi
+
+import (
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/catsrv/catsrv/core/auth"
+	"github.com/catsrv/catsrv/core/auth/session"
+	"github.com/catsrv/catsrv/core/errs"
+)
+
+// maxProviderError bounds how much of a provider's error parameter is
+// echoed and audited.
+const maxProviderError = 200
+
+// StartResponse is the body of POST /api/v1/auth/<provider>.
+type StartResponse struct {
+	AuthorizationURL string `json:"authorization_url"`
+}
+
+// SessionResponse is the JSON body of a successful callback (when the
+// client asks for JSON) and of a refresh. The refresh token is never in a
+// body: it stays in its httpOnly cookie.
+type SessionResponse struct {
+	AccessToken string    `json:"access_token"`
+	TokenType   string    `json:"token_type"`
+	ExpiresAt   time.Time `json:"expires_at"`
+	ExpiresIn   int       `json:"expires_in"`
+	User        *UserBody `json:"user,omitempty"`
+}
+
+// UserBody describes the signed-in user.
+type UserBody struct {
+	ID       string `json:"id"`
+	Provider string `json:"provider"`
+	Email    string `json:"email"`
+	Name     string `json:"name"`
+	Role     string `json:"role"`
+}
+
+// start begins a login: it checks the provider is enabled for the CAT and
+// configured on the server, seals the state into a cookie and returns the
+// provider's authorization URL.
+func (a *authAPI) start(w http.ResponseWriter, r *http.Request, provider string) {
+	ctx, m := r.Context(), meta(r)
+	cat, err := a.cat(ctx, r.URL.Query().Get("catname"))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if err := a.usable(r, cat.Name, provider, providerEnabled(cat, provider)); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	fs, sealed, err := a.d.States.Begin(provider, cat.Name)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	authURL, err := a.d.Providers[provider].AuthURL(ctx, fs.State, fs.Verifier)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if err := a.d.Sessions.Audit(ctx, auth.AuditEvent{Kind: auth.AuditLoginStart, Provider: provider, Cat: cat.Name, IP: m.IP, UserAgent: m.UserAgent}); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.d.Cookies.setState(w, provider, sealed)
+	writeJSON(w, http.StatusOK, StartResponse{AuthorizationURL: authURL})
+}
+
+// usable refuses a provider that the CAT disables or that the server has
+// no credentials for, auditing the refusal.
+func (a *authAPI) usable(r *http.Request, cat, provider string, enabled bool) error {
+	var refusal error
+	switch {
+	case !enabled:
+		refusal = errs.New(errs.KindForbidden, "%s is disabled for CAT %s (security.providers.%s.enabled is false)", provider, cat, provider)
+	case a.d.Providers[provider] == nil:
+		refusal = errs.New(errs.KindUnavailable, "%s is not configured on this server: its credentials are not set (see docs/auth.md)", provider)
+	default:
+		return nil
+	}
+	m := meta(r)
+	if err := a.d.Sessions.Audit(r.Context(), auth.AuditEvent{Kind: auth.AuditProviderDisabled, Provider: provider, Cat: cat,
+		IP: m.IP, UserAgent: m.UserAgent, Reason: errs.PublicMessage(refusal, "")}); err != nil {
+		return err
+	}
+	return refusal
+}
+
+// callback finishes a login: state check (cookie, match, expiry, replay),
+// code exchange, user upsert, session cookies, then a redirect to the
+// post-login URL or, when the client asks for JSON, the session.
+func (a *authAPI) callback(w http.ResponseWriter, r *http.Request, provider string) {
+	ctx, m, q := r.Context(), meta(r), r.URL.Query()
+	failed := func(cat string, err error) {
+		// The cause (a provider's answer, say) is for operators only.
+		a.log.LogAttrs(ctx, slog.LevelWarn, "login failed", slog.String("provider", provider), slog.String("error", err.Error()))
+		if aerr := a.d.Sessions.Audit(ctx, auth.AuditEvent{Kind: auth.AuditLoginFailure, Provider: provider, Cat: cat,
+			IP: m.IP, UserAgent: m.UserAgent, Reason: errs.PublicMessage(err, "internal error")}); aerr != nil {
+			err = aerr
+		}
+		a.d.Cookies.clearState(w, provider)
+		a.fail(w, r, err)
+	}
+	fs, err := a.d.States.Open(cookieValue(r, stateCookiePrefix+provider), provider, q.Get("state"))
+	if err != nil {
+		failed("", err)
+		return
+	}
+	if pe := q.Get("error"); pe != "" {
+		failed(fs.Cat, errs.New(errs.KindUnauthorized, "the identity provider refused the login: %s", clip(pe+" "+q.Get("error_description"))))
+		return
+	}
+	if err := a.d.Sessions.ClaimState(ctx, fs); err != nil {
+		failed(fs.Cat, err)
+		return
+	}
+	cat, err := a.d.Cats.Cat(ctx, fs.Cat)
+	if err != nil {
+		failed(fs.Cat, err)
+		return
+	}
+	if err := a.usable(r, cat.Name, provider, providerEnabled(cat, provider)); err != nil {
+		failed(fs.Cat, err)
+		return
+	}
+	id, err := a.d.Providers[provider].Exchange(ctx, q.Get("code"), fs.Verifier)
+	if err != nil {
+		failed(fs.Cat, err)
+		return
+	}
+	s, err := a.d.Sessions.Login(ctx, fs.Cat, id, m)
+	if err != nil {
+		failed(fs.Cat, err)
+		return
+	}
+	a.d.Cookies.clearState(w, provider)
+	a.d.Cookies.setSession(w, s, s.Access.IssuedAt)
+	if wantsJSON(r) {
+		writeJSON(w, http.StatusOK, sessionBody(s, true))
+		return
+	}
+	http.Redirect(w, r, a.d.PostLoginURL, http.StatusSeeOther)
+}
+
+// wantsJSON reports whether the client prefers JSON to HTML: an Accept
+// header naming application/json and not text/html (what a browser's
+// navigation sends).
+func wantsJSON(r *http.Request) bool {
+	accept := r.Header.Get("Accept")
+	jsonOK, htmlOK := false, false
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		jsonOK = jsonOK || mt == "application/json"
+		htmlOK = htmlOK || mt == "text/html"
+	}
+	return jsonOK && !htmlOK
+}
+
+func sessionBody(s session.Session, withUser bool) SessionResponse {
+	out := SessionResponse{
+		AccessToken: s.AccessToken, TokenType: "Bearer", ExpiresAt: s.Access.ExpiresAt,
+		ExpiresIn: int(s.Access.ExpiresAt.Sub(s.Access.IssuedAt) / time.Second),
+	}
+	if withUser {
+		out.User = &UserBody{ID: s.User.ID, Provider: s.User.Provider, Email: s.User.Email, Name: s.User.Name, Role: s.User.Role}
+	}
+	return out
+}
+
+func clip(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > maxProviderError {
+		return s[:maxProviderError] + "..."
+	}
+	return s
+}

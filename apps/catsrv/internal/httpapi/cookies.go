@@ -1,0 +1,129 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/catsrv/catsrv/core/auth/session"
+	"github.com/catsrv/catsrv/core/errs"
+)
+
+// The cookies of a session. The refresh token is only sent to the auth
+// routes; the access token to the whole API.
+const (
+	accessCookie  = "catsrv_access"
+	refreshCookie = "catsrv_refresh"
+	// stateCookiePrefix + provider holds a login in progress, sent only to
+	// that provider's callback.
+	stateCookiePrefix = "catsrv_login_"
+)
+
+// CookiePolicy is how session cookies are set. They are always httpOnly.
+type CookiePolicy struct {
+	// Insecure drops the Secure flag: only for plain-http development on
+	// localhost (the composition root refuses it otherwise).
+	Insecure bool
+	// SameSite of the access and refresh cookies: http.SameSiteLaxMode or
+	// http.SameSiteStrictMode (default Lax). The login state cookie is
+	// always Lax: it must come back on the provider's cross-site redirect.
+	SameSite http.SameSite
+	// Domain, when set, shares the cookies with subdomains.
+	Domain string
+}
+
+func (p CookiePolicy) sameSite() http.SameSite {
+	if p.SameSite == http.SameSiteStrictMode {
+		return p.SameSite
+	}
+	return http.SameSiteLaxMode
+}
+
+func (p CookiePolicy) cookie(name, value, path string, maxAge int, sameSite http.SameSite) *http.Cookie {
+	// Secure is off only with Insecure, which the composition root allows
+	// for plain-http localhost development alone.
+	return &http.Cookie{ //nolint:gosec // G124: HttpOnly and SameSite always set, Secure as explained above
+		Name: name, Value: value, Path: path, Domain: p.Domain, MaxAge: maxAge,
+		HttpOnly: true, Secure: !p.Insecure, SameSite: sameSite,
+	}
+}
+
+// setSession sets the access and refresh cookies of a new session.
+func (p CookiePolicy) setSession(w http.ResponseWriter, s session.Session, now time.Time) {
+	http.SetCookie(w, p.cookie(accessCookie, s.AccessToken, "/", secondsUntil(s.Access.ExpiresAt, now), p.sameSite()))
+	http.SetCookie(w, p.cookie(refreshCookie, s.RefreshToken, AuthPrefix, secondsUntil(s.RefreshExpiry, now), p.sameSite()))
+}
+
+// clearSession deletes both session cookies.
+func (p CookiePolicy) clearSession(w http.ResponseWriter) {
+	http.SetCookie(w, p.cookie(accessCookie, "", "/", -1, p.sameSite()))
+	http.SetCookie(w, p.cookie(refreshCookie, "", AuthPrefix, -1, p.sameSite()))
+}
+
+func stateCookiePath(provider string) string { return AuthPrefix + "/" + provider + "/callback" }
+
+// setState binds a login in progress to the browser.
+func (p CookiePolicy) setState(w http.ResponseWriter, provider, sealed string) {
+	http.SetCookie(w, p.cookie(stateCookiePrefix+provider, sealed, stateCookiePath(provider), int(session.StateTTL/time.Second), http.SameSiteLaxMode))
+}
+
+// clearState deletes the login state cookie.
+func (p CookiePolicy) clearState(w http.ResponseWriter, provider string) {
+	http.SetCookie(w, p.cookie(stateCookiePrefix+provider, "", stateCookiePath(provider), -1, http.SameSiteLaxMode))
+}
+
+func secondsUntil(t, now time.Time) int {
+	s := int(t.Sub(now) / time.Second)
+	if s < 1 {
+		return 1
+	}
+	return s
+}
+
+// cookieValue returns the named cookie's value, "" when absent.
+func cookieValue(r *http.Request, name string) string {
+	c, err := r.Cookie(name)
+	if err != nil {
+		return ""
+	}
+	return c.Value
+}
+
+// checkOrigin is the CSRF defence of cookie-authenticated requests that
+// change state (on top of SameSite): the request must come from this
+// server's own origin or from one on the CORS allowlist. Browsers send
+// Origin on every cross-origin request and on same-origin POSTs; a request
+// with neither Origin nor Referer is refused.
+func (a *authAPI) checkOrigin(r *http.Request) error {
+	origin := r.Header.Get("Origin")
+	if origin == "" || origin == "null" {
+		if ref := r.Referer(); ref != "" {
+			if u, err := url.Parse(ref); err == nil {
+				origin = u.Scheme + "://" + u.Host
+			}
+		}
+	}
+	if origin == "" || origin == "null" {
+		return errs.New(errs.KindForbidden, "cookie-authenticated requests must carry an Origin header (CSRF protection); API clients should send Authorization: Bearer")
+	}
+	n, ok := normalizeOrigin(origin)
+	if ok && (a.origins[n] || sameHost(n, r.Host)) {
+		return nil
+	}
+	return errs.New(errs.KindForbidden, "origin %s may not use the session cookies: it is not in security.cors.allowed_origins", truncateOrigin(origin))
+}
+
+// sameHost reports whether an origin names the host the request was sent
+// to.
+func sameHost(origin, host string) bool {
+	_, h, ok := strings.Cut(origin, "://")
+	return ok && host != "" && strings.EqualFold(h, host)
+}
+
+func truncateOrigin(o string) string {
+	if len(o) > 100 {
+		return o[:100] + "..."
+	}
+	return o
+}

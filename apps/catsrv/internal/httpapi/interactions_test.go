@@ -1,0 +1,351 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/catsrv/catsrv/adapters/jsonl"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/core/analytics/chatlog"
+	"github.com/catsrv/catsrv/ports"
+)
+
+// withBrowser serves the chat-log routes from the env's interaction log.
+func withBrowser() envOption {
+	return func(d *httpapi.Deps, log *ports.InteractionLog) {
+		if b, ok := (*log).(ports.InteractionBrowser); ok {
+			d.Browser = b
+		}
+	}
+}
+
+// listing is the reference chat log of p: the memory store numbers
+// interactions from 1 in append order.
+func listing(t *testing.T, p params) []chatlog.Entry {
+	t.Helper()
+	rng, err := analytics.ParseRange(p.start, p.end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []chatlog.Entry
+	for k, i := range normalized() {
+		entries = append(entries, chatlog.Entry{Interaction: i, Seq: int64(k) + 1})
+	}
+	sel := analytics.Selection{Cat: p.cat, Range: rng, Filters: p.filters}
+	return chatlog.List(entries, sel, chatlog.Page{Limit: chatlog.MaxPageSize}).Entries
+}
+
+// entryJSON is an entry as /interactions shows it.
+func entryJSON(e chatlog.Entry) map[string]any {
+	return map[string]any{
+		"time": e.Time.UTC().Format(time.RFC3339Nano), "question": e.Question, "answer": e.Answer,
+		"topic": e.Topic, "model": e.Model, "persona": e.Persona, "question_id": e.QuestionID,
+		"answer_id": e.AnswerID, "user_id": e.UserID, "conversation_id": e.ConversationID,
+	}
+}
+
+var chatLogParams = []params{
+	{cat: privateCat},
+	{cat: privateCat, start: "2024-01-11", end: "2024-02-11"},
+	{cat: privateCat, filters: analytics.Filters{Topics: []string{"billing"}, Models: []string{"gpt-a", "gpt-c"}}},
+	{cat: privateCat, filters: analytics.Filters{QuestionIDs: []string{"q-address", analytics.DeriveQuestionID("How do I pay?")}}},
+	{cat: privateCat, filters: analytics.Filters{Personas: []string{"casual"}, AnswerIDs: []string{analytics.DeriveAnswerID("Use the portal.")}}},
+	{cat: privateCat, filters: analytics.Filters{Topics: []string{"nothing"}}},
+	{cat: publicCat},
+}
+
+func TestInteractionsPagesMatchReference(t *testing.T) {
+	e := newEnv(t, withBrowser())
+	for _, p := range chatLogParams {
+		for _, size := range []int{1, 2, 50} {
+			t.Run(p.query()+"&limit="+strconv.Itoa(size), func(t *testing.T) {
+				var got []map[string]any
+				cursor := ""
+				for pages := 0; ; pages++ {
+					if pages > 20 {
+						t.Fatal("paging never ends")
+					}
+					target := prefix + "/interactions?" + p.query() + "&limit=" + strconv.Itoa(size)
+					if cursor != "" {
+						target += "&cursor=" + url.QueryEscape(cursor)
+					}
+					r := e.get(t, target, bearer(e.admin))
+					if r.status != http.StatusOK {
+						t.Fatalf("status %d: %s", r.status, r.body)
+					}
+					var page struct {
+						Interactions []map[string]any `json:"interactions"`
+						NextCursor   *string          `json:"next_cursor"`
+					}
+					if err := json.Unmarshal(r.body, &page); err != nil || page.Interactions == nil || page.NextCursor == nil {
+						t.Fatalf("body %s: %v", r.body, err)
+					}
+					if len(page.Interactions) > size || (*page.NextCursor != "" && len(page.Interactions) != size) {
+						t.Fatalf("page of %d entries for size %d, next %q", len(page.Interactions), size, *page.NextCursor)
+					}
+					got = append(got, page.Interactions...)
+					if cursor = *page.NextCursor; cursor == "" {
+						break
+					}
+				}
+				var want []map[string]any
+				for _, en := range listing(t, p) {
+					want = append(want, entryJSON(en))
+				}
+				gotJSON, _ := json.Marshal(got)
+				wantJSON, _ := json.Marshal(want)
+				if !bytes.Equal(gotJSON, wantJSON) {
+					t.Errorf("listing\n got %s\nwant %s", gotJSON, wantJSON)
+				}
+			})
+		}
+	}
+}
+
+func TestChatLogAccess(t *testing.T) {
+	e := newEnv(t, withBrowser())
+	unauthorized := `{"error":"UNAUTHORIZED","status":401,"message":"missing bearer token"}`
+	forbidden := `{"error":"FORBIDDEN","status":403,"message":"admin role required"}`
+	cases := []struct {
+		name, target, auth string
+		status             int
+		body               string
+	}{
+		{"public CAT listing needs a token", "/interactions?catname=" + publicCat, "", 401, unauthorized},
+		{"public CAT export needs a token", "/interactions/export?catname=" + publicCat, "", 401, unauthorized},
+		{"private CAT listing needs a token", "/interactions?catname=" + privateCat, "", 401, unauthorized},
+		{"viewer cannot list", "/interactions?catname=" + publicCat, bearer(e.viewer), 403, forbidden},
+		{"viewer cannot export", "/interactions/export?catname=" + privateCat, bearer(e.viewer), 403, forbidden},
+		{"daily of a public CAT is public", "/daily_counts?catname=" + publicCat, "", 200, ""},
+		{"daily of a private CAT needs a token", "/daily_counts?catname=" + privateCat, "", 401, unauthorized},
+		{"daily of a private CAT needs an admin", "/daily_counts?catname=" + privateCat, bearer(e.viewer), 403, forbidden},
+		{"admin lists", "/interactions?catname=" + publicCat, bearer(e.admin), 200, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := e.get(t, prefix+c.target, c.auth)
+			if r.status != c.status {
+				t.Fatalf("status %d, want %d: %s", r.status, c.status, r.body)
+			}
+			if c.body != "" {
+				assertMessageShape(t, r.body, c.body)
+			}
+			if c.status == 401 && r.header.Get("WWW-Authenticate") != "Bearer" {
+				t.Errorf("WWW-Authenticate = %q", r.header.Get("WWW-Authenticate"))
+			}
+		})
+	}
+}
+
+// assertMessageShape checks the error code and status of an error body;
+// the message must be present, its wording is the token service's.
+func assertMessageShape(t *testing.T, got []byte, want string) {
+	t.Helper()
+	var g, w struct {
+		Error   string `json:"error"`
+		Status  int    `json:"status"`
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("body %s: %v", got, err)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	if g.Error != w.Error || g.Status != w.Status || g.Message == "" || len(keys(t, got)) != 3 {
+		t.Errorf("body %s, want the shape of %s", got, want)
+	}
+}
+
+func TestChatLogErrors(t *testing.T) {
+	e := newEnv(t, withBrowser())
+	spec := func(msg string) string {
+		b, _ := json.Marshal(map[string]any{"error": httpapi.AnalyticsErrorCode, "status": 500, "message": msg})
+		return string(b)
+	}
+	invalid := func(param, msg, typ string) string {
+		b, _ := json.Marshal(map[string]any{"detail": []any{map[string]any{"loc": []string{"query", param}, "msg": msg, "type": typ}}})
+		return string(b)
+	}
+	for _, route := range []string{"/interactions", "/interactions/export", "/daily_counts"} {
+		cases := []struct {
+			name, query string
+			status      int
+			body        string
+		}{
+			{"unknown CAT", "catname=nope", 500, spec(`CAT "nope" not found in configuration`)},
+			{"bad start", "catname=" + privateCat + "&startDate=2024-13-01", 500,
+				spec(`Invalid startDate format. Expected YYYY-MM-DD: parsing time "2024-13-01": month out of range`)},
+			{"start not before end", "catname=" + privateCat + "&startDate=2024-02-01&endDate=2024-01-01", 500, spec("startDate must be before endDate")},
+			{"missing catname", "", 422, invalid("catname", "field required", "value_error.missing")},
+		}
+		for _, c := range cases {
+			t.Run(route+"/"+c.name, func(t *testing.T) {
+				r := e.get(t, prefix+route+"?"+c.query, bearer(e.admin))
+				if r.status != c.status {
+					t.Fatalf("status %d, want %d: %s", r.status, c.status, r.body)
+				}
+				assertJSON(t, r.body, c.body)
+			})
+		}
+	}
+	for _, c := range []struct{ name, target, param string }{
+		{"bad cursor", "/interactions?catname=" + privateCat + "&cursor=bm90LWEtY3Vyc29y", "cursor"},
+		{"page size 0", "/interactions?catname=" + privateCat + "&limit=0", "limit"},
+		{"page size too big", "/interactions?catname=" + privateCat + "&limit=1001", "limit"},
+		{"unknown format", "/interactions/export?catname=" + privateCat + "&format=xlsx", "format"},
+		{"export limit too big", "/interactions/export?catname=" + privateCat + "&limit=100001", "limit"},
+		{"filter too long", "/interactions?catname=" + privateCat + "&topic=" + strings.Repeat("x", 4097), "topic"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := e.get(t, prefix+c.target, bearer(e.admin))
+			if r.status != http.StatusUnprocessableEntity {
+				t.Fatalf("status %d: %s", r.status, r.body)
+			}
+			var body httpapi.ValidationError
+			if err := json.Unmarshal(r.body, &body); err != nil || len(body.Detail) == 0 {
+				t.Fatalf("body %s: %v", r.body, err)
+			}
+			if loc := body.Detail[0].Loc; len(loc) < 2 || loc[0] != "query" || loc[1] != c.param {
+				t.Errorf("loc %v, want query.%s", loc, c.param)
+			}
+		})
+	}
+	t.Run("without a browser", func(t *testing.T) {
+		bare := newEnv(t)
+		r := bare.get(t, prefix+"/interactions?catname="+privateCat, bearer(bare.admin))
+		if r.status != 500 {
+			t.Fatalf("status %d", r.status)
+		}
+		assertJSON(t, r.body, spec("internal error"))
+	})
+}
+
+func TestExportCSV(t *testing.T) {
+	e := newEnv(t, withBrowser())
+	for _, p := range chatLogParams {
+		t.Run(p.query(), func(t *testing.T) {
+			r := e.get(t, prefix+"/interactions/export?"+p.query()+"&format=csv", bearer(e.admin))
+			if r.status != http.StatusOK {
+				t.Fatalf("status %d: %s", r.status, r.body)
+			}
+			if ct := r.header.Get("Content-Type"); ct != "text/csv; charset=utf-8" {
+				t.Errorf("Content-Type %q", ct)
+			}
+			if cd := r.header.Get("Content-Disposition"); !strings.HasPrefix(cd, `attachment; filename="`+p.cat) || !strings.HasSuffix(cd, `_interactions.csv"`) {
+				t.Errorf("Content-Disposition %q", cd)
+			}
+			want := listing(t, p)
+			if got := r.header.Get("X-Total-Count"); got != strconv.Itoa(len(want)) || r.header.Get("X-Export-Truncated") != "false" {
+				t.Errorf("X-Total-Count %q, X-Export-Truncated %q; want %d, false", got, r.header.Get("X-Export-Truncated"), len(want))
+			}
+			records, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantRecords := [][]string{{"time", "question", "answer", "topic", "model", "persona", "question_id", "answer_id", "user_id", "conversation_id"}}
+			for _, en := range want {
+				wantRecords = append(wantRecords, []string{en.Time.Format(time.RFC3339Nano), en.Question, en.Answer, en.Topic, en.Model,
+					en.Persona, en.QuestionID, en.AnswerID, en.UserID, en.ConversationID})
+			}
+			if !slices.EqualFunc(records, wantRecords, slices.Equal) {
+				t.Errorf("CSV\n got %q\nwant %q", records, wantRecords)
+			}
+		})
+	}
+}
+
+func TestExportJSONLReadsBackAsImport(t *testing.T) {
+	e := newEnv(t, withBrowser())
+	for _, p := range chatLogParams {
+		t.Run(p.query(), func(t *testing.T) {
+			r := e.get(t, prefix+"/interactions/export?"+p.query()+"&format=jsonl", bearer(e.admin))
+			if r.status != http.StatusOK || r.header.Get("Content-Type") != "application/x-ndjson" {
+				t.Fatalf("status %d, Content-Type %q: %s", r.status, r.header.Get("Content-Type"), r.body)
+			}
+			var got []analytics.Interaction
+			for line := range jsonl.Decode(bytes.NewReader(r.body)) {
+				if line.Err != nil {
+					t.Fatalf("line %d: %v", line.No, line.Err)
+				}
+				got = append(got, line.Interaction.Normalize())
+			}
+			want := listing(t, p)
+			if len(got) != len(want) {
+				t.Fatalf("%d lines, want %d", len(got), len(want))
+			}
+			for k := range want {
+				if !got[k].Time.Equal(want[k].Time) || got[k].Cat != p.cat || got[k].EventKind != analytics.EventKindAPI {
+					t.Errorf("line %d = %+v, want %+v", k+1, got[k], want[k].Interaction)
+				}
+				got[k].Time = want[k].Time
+				if got[k] != want[k].Interaction {
+					t.Errorf("line %d = %+v, want %+v", k+1, got[k], want[k].Interaction)
+				}
+			}
+		})
+	}
+}
+
+func TestExportLimit(t *testing.T) {
+	e := newEnv(t, withBrowser())
+	r := e.get(t, prefix+"/interactions/export?catname="+privateCat+"&format=csv&limit=2", bearer(e.admin))
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	records, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := listing(t, params{cat: privateCat})
+	if len(records) != 3 || records[1][1] != want[0].Question || records[2][1] != want[1].Question {
+		t.Errorf("limited export %q, want the two newest of %d", records, len(want))
+	}
+	if r.header.Get("X-Export-Truncated") != "true" || r.header.Get("X-Total-Count") != strconv.Itoa(len(want)) {
+		t.Errorf("X-Export-Truncated %q, X-Total-Count %q", r.header.Get("X-Export-Truncated"), r.header.Get("X-Total-Count"))
+	}
+}
+
+func TestDailyCountsMatchReference(t *testing.T) {
+	e := newEnv(t, withBrowser())
+	for _, p := range chatLogParams {
+		t.Run(p.query(), func(t *testing.T) {
+			r := e.get(t, prefix+"/daily_counts?"+p.query(), bearer(e.admin))
+			if r.status != http.StatusOK {
+				t.Fatalf("status %d: %s", r.status, r.body)
+			}
+			rng, err := analytics.ParseRange(p.start, p.end)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel := analytics.Selection{Cat: p.cat, Range: rng, Filters: p.filters}
+			want := []map[string]any{}
+			for _, d := range chatlog.Daily(normalized(), sel) {
+				want = append(want, map[string]any{"date": d.Day.Format(analytics.DateLayout), "count": d.Count})
+			}
+			assertJSON(t, r.body, map[string]any{"daily_counts": want})
+			var body struct {
+				DailyCounts []struct{ Count int64 } `json:"daily_counts"`
+			}
+			if err := json.Unmarshal(r.body, &body); err != nil {
+				t.Fatal(err)
+			}
+			var sum int64
+			for _, d := range body.DailyCounts {
+				sum += d.Count
+			}
+			if total := reference(t, p).TotalInteractions; sum != total {
+				t.Errorf("days sum to %d, total_interactions %d", sum, total)
+			}
+		})
+	}
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/catsrv/catsrv/adapters/colindex"
+	"github.com/catsrv/catsrv/adapters/sqlstore"
+	"github.com/catsrv/catsrv/ports"
+)
+
+// indexPoll is how often the column index looks for rows other processes
+// (catsrv import, other instances on the same PostgreSQL) have committed:
+// the bound on how stale /all_warehouse and the metric routes can be.
+const indexPoll = time.Second
+
+// warehouse returns what /all_warehouse and the metric routes count from:
+// by default the in-process column index, built from the database now and
+// following it until ctx ends; with CATSRV_WAREHOUSE=sql the SQL rollups.
+func warehouse(ctx context.Context, env environ, store *sqlstore.Store, logger *slog.Logger) (ports.RollupStore, error) {
+	switch mode := env.get("CATSRV_WAREHOUSE", "index"); mode {
+	case "sql":
+		return store.Rollups(), nil
+	case "index":
+	default:
+		return nil, fmt.Errorf("CATSRV_WAREHOUSE must be index or sql, not %q", mode)
+	}
+	start := time.Now()
+	idx, err := colindex.Build(ctx, store)
+	if err != nil {
+		return nil, fmt.Errorf("building the column index: %w", err)
+	}
+	rows, high := idx.Stats()
+	logger.Info("column index built", "rows", rows, "high_water", high, "took", time.Since(start).Round(time.Millisecond).String())
+	go idx.Follow(ctx, indexPoll, func(err error) {
+		logger.Warn("column index refresh failed", "error", err)
+	})
+	return idx, nil
+}

@@ -1,0 +1,90 @@
+// Package chat is the chat domain: requests and replies of /chat (spec
+// §2.2, §2.3), conversations and their messages (§2.4), the rules every
+// conversation store follows (naming, paging, search), and the text
+// helpers the legacy pipeline and the router share. It holds no I/O: the
+// use case is core/chat/service, stores and models are ports.
+package chat
+
+import (
+	"errors"
+	"time"
+)
+
+// Roles of a message, as chat-completions APIs name them.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Request is one chat message as the service receives it, with the caller
+// already authenticated.
+type Request struct {
+	Cat    string
+	UserID string
+	// Message is the user's text; it must be non-empty and at most the
+	// CAT's cat.max_message_bytes.
+	Message string
+	// ConversationID continues a conversation of the user; empty starts one.
+	ConversationID string
+	// Context is the request's free-form context; "topic" and "persona"
+	// feed the interaction, other fields only custom routing rules.
+	Context map[string]any
+	// Model overrides the CAT's agent model.
+	Model string
+	// PersonaPreference is the user's memory preference "persona", read by
+	// the caller; it names the persona when the context does not.
+	PersonaPreference string
+}
+
+// Source is a knowledge-base entry a reply used.
+type Source struct {
+	ID       string  `json:"id"`
+	Question string  `json:"question"`
+	Score    float64 `json:"score"`
+}
+
+// Response is the reply of /chat (spec §2.3).
+type Response struct {
+	Message        string   `json:"message"`
+	ConversationID string   `json:"conversation_id"`
+	Model          string   `json:"model"`
+	TokensUsed     *int     `json:"tokens_used"`
+	Sources        []Source `json:"sources"`
+}
+
+// Conversation is a user's conversation with one CAT.
+type Conversation struct {
+	ID        string
+	Owner     Owner
+	Name      string
+	CreatedAt time.Time
+	// UpdatedAt is the time of the last message or rename; lists are
+	// ordered by it, newest first.
+	UpdatedAt time.Time
+}
+
+// Owner scopes conversations: a conversation is visible only to the user
+// who started it, through the CAT it was started with.
+type Owner struct {
+	Cat    string
+	UserID string
+}
+
+// Message is one message of a conversation.
+type Message struct {
+	Role    string
+	Content string
+	// Model names what answered an assistant message; empty for users.
+	Model string
+	Time  time.Time
+}
+
+// ErrUpstreamFailed and ErrUpstreamTimeout mark (with errors.Is) the
+// errs.KindUnavailable errors of a model service that failed or did not
+// answer in time, so the HTTP layer can tell 502 and 504 from a model that
+// is not configured at all (503).
+var (
+	ErrUpstreamFailed  = errors.New("upstream model failed")
+	ErrUpstreamTimeout = errors.New("upstream model timed out")
+)

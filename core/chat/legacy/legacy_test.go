@@ -1,0 +1,181 @@
+package legacy_test
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/catsrv/catsrv/core/chat"
+	"github.com/catsrv/catsrv/core/chat/legacy"
+	"github.com/catsrv/catsrv/core/errs"
+)
+
+func TestGreeting(t *testing.T) {
+	cases := []struct {
+		name, message, want string // want "" means not a greeting
+	}{
+		{"english", "Hello!", "Hello! How can I help you today?"},
+		{"english two words", "good morning", "Hello! How can I help you today?"},
+		{"english with filler", "hi there", "Hello! How can I help you today?"},
+		{"french", "Bonjour à tous", "Bonjour ! Comment puis-je vous aider ?"},
+		{"german", "Guten Tag", "Hallo! Wie kann ich Ihnen helfen?"},
+		{"spanish accented", "¡Buenos días!", "¡Hola! ¿En qué puedo ayudarte?"},
+		{"italian", "ciao", "Ciao! Come posso aiutarti?"},
+		{"portuguese", "Olá", "Olá! Como posso ajudar?"},
+		{"russian", "Привет", "Здравствуйте! Чем могу помочь?"},
+		{"japanese", "こんにちは", "こんにちは！何かお手伝いできることはありますか？"},
+		{"chinese", "你好！", "你好！有什么可以帮您？"},
+		{"greeting then a question", "Hello, how do I reset my password?", ""},
+		{"question", "what are your opening hours", ""},
+		{"greeting word later", "say hello", ""},
+		{"empty", "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := legacy.Greeting(c.message)
+			if ok != (c.want != "") || got != c.want {
+				t.Fatalf("Greeting(%q) = %q, %v; want %q", c.message, got, ok, c.want)
+			}
+		})
+	}
+}
+
+func tinyKB(t *testing.T) *legacy.Knowledge {
+	t.Helper()
+	k, err := legacy.NewKnowledge([]legacy.Entry{
+		{ID: "e1", Question: "Reset password", Answer: "Use the reset link."},
+		{ID: "e2", Question: "Change password email", Answer: "Go to settings."},
+		{ID: "e3", Question: "Opening hours", Answer: "9 to 5."},
+	}, []legacy.Intent{
+		{Name: "billing", Keywords: []string{"invoice", "refund"}, Answer: "Billing is handled by billing@example.com."},
+		{Name: "account", Examples: []string{"I cannot log in to my account", "reset my password please"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestSearchBM25 checks scores computed by hand from the Okapi formula:
+// N=3 questions of 2, 3 and 2 words (avgdl 7/3), k1=1.2, b=0.75;
+// idf(reset) = ln(1+2.5/1.5), idf(password) = ln(1+1.5/2.5).
+func TestSearchBM25(t *testing.T) {
+	k := tinyKB(t)
+	cases := []struct {
+		name   string
+		query  string
+		ids    []string
+		scores []float64
+	}{
+		{"two terms rank the exact question first", "how do I reset my password?", []string{"e1", "e2"}, []float64{1.5408845783975804, 0.42081720292932145}},
+		{"rarer term wins", "hours", []string{"e3"}, []float64{math.Log(1+2.5/1.5) * 2.2 / (1 + 1.2*(0.25+0.75*2/(7.0/3)))}},
+		{"no shared word", "weather tomorrow", nil, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			hits := k.Search(c.query)
+			if len(hits) != len(c.ids) {
+				t.Fatalf("Search(%q) = %+v, want ids %v", c.query, hits, c.ids)
+			}
+			for i, h := range hits {
+				if h.Entry.ID != c.ids[i] || math.Abs(h.Score-c.scores[i]) > 1e-9 {
+					t.Errorf("hit %d = %s %.12f, want %s %.12f", i, h.Entry.ID, h.Score, c.ids[i], c.scores[i])
+				}
+			}
+		})
+	}
+}
+
+func TestNewKnowledgeRejects(t *testing.T) {
+	cases := []struct {
+		name    string
+		entries []legacy.Entry
+		intents []legacy.Intent
+	}{
+		{"missing id", []legacy.Entry{{Question: "q", Answer: "a"}}, nil},
+		{"duplicate id", []legacy.Entry{{ID: "x", Question: "q", Answer: "a"}, {ID: "x", Question: "r", Answer: "b"}}, nil},
+		{"no answer", []legacy.Entry{{ID: "x", Question: "q"}}, nil},
+		{"question without words", []legacy.Entry{{ID: "x", Question: "?!", Answer: "a"}}, nil},
+		{"intent without name", nil, []legacy.Intent{{Keywords: []string{"k"}}}},
+		{"intent without examples or keywords", nil, []legacy.Intent{{Name: "n"}}},
+		{"duplicate intent", nil, []legacy.Intent{{Name: "n", Keywords: []string{"a"}}, {Name: "n", Keywords: []string{"b"}}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := legacy.NewKnowledge(c.entries, c.intents); errs.KindOf(err) != errs.KindInvalid {
+				t.Fatalf("err = %v, want kind invalid", err)
+			}
+		})
+	}
+}
+
+func TestClassify(t *testing.T) {
+	p := legacy.New(tinyKB(t), "default", 1)
+	cases := []struct {
+		name, message, want string
+	}{
+		{"keyword", "I need a refund", "billing"},
+		{"multi-keyword beats example", "refund my invoice for my account", "billing"},
+		{"close to an example", "I can't log in to my account", "account"},
+		{"too little overlap", "my cat is cute", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in, ok := p.Classify(c.message)
+			if ok != (c.want != "") || in.Name != c.want {
+				t.Fatalf("Classify(%q) = %q, %v; want %q", c.message, in.Name, ok, c.want)
+			}
+		})
+	}
+}
+
+func TestRun(t *testing.T) {
+	k := tinyKB(t)
+	all := []string{"greeting", "intent", "qa", "default"}
+	cases := []struct {
+		name     string
+		minScore float64
+		stages   []string
+		message  string
+		want     legacy.Result
+	}{
+		{"greeting answers", 0.5, all, "hi", legacy.Result{Answer: "Hello! How can I help you today?", Model: "greeting"}},
+		{"greeting stage not configured", 0.5, []string{"qa", "default"}, "hi", legacy.Result{Answer: "fallback", Model: "default"}},
+		{"intent with an answer", 0.5, all, "refund please", legacy.Result{Answer: "Billing is handled by billing@example.com.", Model: "intent", Topic: "billing"}},
+		{"intent names the topic, qa answers", 0.5, all, "reset my password please", legacy.Result{
+			Answer: "Use the reset link.", Model: "qa", Topic: "account",
+			Sources: []chat.Source{{ID: "e1", Question: "Reset password", Score: 1}}, // e2 scores 0.19
+		}},
+		// relevance of "password" to e1: idf(password)/(idf(reset)+idf(password)) = 0.324
+		{"below the threshold: default", 0.5, all, "password please", legacy.Result{Answer: "fallback", Model: "default", Topic: "account"}},
+		{"no default stage still answers", 0.5, []string{"greeting"}, "what now", legacy.Result{Answer: "fallback", Model: "default"}},
+		{"one stage alone", 0.1, []string{"qa"}, "password", legacy.Result{
+			Answer: "Use the reset link.", Model: "qa",
+			Sources: []chat.Source{
+				{ID: "e1", Question: "Reset password", Score: math.Log(1.6) / (math.Log(1+2.5/1.5) + math.Log(1.6))},
+				{ID: "e2", Question: "Change password email", Score: math.Log(1.6) / (2*math.Log(1+2.5/1.5) + math.Log(1.6))},
+			},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := legacy.New(k, "fallback", c.minScore).Run(c.message, c.stages)
+			if got.Answer != c.want.Answer || got.Model != c.want.Model || got.Topic != c.want.Topic || len(got.Sources) != len(c.want.Sources) {
+				t.Fatalf("Run = %+v, want %+v", got, c.want)
+			}
+			for i, s := range got.Sources {
+				w := c.want.Sources[i]
+				if s.ID != w.ID || s.Question != w.Question || math.Abs(s.Score-w.Score) > 1e-9 {
+					t.Errorf("source %d = %+v, want %+v", i, s, w)
+				}
+			}
+		})
+	}
+}
+
+func TestEmptyKnowledgeAnswersOffline(t *testing.T) {
+	got := legacy.New(nil, "fallback", 1).Run("reset password", []string{"intent", "qa", "default"})
+	if got.Model != "default" || got.Answer != "fallback" || !slices.Equal(got.Sources, nil) {
+		t.Fatalf("Run = %+v", got)
+	}
+}

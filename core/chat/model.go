@@ -1,0 +1,40 @@
+package chat
+
+import (
+	"time"
+
+	"github.com/catsrv/catsrv/core/analytics"
+)
+
+// ModelRequest is one call of a chat model. The endpoint and parameters
+// travel with each call, so a configuration change applies to the next
+// request without rebuilding adapters.
+type ModelRequest struct {
+	Cat         string
+	BaseURL     string
+	Model       string
+	Temperature float64
+	MaxTokens   int
+	Timeout     time.Duration
+	// Messages are the system message, the history and the user message,
+	// in order.
+	Messages []Message
+}
+
+// Completion is what a model answered. On a failed or cancelled stream,
+// Text holds what arrived before the failure.
+type Completion struct {
+	Text       string
+	Model      string
+	TokensUsed *int
+}
+
+// Turn is what one answered (or failed) chat stores, all at once: a new
+// conversation if New, the messages to append, and the interaction that
+// feeds analytics (nil when there was no reply).
+type Turn struct {
+	Conversation Conversation
+	New          bool
+	Messages     []Message
+	Interaction  *analytics.Interaction
+}

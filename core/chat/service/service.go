@@ -1,0 +1,288 @@
+// Package service is the chat use case: it checks a request, loads or
+// starts the user's conversation, routes the message by the CAT's chat
+// mode, gets the reply from the legacy pipeline or the agent model, and
+// stores the turn (messages and the analytics interaction) in one atomic
+// step. It also fronts the conversation operations (list, get, rename,
+// delete, search), checking their input before the store sees it. It is
+// pure logic over ports.
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/core/catconfig"
+	"github.com/catsrv/catsrv/core/chat"
+	"github.com/catsrv/catsrv/core/chat/legacy"
+	"github.com/catsrv/catsrv/core/chat/router"
+	"github.com/catsrv/catsrv/core/errs"
+	"github.com/catsrv/catsrv/ports"
+)
+
+// Deps are the ports the service works through. Model and Knowledge may be
+// nil: then the agent mode is unavailable and the legacy pipeline has an
+// empty knowledge base.
+type Deps struct {
+	Cats          ports.CatDirectory
+	Conversations ports.ConversationStore
+	Turns         ports.TurnRecorder
+	Model         ports.ChatModel
+	Knowledge     ports.KnowledgeSource
+	Clock         ports.Clock
+	// NewID makes conversation ids; random 128-bit hex when nil.
+	NewID func() string
+}
+
+// Service answers chat messages. Safe for concurrent use: it keeps no
+// state between requests, so a configuration change reaches the next one.
+type Service struct{ d Deps }
+
+// New returns the service, or errs.KindInternal when a required port is
+// missing (a wiring mistake).
+func New(d Deps) (*Service, error) {
+	if d.Cats == nil || d.Conversations == nil || d.Turns == nil || d.Clock == nil {
+		return nil, errs.New(errs.KindInternal, "chat service: Cats, Conversations, Turns and Clock are required")
+	}
+	if d.NewID == nil {
+		d.NewID = randomID
+	}
+	return &Service{d: d}, nil
+}
+
+// Handler choices: ByMode follows cat.chat_mode (/chat); the others reach
+// one handler directly (/legacy_chat, /agent_chat).
+const (
+	ByMode = ""
+	Legacy = catconfig.ModeLegacy
+	Agent  = catconfig.ModeAgent
+)
+
+// Topic and persona when neither the pipeline, the context nor the
+// user's preferences name one.
+const (
+	DefaultTopic   = "general"
+	DefaultPersona = "default"
+)
+
+// Chat answers the request with the handler chosen by handler (ByMode,
+// Legacy or Agent) and stores the turn.
+//
+// Errors: errs.KindNotFound for an unknown CAT or an unknown or foreign
+// conversation; errs.KindInvalid for an empty, oversized or unstorable
+// message; errs.KindUnavailable when the model is not configured or
+// failed (marked chat.ErrUpstreamFailed / chat.ErrUpstreamTimeout). When
+// answering fails, the user's message is still stored.
+func (s *Service) Chat(ctx context.Context, req chat.Request, handler string) (chat.Response, error) {
+	return s.run(ctx, req, handler, nil)
+}
+
+// Stream is Chat with the reply delivered in pieces: onDelta gets each
+// chunk as the model produces it (the legacy pipeline, and models that
+// cannot stream, give one), then Stream returns the whole response. If ctx
+// is cancelled or onDelta fails mid-reply, the part received so far is
+// still stored and the error returned.
+func (s *Service) Stream(ctx context.Context, req chat.Request, handler string, onDelta func(string) error) (chat.Response, error) {
+	if onDelta == nil {
+		onDelta = func(string) error { return nil }
+	}
+	return s.run(ctx, req, handler, onDelta)
+}
+
+// answer is what a handler produced.
+type answer struct {
+	text    string
+	model   string
+	topic   string
+	tokens  *int
+	sources []chat.Source
+}
+
+func (s *Service) run(ctx context.Context, req chat.Request, handler string, onDelta func(string) error) (chat.Response, error) {
+	if handler != ByMode && handler != Legacy && handler != Agent {
+		return chat.Response{}, errs.New(errs.KindInternal, "chat service: unknown handler %q", handler)
+	}
+	cfg, err := s.d.Cats.Cat(ctx, req.Cat)
+	if err != nil {
+		return chat.Response{}, err
+	}
+	if err := checkMessage(req.Message, cfg.Chat.MaxMessageBytes); err != nil {
+		return chat.Response{}, err
+	}
+	owner := chat.Owner{Cat: req.Cat, UserID: req.UserID}
+	turn, history, err := s.open(ctx, owner, req)
+	if err != nil {
+		return chat.Response{}, err
+	}
+	turn.Messages = []chat.Message{{Role: chat.RoleUser, Content: req.Message, Time: s.d.Clock.Now()}}
+
+	a, answerErr := s.answer(ctx, cfg, req, history, handler, onDelta)
+	if a.text != "" {
+		now := s.d.Clock.Now()
+		turn.Messages = append(turn.Messages, chat.Message{Role: chat.RoleAssistant, Content: a.text, Model: a.model, Time: now})
+		in := interaction(req, turn.Conversation.ID, a, now)
+		turn.Interaction = &in
+	}
+	// A cancelled request still stores what it got: the user asked it.
+	if err := s.d.Turns.RecordTurn(context.WithoutCancel(ctx), turn); err != nil {
+		return chat.Response{}, errors.Join(answerErr, err)
+	}
+	if answerErr != nil {
+		return chat.Response{}, answerErr
+	}
+	return chat.Response{
+		Message: a.text, ConversationID: turn.Conversation.ID, Model: a.model,
+		TokensUsed: a.tokens, Sources: a.sources,
+	}, nil
+}
+
+// checkMessage enforces the message rules: not blank, at most max bytes,
+// storable text.
+func checkMessage(message string, maxBytes int) error {
+	switch {
+	case strings.TrimSpace(message) == "":
+		return errs.New(errs.KindInvalid, "message: must not be empty")
+	case len(message) > maxBytes:
+		return errs.New(errs.KindInvalid, "message: longer than %d bytes", maxBytes)
+	}
+	return analytics.CheckText("message", message)
+}
+
+// open loads the request's conversation with its history, or starts one
+// named after the message.
+func (s *Service) open(ctx context.Context, owner chat.Owner, req chat.Request) (chat.Turn, []chat.Message, error) {
+	if req.ConversationID != "" {
+		c, history, err := s.d.Conversations.Conversation(ctx, owner, req.ConversationID)
+		if err != nil {
+			return chat.Turn{}, nil, err
+		}
+		return chat.Turn{Conversation: c}, history, nil
+	}
+	now := s.d.Clock.Now()
+	c := chat.Conversation{ID: s.d.NewID(), Owner: owner, Name: chat.NameFrom(req.Message), CreatedAt: now, UpdatedAt: now}
+	return chat.Turn{Conversation: c, New: true}, nil, nil
+}
+
+// answer routes the message and gets the reply.
+func (s *Service) answer(ctx context.Context, cfg catconfig.Cat, req chat.Request, history []chat.Message, handler string, onDelta func(string) error) (answer, error) {
+	route := handler
+	if route == ByMode {
+		route = cfg.Chat.ChatMode
+	}
+	if route == catconfig.ModeCustom {
+		r, err := router.New(cfg.Chat.Custom.Rules, cfg.Chat.Custom.DefaultRoute)
+		if err != nil {
+			return answer{}, errs.Wrap(errs.KindInternal, err, "the CAT's custom routing rules are invalid")
+		}
+		route, _ = r.Route(req.Message, req.Context)
+	}
+	switch route {
+	case catconfig.ModeAgent:
+		return s.agent(ctx, cfg, req, history, onDelta)
+	case catconfig.ModeLegacy:
+		return s.legacy(ctx, cfg, req.Message, cfg.Chat.Legacy.Models, onDelta)
+	default: // one legacy stage, chosen by a custom rule
+		return s.legacy(ctx, cfg, req.Message, []string{route}, onDelta)
+	}
+}
+
+func (s *Service) legacy(ctx context.Context, cfg catconfig.Cat, message string, stages []string, onDelta func(string) error) (answer, error) {
+	var k *legacy.Knowledge
+	if s.d.Knowledge != nil {
+		var err error
+		if k, err = s.d.Knowledge.Knowledge(ctx, cfg.Chat.Legacy.KnowledgeBase); err != nil {
+			return answer{}, err
+		}
+	}
+	r := legacy.New(k, cfg.Chat.Legacy.DefaultAnswer, cfg.Chat.Legacy.MinScore).Run(message, stages)
+	a := answer{text: r.Answer, model: r.Model, topic: r.Topic, sources: r.Sources}
+	if onDelta != nil {
+		if err := onDelta(r.Answer); err != nil {
+			return a, err
+		}
+	}
+	return a, nil
+}
+
+func (s *Service) agent(ctx context.Context, cfg catconfig.Cat, req chat.Request, history []chat.Message, onDelta func(string) error) (answer, error) {
+	ag := cfg.Chat.Agent
+	if ag.BaseURL == "" || s.d.Model == nil {
+		return answer{}, errs.New(errs.KindUnavailable, "agent mode has no model endpoint configured (cat.agent.base_url)")
+	}
+	model := req.Model
+	if model == "" {
+		model = ag.Model
+	}
+	if model == "" {
+		return answer{}, errs.New(errs.KindUnavailable, "agent mode has no model configured (cat.agent.model)")
+	}
+	mr := chat.ModelRequest{
+		Cat: req.Cat, BaseURL: ag.BaseURL, Model: model, Temperature: ag.Temperature,
+		MaxTokens: ag.MaxTokens, Timeout: time.Duration(ag.TimeoutSeconds) * time.Second,
+		Messages: agentMessages(ag.Instructions, history, req.Message),
+	}
+	var c chat.Completion
+	var err error
+	if onDelta == nil {
+		c, err = s.d.Model.Complete(ctx, mr)
+	} else {
+		c, err = s.d.Model.Stream(ctx, mr, onDelta)
+	}
+	if c.Model == "" {
+		c.Model = model
+	}
+	return answer{text: c.Text, model: c.Model, tokens: c.TokensUsed}, err
+}
+
+// agentMessages is what the agent model sees: the instructions, the
+// conversation so far, the new message.
+func agentMessages(instructions string, history []chat.Message, message string) []chat.Message {
+	var out []chat.Message
+	if strings.TrimSpace(instructions) != "" {
+		out = append(out, chat.Message{Role: chat.RoleSystem, Content: instructions})
+	}
+	for _, m := range history {
+		if m.Role == chat.RoleUser || m.Role == chat.RoleAssistant {
+			out = append(out, chat.Message{Role: m.Role, Content: m.Content})
+		}
+	}
+	return append(out, chat.Message{Role: chat.RoleUser, Content: message})
+}
+
+// interaction is the analytics record of an answered message.
+func interaction(req chat.Request, conversationID string, a answer, at time.Time) analytics.Interaction {
+	topic := a.topic
+	if topic == "" {
+		topic = contextString(req.Context, "topic")
+	}
+	if topic == "" {
+		topic = DefaultTopic
+	}
+	persona := contextString(req.Context, "persona")
+	if persona == "" {
+		persona = strings.TrimSpace(req.PersonaPreference)
+	}
+	if persona == "" {
+		persona = DefaultPersona
+	}
+	return analytics.Interaction{
+		Time: at, Cat: req.Cat, EventKind: analytics.EventKindAPI,
+		Question: req.Message, Answer: a.text, Topic: topic, Model: a.model, Persona: persona,
+		UserID: req.UserID, ConversationID: conversationID,
+	}
+}
+
+func contextString(ctx map[string]any, key string) string {
+	s, _ := ctx[key].(string)
+	return strings.TrimSpace(s)
+}
+
+func randomID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,88 @@
+package ports
+
+//go:generate go tool moq -rm -pkg mocks -out mocks/auth_moq.go . UserStore RefreshTokenStore Revocations AuditLog MemoryStore IdentityProvider
+
+import (
+	"context"
+	"time"
+
+	"github.com/catsrv/catsrv/core/auth"
+)
+
+// UserStore keeps catsrv accounts.
+type UserStore interface {
+	// UpsertUser creates the account of an identity, or refreshes the email
+	// and name of the existing one with the same (provider, subject). The
+	// id, role and creation time of an existing account never change; a new
+	// one gets role auth.RoleUser. at is the time of the change.
+	UpsertUser(ctx context.Context, id auth.Identity, at time.Time) (auth.User, error)
+	// User returns an account by id, or errs.KindNotFound.
+	User(ctx context.Context, id string) (auth.User, error)
+}
+
+// RefreshTokenStore keeps the hashes of refresh tokens.
+type RefreshTokenStore interface {
+	// SaveRefresh stores a new token; a hash already stored is
+	// errs.KindConflict.
+	SaveRefresh(ctx context.Context, t auth.RefreshToken) error
+	// ConsumeRefresh marks the token with this hash used at `at`, if it is
+	// neither used nor revoked, and returns it with fresh true. A token
+	// already used or revoked is returned unchanged with fresh false, so
+	// the caller can tell reuse from a first use; two concurrent calls for
+	// one hash never both get fresh true. An unknown hash is
+	// errs.KindNotFound.
+	ConsumeRefresh(ctx context.Context, hash string, at time.Time) (t auth.RefreshToken, fresh bool, err error)
+	// RefreshToken returns the token with this hash, or errs.KindNotFound.
+	RefreshToken(ctx context.Context, hash string) (auth.RefreshToken, error)
+	// RevokeFamily marks every token of the family revoked at `at` (tokens
+	// already revoked keep their time). Revoking an unknown family is not
+	// an error.
+	RevokeFamily(ctx context.Context, family string, at time.Time) error
+}
+
+// Revocations is a deny list of identifiers (access token ids, used login
+// states) that matter only until they expire on their own. Entries past
+// their time may be forgotten, so the list never grows without bound.
+type Revocations interface {
+	// Revoke denies id until `until`. It reports whether id was not denied
+	// before (first is true for exactly one of concurrent callers); denying
+	// it again does not extend the time. now lets the store forget entries
+	// that expired before it.
+	Revoke(ctx context.Context, id string, until, now time.Time) (first bool, err error)
+	// Revoked reports whether id is denied at `at`.
+	Revoked(ctx context.Context, id string, at time.Time) (bool, error)
+}
+
+// AuditLog records authentication events.
+type AuditLog interface {
+	// Record appends an event.
+	Record(ctx context.Context, e auth.AuditEvent) error
+	// Events returns the events the filter selects, oldest first (events
+	// of the same time in the order recorded).
+	Events(ctx context.Context, f auth.AuditFilter) ([]auth.AuditEvent, error)
+}
+
+// MemoryStore keeps each user's memory (spec §2.5).
+type MemoryStore interface {
+	// Memory returns the user's memory: empty preferences and a zero
+	// UpdatedAt when there is none.
+	Memory(ctx context.Context, userID string) (auth.Memory, error)
+	// UpdateMemory replaces the user's memory by change(current) as one
+	// atomic step: concurrent updates of one user are serialized, none is
+	// lost. If change fails nothing is stored and its error is returned.
+	UpdateMemory(ctx context.Context, userID string, change func(auth.Memory) (auth.Memory, error)) (auth.Memory, error)
+	// DeleteMemory removes the user's memory; removing none is no error.
+	DeleteMemory(ctx context.Context, userID string) error
+}
+
+// IdentityProvider is one external login provider.
+type IdentityProvider interface {
+	// AuthURL returns the URL the browser is sent to for the login.
+	// verifier is the PKCE code verifier; providers without PKCE ignore it.
+	AuthURL(ctx context.Context, state, verifier string) (string, error)
+	// Exchange trades the code of the callback for the user's identity,
+	// fetched from the provider's user endpoint (never read from an
+	// unverified ID token). A refused code is errs.KindUnauthorized; an
+	// unreachable provider errs.KindUnavailable.
+	Exchange(ctx context.Context, code, verifier string) (auth.Identity, error)
+}

@@ -1,0 +1,289 @@
+package porttest
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/catsrv/catsrv/core/auth"
+	"github.com/catsrv/catsrv/core/errs"
+	"github.com/catsrv/catsrv/ports"
+)
+
+// AuthStore is every auth port but memory, as one adapter implements them.
+type AuthStore interface {
+	ports.UserStore
+	ports.RefreshTokenStore
+	ports.Revocations
+	ports.AuditLog
+}
+
+// TestAuthStore runs the contracts of ports.UserStore,
+// ports.RefreshTokenStore, ports.Revocations and ports.AuditLog against the
+// adapter open creates (a fresh, empty store per case).
+func TestAuthStore(t *testing.T, open func(t *testing.T) AuthStore) {
+	cases := []struct {
+		name string
+		run  func(t *testing.T, s AuthStore)
+	}{
+		{"UpsertUser", testUpsertUser},
+		{"UserNotFound", testUserNotFound},
+		{"RefreshLifecycle", testRefreshLifecycle},
+		{"RefreshConflictAndNotFound", testRefreshConflict},
+		{"RevokeFamily", testRevokeFamily},
+		{"ConcurrentConsumeOneWinner", testConcurrentConsume},
+		{"Revocations", testRevocations},
+		{"AuditFilters", testAuditFilters},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.run(t, open(t)) })
+	}
+}
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func testUpsertUser(t *testing.T, s AuthStore) {
+	ctx := t.Context()
+	a, err := s.UpsertUser(ctx, auth.Identity{Provider: "provider_b", Subject: "42", Email: "a@x", Name: "A"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ID == "" || a.Role != auth.RoleUser || !a.CreatedAt.Equal(t0) || a.Email != "a@x" {
+		t.Fatalf("new user = %+v", a)
+	}
+	later := t0.Add(time.Hour)
+	again, err := s.UpsertUser(ctx, auth.Identity{Provider: "provider_b", Subject: "42", Email: "new@x", Name: "New"}, later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.ID != a.ID || again.Email != "new@x" || again.Name != "New" || !again.CreatedAt.Equal(t0) || !again.UpdatedAt.Equal(later) {
+		t.Fatalf("upserted user = %+v, want id %s kept, email and name updated", again, a.ID)
+	}
+	other, err := s.UpsertUser(ctx, auth.Identity{Provider: "provider_c", Subject: "42"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.ID == a.ID {
+		t.Fatal("the same subject at another provider must be another user")
+	}
+	got, err := s.User(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != again {
+		t.Fatalf("User = %+v, want %+v", got, again)
+	}
+}
+
+func testUserNotFound(t *testing.T, s AuthStore) {
+	if _, err := s.User(t.Context(), "nobody"); errs.KindOf(err) != errs.KindNotFound {
+		t.Fatalf("User(nobody) error = %v, want not found", err)
+	}
+}
+
+func token(hash, family string) auth.RefreshToken {
+	return auth.RefreshToken{Hash: hash, Family: family, UserID: "u1", Cat: "demo", IssuedAt: t0, FamilyExpiresAt: t0.Add(48 * time.Hour)}
+}
+
+func testRefreshLifecycle(t *testing.T, s AuthStore) {
+	ctx := t.Context()
+	want := token("h1", "f1")
+	if err := s.SaveRefresh(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.RefreshToken(ctx, "h1")
+	if err != nil || got != want {
+		t.Fatalf("RefreshToken = %+v, %v; want %+v", got, err, want)
+	}
+	used := t0.Add(time.Minute)
+	got, fresh, err := s.ConsumeRefresh(ctx, "h1", used)
+	want.UsedAt = used
+	if err != nil || !fresh || got != want {
+		t.Fatalf("first ConsumeRefresh = %+v, %v, %v; want %+v fresh", got, fresh, err, want)
+	}
+	got, fresh, err = s.ConsumeRefresh(ctx, "h1", used.Add(time.Minute))
+	if err != nil || fresh || got != want {
+		t.Fatalf("second ConsumeRefresh = %+v, %v, %v; want %+v not fresh, unchanged", got, fresh, err, want)
+	}
+}
+
+func testRefreshConflict(t *testing.T, s AuthStore) {
+	ctx := t.Context()
+	if err := s.SaveRefresh(ctx, token("h1", "f1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveRefresh(ctx, token("h1", "f2")); errs.KindOf(err) != errs.KindConflict {
+		t.Fatalf("saving a hash twice: error %v, want conflict", err)
+	}
+	if _, _, err := s.ConsumeRefresh(ctx, "nope", t0); errs.KindOf(err) != errs.KindNotFound {
+		t.Fatalf("ConsumeRefresh(unknown) error = %v, want not found", err)
+	}
+	if _, err := s.RefreshToken(ctx, "nope"); errs.KindOf(err) != errs.KindNotFound {
+		t.Fatalf("RefreshToken(unknown) error = %v, want not found", err)
+	}
+}
+
+func testRevokeFamily(t *testing.T, s AuthStore) {
+	ctx := t.Context()
+	for _, tok := range []auth.RefreshToken{token("a1", "A"), token("a2", "A"), token("b1", "B")} {
+		if err := s.SaveRefresh(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, second := t0.Add(time.Minute), t0.Add(2*time.Minute)
+	if err := s.RevokeFamily(ctx, "A", first); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RevokeFamily(ctx, "A", second); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RevokeFamily(ctx, "unknown", second); err != nil {
+		t.Fatalf("revoking an unknown family: %v", err)
+	}
+	for _, h := range []string{"a1", "a2"} {
+		got, fresh, err := s.ConsumeRefresh(ctx, h, second)
+		if err != nil || fresh || !got.RevokedAt.Equal(first) || !got.UsedAt.IsZero() {
+			t.Fatalf("ConsumeRefresh(%s) after revocation = %+v, %v, %v; want revoked at %v, not fresh", h, got, fresh, err, first)
+		}
+	}
+	if _, fresh, err := s.ConsumeRefresh(ctx, "b1", second); err != nil || !fresh {
+		t.Fatalf("another family's token: fresh %v, %v; want fresh", fresh, err)
+	}
+}
+
+func testConcurrentConsume(t *testing.T, s AuthStore) {
+	if err := s.SaveRefresh(t.Context(), token("h", "f")); err != nil {
+		t.Fatal(err)
+	}
+	const callers = 8
+	var wg sync.WaitGroup
+	results := make(chan bool, callers)
+	errc := make(chan error, callers)
+	for range callers {
+		wg.Go(func() {
+			_, fresh, err := s.ConsumeRefresh(context.WithoutCancel(t.Context()), "h", t0)
+			results <- fresh
+			errc <- err
+		})
+	}
+	wg.Wait()
+	close(results)
+	close(errc)
+	for err := range errc {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	winners := 0
+	for fresh := range results {
+		if fresh {
+			winners++
+		}
+	}
+	if winners != 1 {
+		t.Fatalf("%d concurrent consumers got fresh, want exactly 1", winners)
+	}
+}
+
+func testRevocations(t *testing.T, s AuthStore) {
+	ctx := t.Context()
+	until := t0.Add(time.Hour)
+	steps := []struct {
+		name      string
+		id        string
+		until     time.Time
+		now       time.Time
+		wantFirst bool
+	}{
+		{"first revocation", "jti:1", until, t0, true},
+		{"again, later until", "jti:1", until.Add(time.Hour), t0, false},
+		{"another id", "jti:2", until, t0, true},
+		{"after expiry it is forgotten", "jti:1", until.Add(3 * time.Hour), until.Add(time.Minute), true},
+	}
+	checks := []struct {
+		afterStep int
+		id        string
+		at        time.Time
+		want      bool
+	}{
+		{0, "jti:1", t0, true},
+		{0, "jti:1", until.Add(-time.Second), true},
+		{0, "jti:1", until, false},
+		{0, "jti:9", t0, false},
+		{1, "jti:1", until.Add(time.Minute), false}, // the second revoke did not extend
+		{3, "jti:1", until.Add(2 * time.Hour), true},
+	}
+	for i, st := range steps {
+		first, err := s.Revoke(ctx, st.id, st.until, st.now)
+		if err != nil || first != st.wantFirst {
+			t.Fatalf("%s: Revoke = %v, %v; want first %v", st.name, first, err, st.wantFirst)
+		}
+		for _, c := range checks {
+			if c.afterStep != i {
+				continue
+			}
+			got, err := s.Revoked(ctx, c.id, c.at)
+			if err != nil || got != c.want {
+				t.Fatalf("after %s: Revoked(%s, %v) = %v, %v; want %v", st.name, c.id, c.at, got, err, c.want)
+			}
+		}
+	}
+}
+
+func testAuditFilters(t *testing.T, s AuthStore) {
+	ctx := t.Context()
+	events := []auth.AuditEvent{
+		{Time: t0.Add(2 * time.Hour), Kind: auth.AuditLogout, UserID: "u1", IP: "10.0.0.1", UserAgent: "ua"},
+		{Time: t0, Kind: auth.AuditLoginStart, Provider: "provider_a", Cat: "demo", IP: "10.0.0.1"},
+		{Time: t0.Add(time.Hour), Kind: auth.AuditLoginSuccess, UserID: "u1", Provider: "provider_a", Cat: "demo"},
+		{Time: t0.Add(time.Hour), Kind: auth.AuditRefreshReuse, UserID: "u2", Reason: "reuse"},
+		{Time: t0.Add(3 * time.Hour), Kind: auth.AuditRefresh, UserID: "u2"},
+	}
+	for _, e := range events {
+		if err := s.Record(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	filters := []struct {
+		name string
+		f    auth.AuditFilter
+	}{
+		{"all", auth.AuditFilter{}},
+		{"since", auth.AuditFilter{Since: t0.Add(time.Hour)}},
+		{"user", auth.AuditFilter{UserID: "u1"}},
+		{"since and user", auth.AuditFilter{Since: t0.Add(90 * time.Minute), UserID: "u2"}},
+		{"limit", auth.AuditFilter{Limit: 2}},
+		{"nobody", auth.AuditFilter{UserID: "u9"}},
+	}
+	for _, c := range filters {
+		t.Run(c.name, func(t *testing.T) {
+			want := []auth.AuditEvent{}
+			for _, e := range events {
+				if c.f.Matches(e) {
+					want = append(want, e)
+				}
+			}
+			// Oldest first; equal times in the order recorded.
+			slices.SortStableFunc(want, func(a, b auth.AuditEvent) int { return a.Time.Compare(b.Time) })
+			if c.f.Limit > 0 && len(want) > c.f.Limit {
+				want = want[:c.f.Limit]
+			}
+			got, err := s.Events(ctx, c.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(got, want, func(a, b auth.AuditEvent) bool {
+				return a.Time.Equal(b.Time) && a.Kind == b.Kind && a.UserID == b.UserID && a == withTime(b, a.Time)
+			}) {
+				t.Fatalf("Events(%+v) =\n%+v\nwant\n%+v", c.f, got, want)
+			}
+		})
+	}
+}
+
+func withTime(e auth.AuditEvent, at time.Time) auth.AuditEvent {
+	e.Time = at
+	return e
+}

@@ -1,0 +1,79 @@
+// The page's only way to the server: the public HTTP API, with the admin
+// token from session storage as a bearer token.
+
+const TOKEN_KEY = 'catsrv.token';
+const PREFIX = '/api/v1/analytics';
+
+export function token() { return sessionStorage.getItem(TOKEN_KEY) || ''; }
+export function setToken(t) { sessionStorage.setItem(TOKEN_KEY, t.trim()); }
+export function clearToken() { sessionStorage.removeItem(TOKEN_KEY); }
+
+// ApiError carries the status and the API's own message.
+export class ApiError extends Error {
+  constructor(status, message) { super(message); this.status = status; }
+}
+
+function headers() {
+  const h = { Accept: 'application/json' };
+  if (token()) h.Authorization = 'Bearer ' + token();
+  return h;
+}
+
+// messageOf reads the error bodies of the API: {message} for application
+// errors, {detail: [{msg, loc}]} for invalid parameters.
+async function messageOf(res) {
+  try {
+    const body = await res.json();
+    if (body && typeof body.message === 'string') return body.message;
+    if (body && Array.isArray(body.detail)) {
+      return body.detail.map((d) => (Array.isArray(d.loc) ? d.loc.slice(1).join('.') + ': ' : '') + d.msg).join('; ');
+    }
+  } catch (_) { /* not JSON */ }
+  return res.status + ' ' + res.statusText;
+}
+
+async function request(path, params) {
+  const url = PREFIX + path + (params ? '?' + params.toString() : '');
+  let res;
+  try {
+    res = await fetch(url, { headers: headers(), credentials: 'same-origin' });
+  } catch (e) {
+    throw new ApiError(0, 'The server cannot be reached: ' + e.message);
+  }
+  if (!res.ok) throw new ApiError(res.status, await messageOf(res));
+  return res;
+}
+
+export async function getJSON(path, params) {
+  return (await request(path, params)).json();
+}
+
+// download fetches an export with the token and hands it to the browser
+// as a file: a plain link could not carry the Authorization header.
+export async function download(path, params, fallbackName) {
+  const res = await request(path, params);
+  const blob = await res.blob();
+  const match = /filename="([^"]+)"/.exec(res.headers.get('Content-Disposition') || '');
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = match ? match[1] : fallbackName;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+  return { truncated: res.headers.get('X-Export-Truncated') === 'true', total: res.headers.get('X-Total-Count') };
+}
+
+// providers asks whether provider sign-in is offered. Any failure (the
+// route does not exist yet) means no.
+export async function providers() {
+  try {
+    const res = await fetch('/api/v1/auth/providers', { headers: { Accept: 'application/json' } });
+    if (!res.ok) return [];
+    const body = await res.json();
+    const list = Array.isArray(body) ? body : body.providers;
+    return Array.isArray(list) ? list : [];
+  } catch (_) {
+    return [];
+  }
+}

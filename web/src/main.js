@@ -1,0 +1,249 @@
+// catsrv's admin dashboard: sign in with a token, pick a CAT and a range,
+// read the charts, click to filter, read and export the chat log. All
+// state is in the URL; all data comes from the public API.
+import * as api from './api.js';
+import * as st from './state.js';
+import { bars, daily, esc } from './charts.js';
+import { initLists, renderLists, resetLists } from './lists.js';
+import { initLog, loadLog } from './chatlog.js';
+
+const $ = (id) => document.getElementById(id);
+let s = st.read();
+let data = null;
+let loadSeq = 0;
+
+function setBusy(state, message) {
+  document.body.dataset.state = state;
+  $('content').setAttribute('aria-busy', state === 'loading' ? 'true' : 'false');
+  $('status').textContent = message || '';
+}
+
+function showError(message) {
+  const el = $('error');
+  el.textContent = message;
+  el.hidden = !message;
+}
+
+// fail shows an API failure; a refused token sends the admin back to
+// sign-in with the API's message.
+export function fail(e) {
+  if (e.status === 401 || e.status === 403) {
+    api.clearToken();
+    showSignin('The server refused the token: ' + e.message);
+    return;
+  }
+  setBusy('error', '');
+  showError(e.message);
+}
+
+async function showSignin(message) {
+  $('app').hidden = true;
+  $('signout').hidden = true;
+  $('signin').hidden = false;
+  const err = $('signin-error');
+  err.textContent = message || '';
+  err.hidden = !message;
+  $('token').focus();
+  // PROVIDER LOGIN: shown only when the server offers providers. Each
+  // provider's login starts with a same-origin POST to its start route
+  // (POST /api/v1/auth/<provider>), which redirects to the provider.
+  const list = await api.providers();
+  const ul = $('provider-list');
+  ul.innerHTML = '';
+  for (const p of list) {
+    const name = typeof p === 'string' ? p : p.name || p.id;
+    if (typeof name !== 'string' || !/^[a-z0-9_-]+$/i.test(name)) continue;
+    const start = typeof p === 'object' && typeof p.start_url === 'string' && p.start_url.startsWith('/') ? p.start_url : '/api/v1/auth/' + name;
+    const li = document.createElement('li');
+    const form = document.createElement('form');
+    form.method = 'post';
+    form.action = start;
+    const button = document.createElement('button');
+    button.type = 'submit';
+    button.textContent = (typeof p === 'object' && p.label) || name;
+    form.appendChild(button);
+    li.appendChild(form);
+    ul.appendChild(li);
+  }
+  $('providers').hidden = ul.children.length === 0;
+}
+
+async function showApp() {
+  $('signin').hidden = true;
+  $('app').hidden = false;
+  $('signout').hidden = false;
+  setBusy('loading', 'Loading CATs…');
+  showError('');
+  let cats;
+  try {
+    cats = (await api.getJSON('/get_cats')).cats;
+  } catch (e) {
+    fail(e);
+    return;
+  }
+  const sel = $('cat');
+  sel.innerHTML = cats.map((c) => '<option value="' + esc(c.name) + '">' + esc(c.name) + '</option>').join('');
+  if (!cats.length) {
+    // An admin sees every CAT: an empty list means the token is not
+    // an admin's (or has expired) and only public CATs were asked for.
+    api.clearToken();
+    showSignin('The server lists no CATs for this token: is it a valid admin token?');
+    return;
+  }
+  if (!cats.some((c) => c.name === s.cat)) s.cat = cats[0].name;
+  st.write(s, true);
+  syncControls();
+  load();
+}
+
+function syncControls() {
+  $('cat').value = s.cat;
+  document.querySelectorAll('[data-range]').forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.range === s.range)));
+  document.querySelectorAll('[data-source]').forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.source === s.source)));
+  const d = st.dates(s.range);
+  $('range-label').textContent = d.startDate ? d.startDate + ' to ' + prevDay(d.endDate) + ' (UTC)' : 'all time';
+}
+
+function prevDay(day) { return new Date(Date.parse(day + 'T00:00:00Z') - 86400000).toISOString().slice(0, 10); }
+
+// update applies a change of state: a new URL entry, then a reload.
+function update(change) {
+  change(s);
+  st.write(s, false);
+  syncControls();
+  resetLists();
+  load();
+}
+
+export function addFilter(f, key) {
+  if (s.filters[f].includes(key)) return;
+  update((x) => x.filters[f].push(key));
+}
+
+function removeFilter(f, key) {
+  update((x) => { x.filters[f] = x.filters[f].filter((v) => v !== key); });
+}
+
+function chipLabel(f, key) {
+  if (data && f === 'questionid') {
+    const q = data.questions.find((x) => x.id === key);
+    if (q) return q.question;
+  }
+  if (data && f === 'answerid') {
+    const a = data.answers.find((x) => x.id === key);
+    if (a) return a.answers;
+  }
+  return key;
+}
+
+const FILTER_NAMES = { topic: 'topic', model: 'model', persona: 'persona', questionid: 'question', answerid: 'answer' };
+
+function renderChips() {
+  const box = $('chips');
+  box.innerHTML = '';
+  for (const f of st.FILTERS) {
+    for (const key of s.filters[f]) {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'chip';
+      const label = chipLabel(f, key);
+      b.textContent = FILTER_NAMES[f] + ': ' + (label.length > 50 ? label.slice(0, 49) + '…' : label) + ' ✕';
+      b.setAttribute('aria-label', 'Remove filter ' + FILTER_NAMES[f] + ' ' + label);
+      b.dataset.filter = f;
+      b.dataset.value = key;
+      b.addEventListener('click', () => removeFilter(f, key));
+      box.appendChild(b);
+    }
+  }
+  box.hidden = box.children.length === 0;
+}
+
+function fillDays(days) {
+  const d = st.dates(s.range);
+  let start = d.startDate;
+  let end = d.endDate;
+  if (!start) {
+    if (!days.length) return [];
+    start = days[0].date;
+    end = st.nextDay(days[days.length - 1].date);
+  }
+  const counts = new Map(days.map((x) => [x.date, x.count]));
+  return st.dayList(start, end).map((date) => ({ date, count: counts.get(date) || 0 }));
+}
+
+async function load() {
+  const seq = ++loadSeq;
+  setBusy('loading', 'Loading…');
+  showError('');
+  renderChips();
+  const params = st.apiParams(s);
+  const route = s.source === 'raw' ? '/all' : '/all_warehouse';
+  const started = performance.now();
+  let result;
+  let days;
+  try {
+    [result, days] = await Promise.all([api.getJSON(route, params), api.getJSON('/daily_counts', params)]);
+  } catch (e) {
+    if (seq === loadSeq) fail(e);
+    return;
+  }
+  if (seq !== loadSeq) return;
+  const roundTrip = performance.now() - started;
+  data = result;
+  document.body.dataset.query = params.toString();
+  $('total').textContent = result.total_interactions.toLocaleString('en-US');
+  $('total').dataset.value = String(result.total_interactions);
+  $('perf').textContent = s.source === 'raw'
+    ? 'n/a (' + roundTrip.toFixed(0) + ' ms round trip)'
+    : result.performance_ms.toFixed(2) + ' ms';
+  $('source').textContent = s.source === 'raw' ? 'raw log (/all)' : result.data_source + ' (/all_warehouse)';
+  bars('topic', result.topic_counts.map((t) => ({ key: t.topic, label: t.topic, count: t.count, pct: t.percentage })),
+    { what: 'Topic', active: s.filters.topic, onPick: (k) => addFilter('topic', k) });
+  bars('model', result.model_counts.map((m) => ({ key: m.membership, label: m.membership, count: m.count })),
+    { what: 'Model', active: s.filters.model, onPick: (k) => addFilter('model', k) });
+  bars('persona', result.persona_counts.map((p) => ({ key: p.persona, label: p.persona, count: p.count })),
+    { what: 'Persona', active: s.filters.persona, onPick: (k) => addFilter('persona', k) });
+  daily(fillDays(days.daily_counts));
+  renderLists(result, s);
+  renderChips();
+  if (!(await loadLog(params)) || seq !== loadSeq) return;
+  if (result.total_interactions === 0) {
+    setBusy('empty', 'No interactions in this range.');
+  } else {
+    setBusy('ready', result.total_interactions.toLocaleString('en-US') + ' interactions.');
+  }
+}
+
+function init() {
+  $('token-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const t = $('token').value.trim();
+    if (!t) return;
+    api.setToken(t);
+    $('token').value = '';
+    showApp();
+  });
+  $('signout').addEventListener('click', () => {
+    api.clearToken();
+    showSignin('');
+  });
+  $('cat').addEventListener('change', () => update((x) => {
+    x.cat = $('cat').value;
+    for (const f of st.FILTERS) x.filters[f] = [];
+  }));
+  document.querySelectorAll('[data-range]').forEach((b) => b.addEventListener('click', () => update((x) => { x.range = b.dataset.range; })));
+  document.querySelectorAll('[data-source]').forEach((b) => b.addEventListener('click', () => update((x) => { x.source = b.dataset.source; })));
+  $('controls').addEventListener('submit', (e) => e.preventDefault());
+  window.addEventListener('popstate', () => {
+    s = st.read();
+    syncControls();
+    resetLists();
+    load();
+  });
+  initLists((f, key) => addFilter(f, key));
+  initLog(fail);
+  if (api.token()) showApp();
+  else showSignin('');
+}
+
+init();
