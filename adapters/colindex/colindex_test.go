@@ -198,3 +198,58 @@ func TestFollowCatchesUp(t *testing.T) {
 		}
 	}
 }
+
+// TestQueriesDuringRefresh runs queries while appends are applied (run
+// with -race), and checks the final counts against the reference.
+func TestQueriesDuringRefresh(t *testing.T) {
+	m := newMemLog()
+	idx := build(t, m)
+	log := colindex.Log{InteractionLog: m, Index: idx}
+	r := rand.New(rand.NewPCG(9, 10))
+	batches := make([][]analytics.Interaction, 10)
+	for k := range batches {
+		batches[k] = tiedLog(r, 500)
+	}
+	sel := analytics.Selection{Cat: "c", Filters: analytics.Filters{Personas: []string{"p1"}}}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if _, err := idx.Total(t.Context(), sel); err != nil {
+					t.Errorf("Total: %v", err)
+					return
+				}
+				if _, err := idx.Groups(t.Context(), sel, analytics.Question); err != nil {
+					t.Errorf("Groups: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	for _, b := range batches {
+		if _, err := log.Append(t.Context(), analytics.Each(b)); err != nil {
+			t.Fatalf("Append: %v", err)
+		}
+	}
+	close(done)
+	wg.Wait()
+	for _, d := range analytics.Dimensions {
+		got, err := idx.Groups(t.Context(), sel, d)
+		if err != nil {
+			t.Fatalf("Groups: %v", err)
+		}
+		want := analytics.CountGroups(m.rows, sel, d)
+		analytics.SortGroups(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("Groups(%v) after concurrent appends differ from the reference", d)
+		}
+	}
+}

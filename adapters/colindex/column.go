@@ -16,6 +16,7 @@ type catIndex struct {
 	// totals counts every row per code: a range covering most of the
 	// CAT is counted as the totals minus the rows outside it.
 	totals [dimensions][]int64
+	cube   cube
 	// sorted is false while rows older than the newest are appended last;
 	// queries then check each row's time instead of slicing.
 	sorted bool
@@ -42,6 +43,8 @@ func (c *catIndex) add(r Row) {
 	c.push(analytics.Persona, r.Persona, r.Persona)
 	c.push(analytics.Question, r.QuestionID, r.Question)
 	c.push(analytics.Answer, r.AnswerID, r.Answer)
+	n := len(c.at) - 1
+	c.cube.add(r.Micros, [3]uint32{c.codes[analytics.Topic][n], c.codes[analytics.Model][n], c.codes[analytics.Persona][n]})
 }
 
 func (c *catIndex) push(d analytics.Dimension, key, text []byte) {

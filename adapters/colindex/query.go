@@ -26,6 +26,9 @@ func (x *Index) Total(_ context.Context, sel analytics.Selection) (int64, error)
 	if len(p.filters) == 0 && !p.checkTime {
 		return int64(p.hi - p.lo), nil
 	}
+	if p.usesCube() {
+		return p.fromCube(-1, nil), nil
+	}
 	var total int64
 	for _, n := range p.run(nil, 0) {
 		total += n[0]
@@ -46,6 +49,11 @@ func (x *Index) Groups(_ context.Context, sel analytics.Selection, d analytics.D
 		return nil, nil
 	}
 	dict := &p.cat.dicts[d]
+	if own := slices.Index(cubeDims[:], d); own >= 0 && p.usesCube() {
+		counts := make([]int64, len(dict.keys))
+		p.fromCube(own, counts)
+		return dict.sortedGroups(counts), nil
+	}
 	col := p.cat.codes[d]
 	rows := len(col)
 	if len(p.filters) == 0 && !p.checkTime && rows-(p.hi-p.lo) < p.hi-p.lo {
@@ -87,6 +95,7 @@ type plan struct {
 	start     int64
 	end       int64 // exclusive; math.MaxInt64 when open
 	filters   []filter
+	allowBy   [dimensions][]uint8 // each filter's allow, by dimension; nil when unfiltered
 }
 
 // filter is one filtered dimension: allow[code] is 1 for the codes of
@@ -137,6 +146,7 @@ func (x *Index) plan(sel analytics.Selection) (plan, bool) {
 			return plan{}, false
 		}
 		p.filters = append(p.filters, filter{col: c.codes[d], allow: allow})
+		p.allowBy[d] = allow
 	}
 	return p, true
 }

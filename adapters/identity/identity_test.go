@@ -146,7 +146,7 @@ func TestExchangeFailures(t *testing.T) {
 }
 
 func TestUnreachableUserEndpointKeepsTokenOutOfErrors(t *testing.T) {
-	var userinfo string
+	userinfo := make(chan string, 1)
 	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"access_token":"secret-access-token","token_type":"Bearer","expires_in":3600}`))
@@ -159,7 +159,7 @@ func TestUnreachableUserEndpointKeepsTokenOutOfErrors(t *testing.T) {
 			idp.Config.Handler.ServeHTTP(w, r)
 			return
 		}
-		userinfo = r.URL.RawQuery
+		userinfo <- r.URL.RawQuery
 		hj, ok := w.(http.Hijacker)
 		if !ok {
 			t.Error("cannot hijack")
@@ -176,8 +176,13 @@ func TestUnreachableUserEndpointKeepsTokenOutOfErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = p.Exchange(t.Context(), "code", "")
-	if errs.KindOf(err) != errs.KindUnavailable || !strings.Contains(userinfo, "secret-access-token") {
-		t.Fatalf("error %v (userinfo query %q), want unavailable after a userinfo call", err, userinfo)
+	var query string
+	select {
+	case query = <-userinfo:
+	default:
+	}
+	if errs.KindOf(err) != errs.KindUnavailable || !strings.Contains(query, "secret-access-token") {
+		t.Fatalf("error %v (userinfo query %q), want unavailable after a userinfo call", err, query)
 	}
 	if strings.Contains(err.Error(), "secret-access-token") {
 		t.Fatalf("the provider's access token is in the error: %v", err)

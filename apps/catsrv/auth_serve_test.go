@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -72,7 +71,7 @@ func TestServeLogin(t *testing.T) {
 	srv := exec.Command(binary, "serve", "--config", cfg, "--db", db, "--addr", addr)
 	srv.Env = []string{"PATH=" + os.Getenv("PATH"), "CATSRV_JWT_SECRET=" + testSecret, "CATSRV_COOKIE_INSECURE=true",
 		"CATSRV_PROVIDER_B_CLIENT_ID=gclient", "CATSRV_PROVIDER_B_CLIENT_SECRET=gsecret", "CATSRV_PROVIDER_B_BASE_URL=" + idp.URL}
-	var logs bytes.Buffer
+	var logs syncBuffer
 	srv.Stderr = &logs
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)

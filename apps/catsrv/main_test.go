@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -140,7 +141,7 @@ func TestDemoImportTokenServe(t *testing.T) {
 	addr := freeAddr(t)
 	srv := exec.Command(binary, "serve", "--config", cfg, "--db", db, "--addr", addr)
 	srv.Env = []string{"PATH=" + os.Getenv("PATH"), "CATSRV_JWT_SECRET=" + testSecret}
-	var logs bytes.Buffer
+	var logs syncBuffer
 	srv.Stderr = &logs
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -198,6 +199,24 @@ func TestDemoImportTokenServe(t *testing.T) {
 	if !strings.Contains(logs.String(), `"route"`) {
 		t.Fatalf("no request log lines:\n%s", logs.String())
 	}
+}
+
+// syncBuffer collects a child process's output while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func waitReady(t *testing.T, url string) {

@@ -1,0 +1,110 @@
+package colindex
+
+import (
+	"sort"
+
+	"github.com/catsrv/catsrv/core/analytics"
+)
+
+// cube counts a CAT's rows per UTC day and (topic, model, persona): a few
+// hundred cells a day, however many rows. A request without question or
+// answer filters, over whole days, gets its total and its topic, model and
+// persona lists from the cube without reading a row; only its question and
+// answer lists are counted from the columns.
+type cube struct {
+	days []dayCells // ordered by day
+}
+
+type dayCells struct {
+	day   int64
+	cells []cell
+	index map[[3]uint32]int // cell position by (topic, model, persona)
+}
+
+type cell struct {
+	codes [3]uint32 // topic, model, persona
+	n     int64
+}
+
+// dayMicros is one day in microseconds.
+const dayMicros = 86_400_000_000
+
+// dayOf returns the UTC day of a time in microseconds, rounding down.
+func dayOf(micros int64) int64 {
+	d := micros / dayMicros
+	if micros%dayMicros < 0 {
+		d--
+	}
+	return d
+}
+
+func (c *cube) add(micros int64, codes [3]uint32) {
+	day := dayOf(micros)
+	k := len(c.days) - 1
+	if k < 0 || c.days[k].day != day {
+		k = sort.Search(len(c.days), func(i int) bool { return c.days[i].day >= day })
+		if k == len(c.days) || c.days[k].day != day {
+			c.days = append(c.days, dayCells{})
+			copy(c.days[k+1:], c.days[k:])
+			c.days[k] = dayCells{day: day, index: map[[3]uint32]int{}}
+		}
+	}
+	dc := &c.days[k]
+	if i, ok := dc.index[codes]; ok {
+		dc.cells[i].n++
+		return
+	}
+	dc.index[codes] = len(dc.cells)
+	dc.cells = append(dc.cells, cell{codes: codes, n: 1})
+}
+
+// cubeDims are the dimensions the cube holds, in cell order.
+var cubeDims = [3]analytics.Dimension{analytics.Topic, analytics.Model, analytics.Persona}
+
+// usesCube reports whether the plan can be answered from the cube: no
+// question or answer filter, and a range of whole UTC days.
+func (p plan) usesCube() bool {
+	if p.allowBy[analytics.Question] != nil || p.allowBy[analytics.Answer] != nil {
+		return false
+	}
+	wholeDay := func(m int64) bool { return m == minMicros || m == maxMicros || m%dayMicros == 0 }
+	return wholeDay(p.start) && wholeDay(p.end)
+}
+
+// fromCube counts the plan's rows from the cube: the total (own is -1)
+// or the list of one cube dimension (own is its index in cubeDims, which
+// ignores its own filter), into counts.
+func (p plan) fromCube(own int, counts []int64) int64 {
+	days := p.cat.cube.days
+	lo, hi := 0, len(days)
+	if p.start != minMicros {
+		first := dayOf(p.start)
+		lo = sort.Search(len(days), func(i int) bool { return days[i].day >= first })
+	}
+	if p.end != maxMicros {
+		end := dayOf(p.end)
+		hi = sort.Search(len(days), func(i int) bool { return days[i].day >= end })
+	}
+	var allow [3][]uint8
+	for k, d := range cubeDims {
+		if k != own {
+			allow[k] = p.allowBy[d]
+		}
+	}
+	var total int64
+	for _, dc := range days[lo:max(lo, hi)] {
+	cells:
+		for _, c := range dc.cells {
+			for k, a := range allow {
+				if a != nil && a[c.codes[k]] == 0 {
+					continue cells
+				}
+			}
+			if own >= 0 {
+				counts[c.codes[own]] += c.n
+			}
+			total += c.n
+		}
+	}
+	return total
+}
