@@ -253,3 +253,64 @@ func TestQueriesDuringRefresh(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectiveFilters covers the paths a selective question or answer
+// filter takes (the rows of the filtered codes alone) and a filter on
+// topic, model or persona over whole days (the per-day cube), over rows
+// appended out of time order, against the reference.
+func TestSelectiveFilters(t *testing.T) {
+	m := newMemLog()
+	idx := build(t, m)
+	log := colindex.Log{InteractionLog: m, Index: idx}
+	r := rand.New(rand.NewPCG(11, 12))
+	for range 3 {
+		rows := tiedLog(r, 2000)
+		for k := range rows {
+			if k%50 == 0 { // a rare question and a rare answer
+				rows[k].Question, rows[k].QuestionID = "rare question", "q-rare"
+				rows[k].Answer = "rare answer"
+			}
+		}
+		if _, err := log.Append(t.Context(), analytics.Each(rows)); err != nil {
+			t.Fatalf("Append: %v", err)
+		}
+	}
+	rareAnswer := analytics.Interaction{Answer: "rare answer"}.Normalize().AnswerID
+	day := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	ranges := map[string]analytics.Range{
+		"open": {}, "day one": {Start: day, End: day.AddDate(0, 0, 1)},
+		"not whole days": {Start: day.Add(90 * time.Minute), End: day.Add(30 * time.Hour)},
+	}
+	filters := map[string]analytics.Filters{
+		"question":            {QuestionIDs: []string{"q-rare"}},
+		"question and answer": {QuestionIDs: []string{"q-rare", "q-3"}, AnswerIDs: []string{rareAnswer}},
+		"question and model":  {QuestionIDs: []string{"q-rare"}, Personas: []string{"p0", "p2"}},
+		"persona":             {Personas: []string{"p1"}},
+		"topic and persona":   {Topics: []string{"a", "c"}, Personas: []string{"p0"}},
+	}
+	for rn, rng := range ranges {
+		for fn, f := range filters {
+			t.Run(rn+"/"+fn, func(t *testing.T) {
+				sel := analytics.Selection{Cat: "c", Range: rng, Filters: f}
+				total, err := idx.Total(t.Context(), sel)
+				if err != nil {
+					t.Fatalf("Total: %v", err)
+				}
+				if want := analytics.CountTotal(m.rows, sel); total != want {
+					t.Errorf("Total = %d, reference %d", total, want)
+				}
+				for _, d := range analytics.Dimensions {
+					got, err := idx.Groups(t.Context(), sel, d)
+					if err != nil {
+						t.Fatalf("Groups: %v", err)
+					}
+					want := analytics.CountGroups(m.rows, sel, d)
+					analytics.SortGroups(want)
+					if !slices.Equal(got, want) {
+						t.Errorf("Groups(%v):\n got  %v\n want %v", d, got, want)
+					}
+				}
+			})
+		}
+	}
+}

@@ -17,6 +17,9 @@ type catIndex struct {
 	// CAT is counted as the totals minus the rows outside it.
 	totals [dimensions][]int64
 	cube   cube
+	// postings lists, per question and answer code, its rows' positions
+	// in time order (see postings.go); indexed like postingDims.
+	postings [len(postingDims)][][]int32
 	// sorted is false while rows older than the newest are appended last;
 	// queries then check each row's time instead of slicing.
 	sorted bool
@@ -44,6 +47,9 @@ func (c *catIndex) add(r Row) {
 	c.push(analytics.Question, r.QuestionID, r.Question)
 	c.push(analytics.Answer, r.AnswerID, r.Answer)
 	n := len(c.at) - 1
+	for k, d := range postingDims {
+		c.addPosting(k, c.codes[d][n], n)
+	}
 	c.cube.add(r.Micros, [3]uint32{c.codes[analytics.Topic][n], c.codes[analytics.Model][n], c.codes[analytics.Persona][n]})
 }
 
@@ -86,6 +92,7 @@ func (c *catIndex) sortByTime() {
 		}
 		c.codes[d] = col
 	}
+	c.rebuildPostings()
 	c.sorted = true
 }
 

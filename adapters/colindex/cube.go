@@ -71,9 +71,9 @@ func (p plan) usesCube() bool {
 	return wholeDay(p.start) && wholeDay(p.end)
 }
 
-// fromCube counts the plan's rows from the cube: the total (own is -1)
-// or the list of one cube dimension (own is its index in cubeDims, which
-// ignores its own filter), into counts.
+// fromCube counts the plan's rows from the cube, every filter of the plan
+// applied, and returns the total; with own the index in cubeDims of a
+// dimension (not -1), it also counts that dimension's list into counts.
 func (p plan) fromCube(own int, counts []int64) int64 {
 	days := p.cat.cube.days
 	lo, hi := 0, len(days)
@@ -87,9 +87,7 @@ func (p plan) fromCube(own int, counts []int64) int64 {
 	}
 	var allow [3][]uint8
 	for k, d := range cubeDims {
-		if k != own {
-			allow[k] = p.allowBy[d]
-		}
+		allow[k] = p.allowBy[d]
 	}
 	var total int64
 	for _, dc := range days[lo:max(lo, hi)] {

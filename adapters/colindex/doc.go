@@ -7,6 +7,10 @@
 // rows ordered by time so that a date range is a slice found by binary
 // search. A count is one pass over that slice, on both cores when it is
 // long, with a filter expressed as a per-code bitmap of its dimension.
+// Three shortcuts avoid most passes: running totals per code (the full
+// range), a per-day cube of (topic, model, persona) counts (requests
+// without question or answer filters, over whole days) and per-code
+// posting lists of questions and answers (a selective filter on them).
 //
 // The index is a cache of the database, never the record: it is built
 // from the raw rows at start-up (so a restart rebuilds it), brought up to

@@ -49,14 +49,18 @@ func (x *Index) Groups(_ context.Context, sel analytics.Selection, d analytics.D
 		return nil, nil
 	}
 	dict := &p.cat.dicts[d]
+	col := p.cat.codes[d]
+	rows := len(col)
+	unfiltered := len(p.filters) == 0 && !p.checkTime
+	if unfiltered && p.lo == 0 && p.hi == rows {
+		return dict.sortedGroups(slices.Clone(p.cat.totals[d])), nil
+	}
 	if own := slices.Index(cubeDims[:], d); own >= 0 && p.usesCube() {
 		counts := make([]int64, len(dict.keys))
 		p.fromCube(own, counts)
 		return dict.sortedGroups(counts), nil
 	}
-	col := p.cat.codes[d]
-	rows := len(col)
-	if len(p.filters) == 0 && !p.checkTime && rows-(p.hi-p.lo) < p.hi-p.lo {
+	if unfiltered && rows-(p.hi-p.lo) < p.hi-p.lo {
 		// Most of the CAT: count the rows outside the range and take them
 		// from the CAT's running totals (the full range reads no row).
 		counts := slices.Clone(p.cat.totals[d])
@@ -96,6 +100,9 @@ type plan struct {
 	end       int64 // exclusive; math.MaxInt64 when open
 	filters   []filter
 	allowBy   [dimensions][]uint8 // each filter's allow, by dimension; nil when unfiltered
+	// postings, when set, are the positions of the only rows that can
+	// match (a selective question or answer filter): count those alone.
+	postings [][]int32
 }
 
 // filter is one filtered dimension: allow[code] is 1 for the codes of
@@ -148,6 +155,7 @@ func (x *Index) plan(sel analytics.Selection) (plan, bool) {
 		p.filters = append(p.filters, filter{col: c.codes[d], allow: allow})
 		p.allowBy[d] = allow
 	}
+	p.choosePostings(sel.Filters.Values)
 	return p, true
 }
 
@@ -171,6 +179,11 @@ func ceilMicros(t time.Time) int64 {
 // it counts per code of col, size codes. It returns one count slice per
 // part.
 func (p plan) run(col []uint32, size int) [][]int64 {
+	if p.postings != nil {
+		counts := make([]int64, max(size, 1))
+		p.countPostings(counts, col)
+		return [][]int64{counts}
+	}
 	n := p.hi - p.lo
 	parts := max(1, min(runtime.GOMAXPROCS(0), n/parallelMin))
 	out := make([][]int64, parts)
