@@ -5,7 +5,7 @@
 // Mocks for isolating core logic are generated into ports/mocks with moq.
 package ports
 
-//go:generate go tool moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog RollupStore
+//go:generate go tool moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog RollupStore TopAggregator
 
 import (
 	"context"
@@ -39,6 +39,18 @@ type Aggregator interface {
 	// Groups counts the interactions of the selection per distinct
 	// (key, text) of the dimension, in no particular order.
 	Groups(ctx context.Context, s analytics.Selection, d analytics.Dimension) ([]analytics.Group, error)
+}
+
+// TopAggregator is an Aggregator that can also return only the first n
+// groups of a dimension, in analytics.SortGroups order: exactly the first
+// n entries that Groups, sorted, would give. The reporter uses it for the
+// question and answer lists of a query with a limit, so an adapter that
+// ranks cheaply need not materialize tens of thousands of groups the
+// response would drop. Adapters implement it optionally.
+type TopAggregator interface {
+	Aggregator
+	// TopGroups returns the first n (n > 0) groups of the selection for d.
+	TopGroups(ctx context.Context, s analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error)
 }
 
 // InteractionLog is the raw log of interactions: it stores them and counts

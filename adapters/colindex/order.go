@@ -55,8 +55,10 @@ func (d *dictionary) updateRanks() {
 	d.ranked = len(d.keys)
 }
 
-// sortedGroups turns per-code counts into groups in SortGroups order.
-func (d *dictionary) sortedGroups(counts []int64) []analytics.Group {
+// sortedGroups turns per-code counts into groups in SortGroups order,
+// keeping the first limit of them (all when limit is 0): the order is
+// computed for every group, but only the kept ones are built.
+func (d *dictionary) sortedGroups(counts []int64, limit int) []analytics.Group {
 	var (
 		perCount [bucketMax + 1]int32 // how many groups have each small count
 		big      []uint32             // codes counted above bucketMax
@@ -76,14 +78,18 @@ func (d *dictionary) sortedGroups(counts []int64) []analytics.Group {
 	if groups == 0 {
 		return nil
 	}
-	out := make([]analytics.Group, groups)
+	kept := groups
+	if limit > 0 && limit < kept {
+		kept = limit
+	}
+	out := make([]analytics.Group, kept)
 	slices.SortFunc(big, func(a, b uint32) int {
 		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
 			return c
 		}
 		return cmp.Compare(d.rank[a], d.rank[b])
 	})
-	for k, code := range big {
+	for k, code := range big[:min(len(big), kept)] {
 		out[k] = analytics.Group{Key: d.keys[code], Text: d.texts[code], Count: counts[code]}
 	}
 	// next[n] is where the next group of count n goes: counts descending.
@@ -95,7 +101,9 @@ func (d *dictionary) sortedGroups(counts []int64) []analytics.Group {
 	}
 	for _, code := range d.byRank {
 		if n := counts[code]; n > 0 && n <= bucketMax {
-			out[next[n]] = analytics.Group{Key: d.keys[code], Text: d.texts[code], Count: n}
+			if at := next[n]; int(at) < kept {
+				out[at] = analytics.Group{Key: d.keys[code], Text: d.texts[code], Count: n}
+			}
 			next[n]++
 		}
 	}

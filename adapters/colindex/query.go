@@ -39,6 +39,21 @@ func (x *Index) Total(_ context.Context, sel analytics.Selection) (int64, error)
 // Groups counts the selection's interactions per distinct key and text of
 // the dimension.
 func (x *Index) Groups(_ context.Context, sel analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
+	return x.groups(sel, d, 0)
+}
+
+// TopGroups returns the first n groups of Groups in analytics.SortGroups
+// order, without building the others (ports.TopAggregator).
+func (x *Index) TopGroups(_ context.Context, sel analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error) {
+	if n < 1 {
+		return nil, errs.New(errs.KindInvalid, "top groups need n > 0, not %d", n)
+	}
+	return x.groups(sel, d, n)
+}
+
+// groups counts per group and returns the first limit groups in
+// SortGroups order, all of them when limit is 0.
+func (x *Index) groups(sel analytics.Selection, d analytics.Dimension, limit int) ([]analytics.Group, error) {
 	if d < 0 || d >= dimensions {
 		return nil, errs.New(errs.KindInvalid, "unknown dimension %d", int(d))
 	}
@@ -53,12 +68,12 @@ func (x *Index) Groups(_ context.Context, sel analytics.Selection, d analytics.D
 	rows := len(col)
 	unfiltered := len(p.filters) == 0 && !p.checkTime
 	if unfiltered && p.lo == 0 && p.hi == rows {
-		return dict.sortedGroups(slices.Clone(p.cat.totals[d])), nil
+		return dict.sortedGroups(slices.Clone(p.cat.totals[d]), limit), nil
 	}
 	if own := slices.Index(cubeDims[:], d); own >= 0 && p.usesCube() {
 		counts := make([]int64, len(dict.keys))
 		p.fromCube(own, counts)
-		return dict.sortedGroups(counts), nil
+		return dict.sortedGroups(counts, limit), nil
 	}
 	if unfiltered && rows-(p.hi-p.lo) < p.hi-p.lo {
 		// Most of the CAT: count the rows outside the range and take them
@@ -74,9 +89,9 @@ func (x *Index) Groups(_ context.Context, sel analytics.Selection, d analytics.D
 				}
 			}
 		}
-		return dict.sortedGroups(counts), nil
+		return dict.sortedGroups(counts, limit), nil
 	}
-	return dict.sortedGroups(sum(p.run(col, len(dict.keys)))), nil
+	return dict.sortedGroups(sum(p.run(col, len(dict.keys))), limit), nil
 }
 
 // sum adds the parts' counts into the first part.

@@ -493,3 +493,193 @@ func (mock *RollupStoreMock) TotalCalls() []struct {
 	mock.lockTotal.RUnlock()
 	return calls
 }
+
+// Ensure, that TopAggregatorMock does implement ports.TopAggregator.
+// If this is not the case, regenerate this file with moq.
+var _ ports.TopAggregator = &TopAggregatorMock{}
+
+// TopAggregatorMock is a mock implementation of ports.TopAggregator.
+//
+//	func TestSomethingThatUsesTopAggregator(t *testing.T) {
+//
+//		// make and configure a mocked ports.TopAggregator
+//		mockedTopAggregator := &TopAggregatorMock{
+//			GroupsFunc: func(ctx context.Context, s analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
+//				panic("mock out the Groups method")
+//			},
+//			TopGroupsFunc: func(ctx context.Context, s analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error) {
+//				panic("mock out the TopGroups method")
+//			},
+//			TotalFunc: func(ctx context.Context, s analytics.Selection) (int64, error) {
+//				panic("mock out the Total method")
+//			},
+//		}
+//
+//		// use mockedTopAggregator in code that requires ports.TopAggregator
+//		// and then make assertions.
+//
+//	}
+type TopAggregatorMock struct {
+	// GroupsFunc mocks the Groups method.
+	GroupsFunc func(ctx context.Context, s analytics.Selection, d analytics.Dimension) ([]analytics.Group, error)
+
+	// TopGroupsFunc mocks the TopGroups method.
+	TopGroupsFunc func(ctx context.Context, s analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error)
+
+	// TotalFunc mocks the Total method.
+	TotalFunc func(ctx context.Context, s analytics.Selection) (int64, error)
+
+	// calls tracks calls to the methods.
+	calls struct {
+		// Groups holds details about calls to the Groups method.
+		Groups []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// S is the s argument value.
+			S analytics.Selection
+			// D is the d argument value.
+			D analytics.Dimension
+		}
+		// TopGroups holds details about calls to the TopGroups method.
+		TopGroups []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// S is the s argument value.
+			S analytics.Selection
+			// D is the d argument value.
+			D analytics.Dimension
+			// N is the n argument value.
+			N int
+		}
+		// Total holds details about calls to the Total method.
+		Total []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// S is the s argument value.
+			S analytics.Selection
+		}
+	}
+	lockGroups    sync.RWMutex
+	lockTopGroups sync.RWMutex
+	lockTotal     sync.RWMutex
+}
+
+// Groups calls GroupsFunc.
+func (mock *TopAggregatorMock) Groups(ctx context.Context, s analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
+	if mock.GroupsFunc == nil {
+		panic("TopAggregatorMock.GroupsFunc: method is nil but TopAggregator.Groups was just called")
+	}
+	callInfo := struct {
+		Ctx context.Context
+		S   analytics.Selection
+		D   analytics.Dimension
+	}{
+		Ctx: ctx,
+		S:   s,
+		D:   d,
+	}
+	mock.lockGroups.Lock()
+	mock.calls.Groups = append(mock.calls.Groups, callInfo)
+	mock.lockGroups.Unlock()
+	return mock.GroupsFunc(ctx, s, d)
+}
+
+// GroupsCalls gets all the calls that were made to Groups.
+// Check the length with:
+//
+//	len(mockedTopAggregator.GroupsCalls())
+func (mock *TopAggregatorMock) GroupsCalls() []struct {
+	Ctx context.Context
+	S   analytics.Selection
+	D   analytics.Dimension
+} {
+	var calls []struct {
+		Ctx context.Context
+		S   analytics.Selection
+		D   analytics.Dimension
+	}
+	mock.lockGroups.RLock()
+	calls = mock.calls.Groups
+	mock.lockGroups.RUnlock()
+	return calls
+}
+
+// TopGroups calls TopGroupsFunc.
+func (mock *TopAggregatorMock) TopGroups(ctx context.Context, s analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error) {
+	if mock.TopGroupsFunc == nil {
+		panic("TopAggregatorMock.TopGroupsFunc: method is nil but TopAggregator.TopGroups was just called")
+	}
+	callInfo := struct {
+		Ctx context.Context
+		S   analytics.Selection
+		D   analytics.Dimension
+		N   int
+	}{
+		Ctx: ctx,
+		S:   s,
+		D:   d,
+		N:   n,
+	}
+	mock.lockTopGroups.Lock()
+	mock.calls.TopGroups = append(mock.calls.TopGroups, callInfo)
+	mock.lockTopGroups.Unlock()
+	return mock.TopGroupsFunc(ctx, s, d, n)
+}
+
+// TopGroupsCalls gets all the calls that were made to TopGroups.
+// Check the length with:
+//
+//	len(mockedTopAggregator.TopGroupsCalls())
+func (mock *TopAggregatorMock) TopGroupsCalls() []struct {
+	Ctx context.Context
+	S   analytics.Selection
+	D   analytics.Dimension
+	N   int
+} {
+	var calls []struct {
+		Ctx context.Context
+		S   analytics.Selection
+		D   analytics.Dimension
+		N   int
+	}
+	mock.lockTopGroups.RLock()
+	calls = mock.calls.TopGroups
+	mock.lockTopGroups.RUnlock()
+	return calls
+}
+
+// Total calls TotalFunc.
+func (mock *TopAggregatorMock) Total(ctx context.Context, s analytics.Selection) (int64, error) {
+	if mock.TotalFunc == nil {
+		panic("TopAggregatorMock.TotalFunc: method is nil but TopAggregator.Total was just called")
+	}
+	callInfo := struct {
+		Ctx context.Context
+		S   analytics.Selection
+	}{
+		Ctx: ctx,
+		S:   s,
+	}
+	mock.lockTotal.Lock()
+	mock.calls.Total = append(mock.calls.Total, callInfo)
+	mock.lockTotal.Unlock()
+	return mock.TotalFunc(ctx, s)
+}
+
+// TotalCalls gets all the calls that were made to Total.
+// Check the length with:
+//
+//	len(mockedTopAggregator.TotalCalls())
+func (mock *TopAggregatorMock) TotalCalls() []struct {
+	Ctx context.Context
+	S   analytics.Selection
+} {
+	var calls []struct {
+		Ctx context.Context
+		S   analytics.Selection
+	}
+	mock.lockTotal.RLock()
+	calls = mock.calls.Total
+	mock.lockTotal.RUnlock()
+	return calls
+}

@@ -121,8 +121,32 @@ func (h *harness) expect(sel analytics.Selection) int64 {
 		if got := h.groups(sel, d); !slices.Equal(got, wantGroups) {
 			h.t.Errorf("Groups(%+v, %v):\n got       %v\n reference %v", sel, d, got, wantGroups)
 		}
+		h.expectTop(sel, d, wantGroups)
 	}
 	return want
+}
+
+// expectTop checks TopGroups, when the store offers it, against the
+// sorted reference cut at several sizes, ties at the cut included.
+func (h *harness) expectTop(sel analytics.Selection, d analytics.Dimension, sorted []analytics.Group) {
+	h.t.Helper()
+	top, ok := h.read.(ports.TopAggregator)
+	if !ok {
+		return
+	}
+	for _, n := range []int{1, 2, 3, len(sorted), len(sorted) + 1} {
+		if n < 1 {
+			continue
+		}
+		got, err := top.TopGroups(h.t.Context(), sel, d, n)
+		if err != nil {
+			h.t.Fatalf("TopGroups(%+v, %v, %d): %v", sel, d, n, err)
+		}
+		want := sorted[:min(n, len(sorted))]
+		if len(got) != len(want) || (len(want) > 0 && !slices.Equal(got, want)) {
+			h.t.Errorf("TopGroups(%+v, %v, %d):\n got       %v\n reference %v", sel, d, n, got, want)
+		}
+	}
 }
 
 // result assembles the query's result from the store's counts, as the

@@ -144,7 +144,13 @@ func (r *Reporter) groups(ctx context.Context, src ports.Aggregator, q analytics
 	if !ok {
 		return nil, nil
 	}
-	g, err := src.Groups(ctx, s, d)
+	var g []analytics.Group
+	var err error
+	if top, ok := src.(ports.TopAggregator); ok && q.Limit > 0 && (d == analytics.Question || d == analytics.Answer) {
+		g, err = top.TopGroups(ctx, s, d, q.Limit)
+	} else {
+		g, err = src.Groups(ctx, s, d)
+	}
 	if err != nil {
 		return nil, wrapStore(err)
 	}

@@ -204,3 +204,37 @@ func TestMetricRoutesUseRollupsAndLimit(t *testing.T) {
 		t.Fatalf("metric routes must read rollups: raw %d, rollups %d", len(raw), len(rolled))
 	}
 }
+
+func TestLimitedListsAskForTopGroupsWhenOffered(t *testing.T) {
+	var grouped, topped []analytics.Dimension
+	var sizes []int
+	rollups := &mocks.TopAggregatorMock{
+		TotalFunc: func(context.Context, analytics.Selection) (int64, error) { return 3, nil },
+		GroupsFunc: func(_ context.Context, _ analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
+			grouped = append(grouped, d)
+			return []analytics.Group{{Key: "k", Text: "k", Count: 3}}, nil
+		},
+		TopGroupsFunc: func(_ context.Context, _ analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error) {
+			topped, sizes = append(topped, d), append(sizes, n)
+			return []analytics.Group{{Key: "k", Text: "k", Count: 3}}, nil
+		},
+	}
+	rep := reporter.New(directory(), &mocks.InteractionLogMock{}, rollups, fixedClock(0))
+	if _, _, err := rep.Warehouse(context.Background(), analytics.Query{Cat: "demo", Limit: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if len(topped) != 2 || topped[0] != analytics.Question || topped[1] != analytics.Answer || sizes[0] != 7 || sizes[1] != 7 {
+		t.Fatalf("TopGroups calls %v with sizes %v, want question and answer with 7", topped, sizes)
+	}
+	if len(grouped) != 3 {
+		t.Fatalf("topic, model and persona lists are never cut: want 3 Groups calls, got %v", grouped)
+	}
+
+	grouped, topped = nil, nil
+	if _, _, err := rep.Warehouse(context.Background(), analytics.Query{Cat: "demo"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(topped) != 0 || len(grouped) != len(analytics.Dimensions) {
+		t.Fatalf("without a limit every list is whole: Groups %v, TopGroups %v", grouped, topped)
+	}
+}
