@@ -93,6 +93,9 @@ func TestAuthEnvironment(t *testing.T) {
 		{"bad tenant", environ{"CATSRV_PROVIDER_C_CLIENT_ID=x", "CATSRV_PROVIDER_C_CLIENT_SECRET=y", "CATSRV_PROVIDER_C_TENANT_ID=../x"}, "tenant id"},
 		{"provider_a without base URL", environ{"CATSRV_PROVIDER_A_CLIENT_ID=x", "CATSRV_PROVIDER_A_API_KEY=y"}, "CATSRV_PROVIDER_A_BASE_URL"},
 		{"short refresh lifetime", environ{"CATSRV_REFRESH_TTL=5m"}, "CATSRV_REFRESH_TTL"},
+		{"admin without a provider", environ{"CATSRV_ADMINS=alice"}, "CATSRV_ADMINS"},
+		{"admin at an unknown provider", environ{"CATSRV_ADMINS=provider_z:42"}, "CATSRV_ADMINS"},
+		{"admins listed", environ{"CATSRV_ADMINS=provider_b:42, provider_c:0c1d-ab"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -87,12 +87,16 @@ func (e environ) authDeps(ctx context.Context, addr string, cats ports.CatDirect
 	if defaultCat == "" && len(configured) > 0 {
 		defaultCat = configured[0].Name
 	}
+	admins, err := e.admins()
+	if err != nil {
+		return nil, err
+	}
 	secret := []byte(e.get("CATSRV_JWT_SECRET", ""))
 	clk := clock.System{}
 	return &httpapi.AuthDeps{
 		Sessions: session.New(session.Deps{
 			Tokens: toks, Users: records, Refresh: records, Revocations: records, Audit: records,
-			Cats: cats, Clock: clk, RefreshLifetime: lifetime,
+			Cats: cats, Clock: clk, RefreshLifetime: lifetime, Admins: admins,
 		}),
 		States:         session.NewStateSealer(secret, clk),
 		Memory:         prefs.New(records, limits, clk),
@@ -103,6 +107,24 @@ func (e environ) authDeps(ctx context.Context, addr string, cats ports.CatDirect
 		AllowedOrigins: origins,
 		PostLoginURL:   e.get("CATSRV_POST_LOGIN_URL", "/"),
 	}, nil
+}
+
+// admins reads CATSRV_ADMINS: comma-separated "<provider>:<subject>"
+// accounts whose logins get the admin role.
+func (e environ) admins() ([]string, error) {
+	var out []string
+	for _, entry := range strings.Split(e.get("CATSRV_ADMINS", ""), ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		provider, subject, ok := strings.Cut(entry, ":")
+		if !ok || subject == "" || !slices.Contains(auth.Providers, provider) {
+			return nil, fmt.Errorf("CATSRV_ADMINS: %q is not <provider>:<subject> with a provider of %v", entry, auth.Providers)
+		}
+		out = append(out, entry)
+	}
+	return out, nil
 }
 
 // cookiePolicy reads CATSRV_COOKIE_SAMESITE, CATSRV_COOKIE_DOMAIN and

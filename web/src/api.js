@@ -64,6 +64,39 @@ export async function download(path, params, fallbackName) {
   return { truncated: res.headers.get('X-Export-Truncated') === 'true', total: res.headers.get('X-Total-Count') };
 }
 
+// startLogin starts a provider login (POST /api/v1/auth/<provider>) and
+// returns the provider's authorization URL to send the browser to.
+export async function startLogin(path) {
+  let res;
+  try {
+    res = await fetch(path, { method: 'POST', headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+  } catch (e) {
+    throw new ApiError(0, 'The server cannot be reached: ' + e.message);
+  }
+  if (!res.ok) throw new ApiError(res.status, await messageOf(res));
+  const url = (await res.json()).authorization_url;
+  if (typeof url !== 'string' || !/^https?:\/\//.test(url)) throw new ApiError(0, 'The server gave no authorization URL.');
+  return url;
+}
+
+// cookieSession reports whether the browser holds a login session (the
+// access cookie a provider login sets): the memory route answers only then.
+export async function cookieSession() {
+  try {
+    const res = await fetch('/api/v1/auth/memory', { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+    return res.ok;
+  } catch (_) {
+    return false;
+  }
+}
+
+// logout ends the cookie session; it is idempotent on the server.
+export async function logout() {
+  try {
+    await fetch('/api/v1/auth/logout', { method: 'POST', headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+  } catch (_) { /* signed out locally anyway */ }
+}
+
 // providers asks whether provider sign-in is offered. Any failure (the
 // route does not exist yet) means no.
 export async function providers() {

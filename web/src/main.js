@@ -60,8 +60,18 @@ async function showSignin(message) {
     form.action = start;
     const button = document.createElement('button');
     button.type = 'submit';
-    button.textContent = (typeof p === 'object' && p.label) || name;
+    button.textContent = 'Sign in with ' + ((typeof p === 'object' && p.label) || name);
     form.appendChild(button);
+    // The start route answers JSON with the provider's URL: fetch it and
+    // go there, rather than let the form show the JSON.
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      try {
+        window.location.assign(await api.startLogin(start));
+      } catch (e) {
+        showSignin('Sign-in could not start: ' + e.message);
+      }
+    });
     li.appendChild(form);
     ul.appendChild(li);
   }
@@ -223,8 +233,10 @@ function init() {
     $('token').value = '';
     showApp();
   });
-  $('signout').addEventListener('click', () => {
+  $('signout').addEventListener('click', async () => {
+    const viaCookie = !api.token();
     api.clearToken();
+    if (viaCookie) await api.logout();
     showSignin('');
   });
   $('cat').addEventListener('change', () => update((x) => {
@@ -243,6 +255,13 @@ function init() {
   initLists((f, key) => addFilter(f, key));
   initLog(fail);
   if (api.token()) showApp();
+  else signinOrSession();
+}
+
+// signinOrSession opens the dashboard for a browser that came back from a
+// provider login (it holds the session cookie), or shows sign-in.
+async function signinOrSession() {
+  if (await api.cookieSession()) showApp();
   else showSignin('');
 }
 

@@ -8,6 +8,7 @@ package session
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/catsrv/catsrv/core/auth"
@@ -40,6 +41,10 @@ type Deps struct {
 	// RefreshLifetime is the absolute family lifetime; 0 means
 	// DefaultRefreshLifetime.
 	RefreshLifetime time.Duration
+	// Admins lists the provider accounts whose logins get the admin role,
+	// as "<provider>:<subject>" (the provider's stable user id, never an
+	// email address, which some providers let users choose).
+	Admins []string
 }
 
 // Service runs logins, refreshes and logouts.
@@ -240,6 +245,9 @@ func sessionID(family string) string { return HashToken(family)[:32] }
 // issue signs an access token and stores a new refresh token of the family
 // rt describes.
 func (s *Service) issue(ctx context.Context, user auth.User, ttl time.Duration, rt auth.RefreshToken) (Session, error) {
+	if slices.Contains(s.d.Admins, user.Provider+":"+user.Subject) {
+		user.Role = auth.RoleAdmin
+	}
 	access, claims, err := s.d.Tokens.IssueForSession(user.ID, user.Role, sessionID(rt.Family), ttl)
 	if err != nil {
 		return Session{}, err

@@ -36,6 +36,8 @@ type fixture struct {
 	store   *mocks.RefreshTokenStoreMock
 	revs    *mocks.RevocationsMock
 	audit   *mocks.AuditLogMock
+	cats    *mocks.CatDirectoryMock
+	clock   clockAt
 }
 
 func newFixture(t *testing.T, hours int, lifetime time.Duration) *fixture {
@@ -113,6 +115,7 @@ func newFixture(t *testing.T, hours int, lifetime time.Duration) *fixture {
 		}
 		return cat, nil
 	}}
+	f.cats, f.clock = cats, clk
 	f.svc = session.New(session.Deps{Tokens: f.toks, Users: f.users, Refresh: f.store, Revocations: f.revs,
 		Audit: f.audit, Cats: cats, Clock: clk, RefreshLifetime: lifetime})
 	return f
@@ -305,5 +308,37 @@ func TestClaimState(t *testing.T) {
 	}
 	if err := f.svc.ClaimState(t.Context(), fs); errs.KindOf(err) != errs.KindUnauthorized {
 		t.Fatalf("replayed state: %v, want unauthorized", err)
+	}
+}
+
+func TestAdminsListedByProviderSubject(t *testing.T) {
+	cases := []struct {
+		name   string
+		admins []string
+		want   string
+	}{
+		{"listed account is admin", []string{auth.ProviderB + ":42"}, auth.RoleAdmin},
+		{"same subject at another provider is not", []string{auth.ProviderA + ":42"}, auth.RoleUser},
+		{"no list", nil, auth.RoleUser},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, 24, 24*time.Hour)
+			f.svc = session.New(session.Deps{Tokens: f.toks, Users: f.users, Refresh: f.store, Revocations: f.revs,
+				Audit: f.audit, Cats: f.cats, Clock: f.clock, RefreshLifetime: 24 * time.Hour, Admins: c.admins})
+			s := f.login(t)
+			claims, err := f.svc.Authenticate(t.Context(), s.AccessToken)
+			if err != nil || claims.Role != c.want || s.User.Role != c.want {
+				t.Fatalf("login role %q / session user %q, %v; want %q", claims.Role, s.User.Role, err, c.want)
+			}
+			// A refresh keeps the role: it is decided at every issue.
+			r, err := f.svc.Refresh(t.Context(), s.RefreshToken, auth.RequestMeta{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if claims, err := f.svc.Authenticate(t.Context(), r.AccessToken); err != nil || claims.Role != c.want {
+				t.Fatalf("refreshed role %q, %v; want %q", claims.Role, err, c.want)
+			}
+		})
 	}
 }

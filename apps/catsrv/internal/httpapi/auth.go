@@ -78,6 +78,7 @@ func registerAuth(mux *http.ServeMux, a *authAPI) {
 		mux.HandleFunc("POST "+AuthPrefix+"/"+p, a.guard(func(w http.ResponseWriter, r *http.Request) { a.start(w, r, p) }))
 		mux.HandleFunc("GET "+AuthPrefix+"/"+p+"/callback", a.guard(func(w http.ResponseWriter, r *http.Request) { a.callback(w, r, p) }))
 	}
+	mux.HandleFunc("GET "+AuthPrefix+"/providers", a.guard(a.listProviders))
 	mux.HandleFunc("POST "+AuthPrefix+"/refresh", a.guard(a.refresh))
 	mux.HandleFunc("POST "+AuthPrefix+"/logout", a.guard(a.logout))
 	mux.HandleFunc("GET "+AuthPrefix+"/memory", a.guard(a.getMemory))

@@ -1,0 +1,42 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/catsrv/catsrv/core/auth"
+)
+
+// ProviderEntry is one identity provider a sign-in page may offer.
+type ProviderEntry struct {
+	Name     string `json:"name"`
+	StartURL string `json:"start_url"`
+}
+
+// ProvidersResponse is the body of GET /api/v1/auth/providers.
+type ProvidersResponse struct {
+	Cat       string          `json:"catname"`
+	Providers []ProviderEntry `json:"providers"`
+}
+
+// listProviders answers GET /providers[?catname=]: the providers that the
+// CAT enables and this server has credentials for, so a sign-in page shows
+// only buttons that can work. It reveals no more than POST /<provider>
+// would.
+func (a *authAPI) listProviders(w http.ResponseWriter, r *http.Request) {
+	cat, err := a.cat(r.Context(), r.URL.Query().Get("catname"))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	out := ProvidersResponse{Cat: cat.Name, Providers: []ProviderEntry{}}
+	for _, p := range auth.Providers {
+		if providerEnabled(cat, p) && a.d.Providers[p] != nil {
+			out.Providers = append(out.Providers, ProviderEntry{
+				Name:     p,
+				StartURL: AuthPrefix + "/" + p + "?catname=" + url.QueryEscape(cat.Name),
+			})
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,56 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/catsrv/catsrv/core/auth"
+	"github.com/catsrv/catsrv/ports"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+)
+
+func TestProvidersListsOnlyUsableOnes(t *testing.T) {
+	withoutC := func(d *httpapi.AuthDeps) {
+		kept := map[string]ports.IdentityProvider{}
+		for name, p := range d.Providers {
+			if name != auth.ProviderC {
+				kept[name] = p
+			}
+		}
+		d.Providers = kept
+	}
+	cases := []struct {
+		name   string
+		query  string
+		opts   []authOption
+		status int
+		want   []string
+	}{
+		{"default CAT, all enabled and configured", "", nil, http.StatusOK, []string{auth.ProviderA, auth.ProviderB, auth.ProviderC}},
+		{"unconfigured provider left out", "", []authOption{withoutC}, http.StatusOK, []string{auth.ProviderA, auth.ProviderB}},
+		{"CAT that disables every provider", "?catname=" + disabledCat, nil, http.StatusOK, nil},
+		{"unknown CAT", "?catname=nope", nil, http.StatusNotFound, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := newAuthEnv(t, c.opts...).browser(t)
+			r := b.do(http.MethodGet, authPrefix+"/providers"+c.query, "")
+			if r.status != c.status {
+				t.Fatalf("status %d, want %d: %s", r.status, c.status, r.body)
+			}
+			if c.status != http.StatusOK {
+				return
+			}
+			list, _ := r.json(t)["providers"].([]any)
+			if len(list) != len(c.want) {
+				t.Fatalf("providers %v, want %v", list, c.want)
+			}
+			for i, entry := range list {
+				e, _ := entry.(map[string]any)
+				if e["name"] != c.want[i] || e["start_url"] == "" {
+					t.Fatalf("entry %d = %v, want %s with a start_url", i, e, c.want[i])
+				}
+			}
+		})
+	}
+}
