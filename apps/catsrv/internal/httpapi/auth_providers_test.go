@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/core/auth"
 	"github.com/catsrv/catsrv/ports"
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 )
 
 func TestProvidersListsOnlyUsableOnes(t *testing.T) {
