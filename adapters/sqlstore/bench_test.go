@@ -52,13 +52,13 @@ func realisticLog(n int) []analytics.Interaction {
 func BenchmarkAppend(b *testing.B) {
 	lines := realisticLog(benchLines)
 	for _, be := range backends {
-		b.Run(be.name, func(b *testing.B) {
-			if be.name == "PostgreSQL" {
+		b.Run(be.Name, func(b *testing.B) {
+			if be.Name == "PostgreSQL" {
 				serverDSN(b)
 			}
 			for range b.N {
 				b.StopTimer()
-				s, err := sqlstore.Open(b.Context(), be.dsn(b))
+				s, err := sqlstore.Open(b.Context(), be.DSN(b))
 				if err != nil {
 					b.Fatalf("Open: %v", err)
 				}

@@ -15,25 +15,25 @@ import (
 // the index follows every Append).
 func TestContract(t *testing.T) {
 	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			if b.name == "PostgreSQL" {
+		t.Run(b.Name, func(t *testing.T) {
+			if b.Name == "PostgreSQL" {
 				serverDSN(t)
 			}
 			t.Run("Raw", func(t *testing.T) {
 				porttest.TestInteractionLog(t, func(t *testing.T) (ports.InteractionLog, ports.Aggregator) {
-					s := openStore(t, b.dsn(t))
+					s := openStore(t, b.DSN(t))
 					return s, s
 				})
 			})
 			t.Run("Rollups", func(t *testing.T) {
 				porttest.TestInteractionLog(t, func(t *testing.T) (ports.InteractionLog, ports.Aggregator) {
-					s := openStore(t, b.dsn(t))
+					s := openStore(t, b.DSN(t))
 					return s, s.Rollups()
 				})
 			})
 			t.Run("ColumnIndex", func(t *testing.T) {
 				porttest.TestInteractionLog(t, func(t *testing.T) (ports.InteractionLog, ports.Aggregator) {
-					s := openStore(t, b.dsn(t))
+					s := openStore(t, b.DSN(t))
 					idx, err := colindex.Build(t.Context(), s)
 					if err != nil {
 						t.Fatalf("Build: %v", err)

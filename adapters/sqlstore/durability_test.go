@@ -17,8 +17,8 @@ import (
 
 func TestReopenKeepsDataAndRollups(t *testing.T) {
 	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			dsn := b.dsn(t)
+		t.Run(b.Name, func(t *testing.T) {
+			dsn := b.DSN(t)
 			first, second := sampleLog(300, 0), sampleLog(200, 1)
 
 			s, err := sqlstore.Open(t.Context(), dsn)
@@ -47,8 +47,8 @@ func TestReopenKeepsDataAndRollups(t *testing.T) {
 
 func TestMigrationsIdempotent(t *testing.T) {
 	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			dsn := b.dsn(t)
+		t.Run(b.Name, func(t *testing.T) {
+			dsn := b.DSN(t)
 			// Concurrent starters on a fresh database: one migrates, the
 			// others wait and find the work done.
 			var wg sync.WaitGroup
@@ -71,7 +71,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 				t.Errorf("Ping after reopening: %v", err)
 			}
 			expectMatchesReference(t, "reopened", again.Rollups(), normalized(in))
-			if n := countMigrations(t, b.name, dsn); n != 1 {
+			if n := countMigrations(t, b.Name, dsn); n != 1 {
 				t.Errorf("schema_migrations has %d rows, want 1", n)
 			}
 		})
@@ -99,8 +99,8 @@ func countMigrations(t *testing.T, backend, dsn string) int {
 
 func TestConcurrentAppendsKeepRollupsExact(t *testing.T) {
 	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			dsn := b.dsn(t)
+		t.Run(b.Name, func(t *testing.T) {
+			dsn := b.DSN(t)
 			stores := []*sqlstore.Store{openStore(t, dsn), openStore(t, dsn)}
 			const workers, appends, size = 4, 5, 300
 			var (
@@ -143,8 +143,8 @@ func TestConcurrentAppendsKeepRollupsExact(t *testing.T) {
 func TestFailedAppendUndoesFlushedRollups(t *testing.T) {
 	const distinct = 25000
 	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			s := openStore(t, b.dsn(t))
+		t.Run(b.Name, func(t *testing.T) {
+			s := openStore(t, b.DSN(t))
 			in := sampleLog(100, 0)
 			mustAppend(t, s, in)
 			broken := errors.New("disk full")
@@ -173,8 +173,8 @@ func TestFailedAppendUndoesFlushedRollups(t *testing.T) {
 
 func TestAppendSurvivesPanickingSequence(t *testing.T) {
 	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			s := openStore(t, b.dsn(t))
+		t.Run(b.Name, func(t *testing.T) {
+			s := openStore(t, b.DSN(t))
 			in := sampleLog(100, 0)
 			mustAppend(t, s, in)
 			func() {

@@ -10,12 +10,12 @@ import (
 // TestBrowserContract runs the chat-log contract on both databases.
 func TestBrowserContract(t *testing.T) {
 	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			if b.name == "PostgreSQL" {
+		t.Run(b.Name, func(t *testing.T) {
+			if b.Name == "PostgreSQL" {
 				serverDSN(t)
 			}
 			porttest.TestInteractionBrowser(t, func(t *testing.T) (ports.InteractionLog, ports.InteractionBrowser) {
-				s := openStore(t, b.dsn(t))
+				s := openStore(t, b.DSN(t))
 				return s, s
 			})
 		})

@@ -143,15 +143,15 @@ func TestOpenRejectsBadDSN(t *testing.T) {
 
 func TestPing(t *testing.T) {
 	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			s, err := sqlstore.Open(t.Context(), b.dsn(t))
+		t.Run(b.Name, func(t *testing.T) {
+			s, err := sqlstore.Open(t.Context(), b.DSN(t))
 			if err != nil {
 				t.Fatalf("Open: %v", err)
 			}
 			if err := s.Ping(t.Context()); err != nil {
 				t.Errorf("Ping on an open store: %v", err)
 			}
-			want := map[string]string{"SQLite": sqlstore.DialectSQLite, "PostgreSQL": sqlstore.DialectPostgres}[b.name]
+			want := map[string]string{"SQLite": sqlstore.DialectSQLite, "PostgreSQL": sqlstore.DialectPostgres}[b.Name]
 			if got := s.Dialect(); got != want {
 				t.Errorf("Dialect() = %q, want %q", got, want)
 			}
@@ -167,8 +167,8 @@ func TestPing(t *testing.T) {
 
 func TestRangeBoundPrecision(t *testing.T) {
 	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			s := openStore(t, b.dsn(t))
+		t.Run(b.Name, func(t *testing.T) {
+			s := openStore(t, b.DSN(t))
 			in := sampleLog(200, 0)
 			mustAppend(t, s, in)
 			ref := normalized(in)
