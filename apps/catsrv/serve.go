@@ -10,10 +10,17 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/catsrv/catsrv/adapters/chatmodel/openai"
 	"github.com/catsrv/catsrv/adapters/clock"
+	"github.com/catsrv/catsrv/adapters/colindex"
+	"github.com/catsrv/catsrv/adapters/knowledge"
 	"github.com/catsrv/catsrv/adapters/sqlstore"
+	"github.com/catsrv/catsrv/adapters/sqlstore/chatsql"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
+	"github.com/catsrv/catsrv/core/catconfig/overlay"
+	"github.com/catsrv/catsrv/core/chat/service"
+	"github.com/catsrv/catsrv/ports"
 	"github.com/catsrv/catsrv/web"
 )
 
@@ -58,17 +65,41 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	chats, err := chatsql.Open(ctx, store, chatsql.Options{AfterCommit: indexRefresher(rollups, logger)})
+	if err != nil {
+		return fmt.Errorf("opening the conversation store: %w", err)
+	}
+	// The effective CAT configuration: the files with the runtime changes
+	// of POST /api/v1/cat/config/sync, persisted in the database.
+	catConfig, err := overlay.Load(ctx, cats, chats)
+	if err != nil {
+		return fmt.Errorf("loading runtime CAT configuration: %w", err)
+	}
+	agentKeys := openai.KeysFromEnv(env)
+	chatService, err := service.New(service.Deps{
+		Cats: catConfig, Conversations: chats, Turns: chats,
+		Model:     openai.New(openai.Options{APIKey: agentKeys}),
+		Knowledge: knowledge.New(*configDir),
+		Clock:     clock.System{},
+	})
+	if err != nil {
+		return err
+	}
 
 	restore := httpapi.UseSpecErrors()
 	defer restore()
 	_, handler := httpapi.New(httpapi.Deps{
-		Reporter:  reporter.New(cats, store, rollups, clock.System{}),
+		Reporter:  reporter.New(catConfig, store, rollups, clock.System{}),
 		Tokens:    toks,
 		Ready:     store.Ping,
 		Logger:    logger,
 		Browser:   store,
 		Dashboard: web.Assets(),
 		Auth:      authDeps,
+		Chat: &httpapi.ChatDeps{
+			Service: chatService, Config: catConfig, Memory: authDeps.Memory, DefaultCat: authDeps.DefaultCat,
+			AgentKeySet: func(cat string) bool { return agentKeys(cat) != "" },
+		},
 	})
 
 	ln, err := net.Listen("tcp", *addr)
@@ -104,4 +135,20 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// indexRefresher returns what a committed chat turn calls so the column
+// index (when it is the warehouse) counts the turn's interaction at once
+// rather than at its next poll; nil for the SQL rollups, which the turn's
+// own transaction updates. A failed refresh is retried by the poll.
+func indexRefresher(rollups ports.RollupStore, logger *slog.Logger) func(context.Context) {
+	idx, ok := rollups.(*colindex.Index)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context) {
+		if err := idx.Refresh(ctx); err != nil {
+			logger.Warn("column index refresh after a chat failed", "error", err)
+		}
+	}
 }

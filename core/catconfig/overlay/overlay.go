@@ -31,9 +31,9 @@ const (
 // files: they point at resources or bound storage.
 type Override struct {
 	ChatMode *string         `json:"chat_mode,omitempty" doc:"cat.chat_mode: legacy, agent or custom."`
-	Agent    *AgentOverride  `json:"agent,omitempty" doc:"cat.agent.* keys."`
-	Legacy   *LegacyOverride `json:"legacy,omitempty" doc:"cat.legacy.* keys."`
-	Custom   *CustomOverride `json:"custom,omitempty" doc:"cat.custom.* keys."`
+	Agent    *AgentOverride  `json:"agent,omitempty"`
+	Legacy   *LegacyOverride `json:"legacy,omitempty"`
+	Custom   *CustomOverride `json:"custom,omitempty"`
 }
 
 // AgentOverride changes cat.agent.* keys.

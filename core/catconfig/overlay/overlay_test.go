@@ -3,6 +3,7 @@ package overlay_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/catsrv/catsrv/adapters/memstore"
@@ -13,7 +14,9 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-func files() *memstore.Cats { return memstore.NewCats(catconfig.Defaults("shop"), catconfig.Defaults("other")) }
+func files() *memstore.Cats {
+	return memstore.NewCats(catconfig.Defaults("shop"), catconfig.Defaults("other"))
+}
 
 func TestSyncAppliesPersistsAndSurvivesARebuild(t *testing.T) {
 	ctx := context.Background()
@@ -142,4 +145,56 @@ func equal(a, b catconfig.Cat) bool {
 		a.Chat.Legacy.MinScore == b.Chat.Legacy.MinScore &&
 		strings.Join(a.Chat.Custom.Rules, "\n") == strings.Join(b.Chat.Custom.Rules, "\n") &&
 		a.Chat.Custom.DefaultRoute == b.Chat.Custom.DefaultRoute && a.Chat.MaxMessageBytes == b.Chat.MaxMessageBytes
+}
+
+// TestReadersSeeWholeChanges syncs two keys together while others read:
+// every read sees both keys of one change, never one of each.
+func TestReadersSeeWholeChanges(t *testing.T) {
+	ctx := context.Background()
+	d, err := overlay.Load(ctx, files(), memstore.NewCatOverrides())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs := map[string]string{catconfig.ModeAgent: "model-a", catconfig.ModeLegacy: "model-l"}
+	done := make(chan struct{})
+	failures := make(chan string, 1)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				c, err := d.Cat(ctx, "shop")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if want, ok := pairs[c.Chat.ChatMode]; ok && c.Chat.Agent.Model != "" && c.Chat.Agent.Model != want {
+					select {
+					case failures <- c.Chat.ChatMode + " with " + c.Chat.Agent.Model:
+					default:
+					}
+				}
+			}
+		})
+	}
+	for i := range 200 {
+		mode := catconfig.ModeAgent
+		if i%2 == 1 {
+			mode = catconfig.ModeLegacy
+		}
+		if _, err := d.Sync(ctx, "shop", overlay.Override{ChatMode: ptr(mode), Agent: &overlay.AgentOverride{Model: ptr(pairs[mode])}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	wg.Wait()
+	select {
+	case f := <-failures:
+		t.Errorf("a reader saw half a change: %s", f)
+	default:
+	}
 }

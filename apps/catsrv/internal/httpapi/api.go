@@ -58,6 +58,9 @@ type Deps struct {
 	// Auth serves /api/v1/auth (logins, sessions, memory) and the CORS
 	// policy; nil answers those routes with 503.
 	Auth *AuthDeps
+	// Chat serves /api/v1/cat (chat, conversations, runtime
+	// configuration); nil answers those routes with 503.
+	Chat *ChatDeps
 }
 
 // server holds the dependencies the handlers share.
@@ -87,6 +90,10 @@ func New(d Deps) (huma.API, http.Handler) {
 	registerInteractions(api, s)
 	registerDashboard(mux, d.Dashboard)
 	registerAuth(mux, s.auth)
+	c := newChatAPI(d.Chat, s)
+	registerChat(api, c)
+	registerConversations(api, c)
+	registerConfig(api, c)
 	pruneSchemas(api.OpenAPI())
 	warmOpenAPI(mux)
 	return api, observe(log, withCORS(s.auth.origins, mux))
@@ -127,6 +134,9 @@ func config() huma.Config {
 	cfg.Tags = []*huma.Tag{
 		{Name: tagAnalytics, Description: "Aggregates over a CAT's logged interactions."},
 		{Name: tagHealth, Description: "Liveness and readiness probes."},
+		{Name: tagChat, Description: "Chat messages, answered by the legacy pipeline or the agent model, optionally streamed."},
+		{Name: tagConversations, Description: "The caller's conversations: list, read, rename, delete, search."},
+		{Name: tagConfig, Description: "A CAT's effective configuration and its runtime changes (admin)."},
 	}
 	return cfg
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/catsrv/catsrv/core/chat"
 	"github.com/catsrv/catsrv/core/errs"
 )
 
@@ -70,6 +71,39 @@ var memoryKindResponses = func() map[errs.Kind]kindResponse {
 	t[errs.KindInvalid] = kindResponse{http.StatusUnprocessableEntity, "VALIDATION_ERROR", true}
 	return t
 }()
+
+// chatKindResponses is the table of the /api/v1/cat routes: plain HTTP
+// semantics, a request the rules refuse being a validation error (422).
+// Failures of the model service are told apart by chatErrorBody.
+var chatKindResponses = func() map[errs.Kind]kindResponse {
+	t := maps.Clone(memoryKindResponses)
+	t[errs.KindNotFound] = kindResponse{http.StatusNotFound, "NOT_FOUND", true}
+	return t
+}()
+
+// chatErrorBody answers err by the chat table, except that a model service
+// that failed is a bad gateway (502) and one that did not answer in time a
+// gateway time-out (504); a model that is not configured stays 503.
+func chatErrorBody(ctx context.Context, log *slog.Logger, err error) ErrorBody {
+	switch {
+	case errors.Is(err, chat.ErrUpstreamTimeout):
+		log.LogAttrs(ctx, slog.LevelWarn, "model service timed out", slog.String("error", err.Error()))
+		return ErrorBody{Code: "UPSTREAM_TIMEOUT", Status: http.StatusGatewayTimeout, Message: errs.PublicMessage(err, "the model service did not answer in time")}
+	case errors.Is(err, chat.ErrUpstreamFailed):
+		log.LogAttrs(ctx, slog.LevelWarn, "model service failed", slog.String("error", err.Error()))
+		return ErrorBody{Code: "UPSTREAM_FAILED", Status: http.StatusBadGateway, Message: errs.PublicMessage(err, "the model service failed")}
+	}
+	return errorBodyFor(ctx, log, err, chatKindResponses)
+}
+
+// chatError is chatErrorBody as an error huma writes.
+func chatError(ctx context.Context, log *slog.Logger, err error) error {
+	e := &apiError{ErrorBody: chatErrorBody(ctx, log, err)}
+	if e.Status == http.StatusUnauthorized {
+		e.headers = http.Header{"WWW-Authenticate": {"Bearer"}}
+	}
+	return e
+}
 
 // errorBodyFor answers err by a table, logging the cause of anything not
 // shown to the client; unknown kinds are internal errors.

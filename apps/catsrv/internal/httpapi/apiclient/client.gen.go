@@ -4,6 +4,7 @@
 package apiclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -33,13 +34,31 @@ func (e HealthStatusStatus) Valid() bool {
 
 // Defines values for LegacyResultDataSource.
 const (
-	Legacy LegacyResultDataSource = "legacy"
+	LegacyResultDataSourceLegacy LegacyResultDataSource = "legacy"
 )
 
 // Valid indicates whether the value is a known member of the LegacyResultDataSource enum.
 func (e LegacyResultDataSource) Valid() bool {
 	switch e {
-	case Legacy:
+	case LegacyResultDataSourceLegacy:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageBodyRole.
+const (
+	Assistant MessageBodyRole = "assistant"
+	User      MessageBodyRole = "user"
+)
+
+// Valid indicates whether the value is a known member of the MessageBodyRole enum.
+func (e MessageBodyRole) Valid() bool {
+	switch e {
+	case Assistant:
+		return true
+	case User:
 		return true
 	default:
 		return false
@@ -97,6 +116,39 @@ func (e ExportInteractionsParamsFormat) Valid() bool {
 	}
 }
 
+// Agent defines model for Agent.
+type Agent struct {
+	BaseUrl        string  `json:"base_url"`
+	Instructions   string  `json:"instructions"`
+	MaxTokens      int64   `json:"max_tokens"`
+	Model          string  `json:"model"`
+	Temperature    float64 `json:"temperature"`
+	TimeoutSeconds int64   `json:"timeout_seconds"`
+}
+
+// AgentOverride defines model for AgentOverride.
+type AgentOverride struct {
+	// Instructions cat.agent.instructions, the system message.
+	Instructions *string `json:"instructions,omitempty"`
+
+	// MaxTokens cat.agent.max_tokens, 1 to 1048576.
+	MaxTokens *int64 `json:"max_tokens,omitempty"`
+
+	// Model cat.agent.model.
+	Model *string `json:"model,omitempty"`
+
+	// Temperature cat.agent.temperature, 0 to 2.
+	Temperature *float64 `json:"temperature,omitempty"`
+
+	// TimeoutSeconds cat.agent.timeout_seconds, 1 to 600.
+	TimeoutSeconds *int64 `json:"timeout_seconds,omitempty"`
+}
+
+// AnalyticsAccess defines model for AnalyticsAccess.
+type AnalyticsAccess struct {
+	Public bool `json:"public"`
+}
+
 // AnalyticsResult defines model for AnalyticsResult.
 type AnalyticsResult struct {
 	// Answers Unique answers; ignores the answerid filter.
@@ -131,6 +183,11 @@ type AnswersBody struct {
 	Answers []AnswerEntry `json:"answers"`
 }
 
+// CORS defines model for CORS.
+type CORS struct {
+	AllowedOrigins *[]string `json:"allowed_origins"`
+}
+
 // CatEntry defines model for CatEntry.
 type CatEntry struct {
 	// AnalyticsPublic Whether the CAT's analytics need no admin token.
@@ -146,6 +203,120 @@ type CatsBody struct {
 	Cats []CatEntry `json:"cats"`
 }
 
+// Chat defines model for Chat.
+type Chat struct {
+	Agent           Agent  `json:"agent"`
+	ChatMode        string `json:"chat_mode"`
+	Custom          Custom `json:"custom"`
+	Legacy          Legacy `json:"legacy"`
+	MaxMessageBytes int64  `json:"max_message_bytes"`
+}
+
+// ChatRequest defines model for ChatRequest.
+type ChatRequest struct {
+	// Context Free-form context: topic and persona name the interaction's; custom routing rules may read any field.
+	Context *map[string]interface{} `json:"context,omitempty"`
+
+	// ConversationId A conversation of the caller to continue; null starts a new one.
+	ConversationId *string `json:"conversation_id,omitempty"`
+
+	// Message The user message: not blank, at most cat.max_message_bytes (default 32 KiB).
+	Message string `json:"message"`
+
+	// Model Overrides the CAT's agent model.
+	Model *string `json:"model,omitempty"`
+
+	// Stream Reply as Server-Sent Events: delta events, then done (or error).
+	Stream *bool `json:"stream,omitempty"`
+}
+
+// ChatResponse defines model for ChatResponse.
+type ChatResponse struct {
+	// ConversationId Conversation the reply belongs to.
+	ConversationId string `json:"conversation_id"`
+
+	// Message Reply text.
+	Message string `json:"message"`
+
+	// Model What answered: a legacy stage (greeting, intent, qa, default) or the agent's model.
+	Model string `json:"model"`
+
+	// Sources Knowledge-base entries the reply used.
+	Sources []Source `json:"sources"`
+
+	// TokensUsed Tokens the model reported, null when unknown.
+	TokensUsed *int64 `json:"tokens_used"`
+}
+
+// ConfigResponse defines model for ConfigResponse.
+type ConfigResponse struct {
+	Cat Chat `json:"cat"`
+
+	// Name CAT name.
+	Name string `json:"name"`
+
+	// Secrets Each secret of the environment the CAT uses: set or unset.
+	Secrets  map[string]string `json:"secrets"`
+	Security Security          `json:"security"`
+}
+
+// ConversationDetail defines model for ConversationDetail.
+type ConversationDetail struct {
+	// CreatedAt When the conversation started (UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// Id Conversation id.
+	Id string `json:"id"`
+
+	// Messages In the order written.
+	Messages []MessageBody `json:"messages"`
+
+	// Name Name: from the first message until renamed.
+	Name string `json:"name"`
+
+	// UpdatedAt Time of the last message or rename (UTC); lists are ordered by it.
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// ConversationList defines model for ConversationList.
+type ConversationList struct {
+	// Conversations Newest first.
+	Conversations []ConversationSummary `json:"conversations"`
+
+	// NextCursor Cursor of the next page; null on the last page.
+	NextCursor *string `json:"next_cursor"`
+}
+
+// ConversationSummary defines model for ConversationSummary.
+type ConversationSummary struct {
+	// CreatedAt When the conversation started (UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// Id Conversation id.
+	Id string `json:"id"`
+
+	// Name Name: from the first message until renamed.
+	Name string `json:"name"`
+
+	// UpdatedAt Time of the last message or rename (UTC); lists are ordered by it.
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Custom defines model for Custom.
+type Custom struct {
+	DefaultRoute string    `json:"default_route"`
+	Rules        *[]string `json:"rules"`
+}
+
+// CustomOverride defines model for CustomOverride.
+type CustomOverride struct {
+	// DefaultRoute cat.custom.default_route.
+	DefaultRoute *string `json:"default_route,omitempty"`
+
+	// Rules cat.custom.rules, each '<kind> <argument> => <route>'.
+	Rules *[]string `json:"rules,omitempty"`
+}
+
 // DailyCountsBody defines model for DailyCountsBody.
 type DailyCountsBody struct {
 	// DailyCounts Oldest first; days without interactions are left out.
@@ -158,6 +329,12 @@ type DayCountEntry struct {
 
 	// Date UTC day, YYYY-MM-DD.
 	Date string `json:"date"`
+}
+
+// DeltaEvent defines model for DeltaEvent.
+type DeltaEvent struct {
+	// Text The next chunk of the reply text.
+	Text string `json:"text"`
 }
 
 // ErrorBody defines model for ErrorBody.
@@ -209,6 +386,29 @@ type InteractionsBody struct {
 	NextCursor string `json:"next_cursor"`
 }
 
+// JWT defines model for JWT.
+type JWT struct {
+	Algorithm       string `json:"algorithm"`
+	ExpirationHours int64  `json:"expiration_hours"`
+}
+
+// Legacy defines model for Legacy.
+type Legacy struct {
+	DefaultAnswer string    `json:"default_answer"`
+	KnowledgeBase string    `json:"knowledge_base"`
+	MinScore      float64   `json:"min_score"`
+	Models        *[]string `json:"models"`
+}
+
+// LegacyOverride defines model for LegacyOverride.
+type LegacyOverride struct {
+	// MinScore cat.legacy.min_score, 0 to 1.
+	MinScore *float64 `json:"min_score,omitempty"`
+
+	// Models cat.legacy.models: stages among greeting, intent, qa, default.
+	Models *[]string `json:"models,omitempty"`
+}
+
 // LegacyResult defines model for LegacyResult.
 type LegacyResult struct {
 	// Answers Unique answers; ignores the answerid filter.
@@ -236,6 +436,24 @@ type LegacyResult struct {
 // LegacyResultDataSource Always legacy.
 type LegacyResultDataSource string
 
+// MessageBody defines model for MessageBody.
+type MessageBody struct {
+	// Content The text.
+	Content string `json:"content"`
+
+	// Model What answered an assistant message; empty for the user's.
+	Model string `json:"model"`
+
+	// Role Who wrote it.
+	Role MessageBodyRole `json:"role"`
+
+	// Time When it was stored (UTC).
+	Time time.Time `json:"time"`
+}
+
+// MessageBodyRole Who wrote it.
+type MessageBodyRole string
+
 // ModelCount defines model for ModelCount.
 type ModelCount struct {
 	Count int64 `json:"count"`
@@ -249,10 +467,32 @@ type ModelCountsBody struct {
 	ModelCounts []ModelCount `json:"model_counts"`
 }
 
+// Override defines model for Override.
+type Override struct {
+	Agent *AgentOverride `json:"agent,omitempty"`
+
+	// ChatMode cat.chat_mode: legacy, agent or custom.
+	ChatMode *string         `json:"chat_mode,omitempty"`
+	Custom   *CustomOverride `json:"custom,omitempty"`
+	Legacy   *LegacyOverride `json:"legacy,omitempty"`
+}
+
 // PersonaCount defines model for PersonaCount.
 type PersonaCount struct {
 	Count   int64  `json:"count"`
 	Persona string `json:"persona"`
+}
+
+// Provider defines model for Provider.
+type Provider struct {
+	Enabled bool `json:"enabled"`
+}
+
+// Providers defines model for Providers.
+type Providers struct {
+	ProviderA Provider `json:"provider_a"`
+	ProviderB Provider `json:"provider_b"`
+	ProviderC Provider `json:"provider_c"`
 }
 
 // QuestionEntry defines model for QuestionEntry.
@@ -276,6 +516,54 @@ type ReadyStatus struct {
 
 // ReadyStatusStatus defines model for ReadyStatus.Status.
 type ReadyStatusStatus string
+
+// RenameRequest defines model for RenameRequest.
+type RenameRequest struct {
+	// Name The new name: trimmed, 1 to 200 characters.
+	Name string `json:"name"`
+}
+
+// SearchHitBody defines model for SearchHitBody.
+type SearchHitBody struct {
+	// CreatedAt When the conversation started (UTC).
+	CreatedAt time.Time `json:"created_at"`
+
+	// Id Conversation id.
+	Id string `json:"id"`
+
+	// Name Name: from the first message until renamed.
+	Name string `json:"name"`
+
+	// Score Rank, higher first; only comparable within one response.
+	Score float64 `json:"score"`
+
+	// Snippet About 120 characters of the text around the match.
+	Snippet string `json:"snippet"`
+
+	// UpdatedAt Time of the last message or rename (UTC); lists are ordered by it.
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// SearchResults defines model for SearchResults.
+type SearchResults struct {
+	// Results Best first.
+	Results []SearchHitBody `json:"results"`
+}
+
+// Security defines model for Security.
+type Security struct {
+	Analytics AnalyticsAccess `json:"analytics"`
+	Cors      CORS            `json:"cors"`
+	Jwt       JWT             `json:"jwt"`
+	Providers Providers       `json:"providers"`
+}
+
+// Source defines model for Source.
+type Source struct {
+	Id       string  `json:"id"`
+	Question string  `json:"question"`
+	Score    float64 `json:"score"`
+}
 
 // TopicCount defines model for TopicCount.
 type TopicCount struct {
@@ -596,6 +884,93 @@ type GetQuestionsParams struct {
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// PostAgentChatParams defines parameters for PostAgentChat.
+type PostAgentChatParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
+// PostChatParams defines parameters for PostChat.
+type PostChatParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
+// GetConfigParams defines parameters for GetConfig.
+type GetConfigParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
+// SyncConfigParams defines parameters for SyncConfig.
+type SyncConfigParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
+// ListConversationsParams defines parameters for ListConversations.
+type ListConversationsParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+
+	// Cursor next_cursor of the previous page; omit for the first.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size, 1 to 100; 20 when omitted.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// SearchConversationsParams defines parameters for SearchConversations.
+type SearchConversationsParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+
+	// Q Words that must all appear in the name or messages.
+	Q string `form:"q" json:"q"`
+
+	// Limit At most this many hits, 1 to 100; 20 when omitted.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// DeleteConversationParams defines parameters for DeleteConversation.
+type DeleteConversationParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
+// GetConversationParams defines parameters for GetConversation.
+type GetConversationParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
+// RenameConversationParams defines parameters for RenameConversation.
+type RenameConversationParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
+// PostLegacyChatParams defines parameters for PostLegacyChat.
+type PostLegacyChatParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
+// PostAgentChatJSONRequestBody defines body for PostAgentChat for application/json ContentType.
+type PostAgentChatJSONRequestBody = ChatRequest
+
+// PostChatJSONRequestBody defines body for PostChat for application/json ContentType.
+type PostChatJSONRequestBody = ChatRequest
+
+// SyncConfigJSONRequestBody defines body for SyncConfig for application/json ContentType.
+type SyncConfigJSONRequestBody = Override
+
+// RenameConversationJSONRequestBody defines body for RenameConversation for application/json ContentType.
+type RenameConversationJSONRequestBody = RenameRequest
+
+// PostLegacyChatJSONRequestBody defines body for PostLegacyChat for application/json ContentType.
+type PostLegacyChatJSONRequestBody = ChatRequest
+
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
 
@@ -753,6 +1128,131 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/analytics/questions (the `GetQuestions` operationId).
 	GetQuestions(ctx context.Context, params *GetQuestionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAgentChatWithBody Chat with the agent model
+	//
+	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/cat/agent_chat (the `PostAgentChat` operationId).
+	PostAgentChatWithBody(ctx context.Context, params *PostAgentChatParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAgentChat Chat with the agent model
+	//
+	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/cat/agent_chat (the `PostAgentChat` operationId).
+	PostAgentChat(ctx context.Context, params *PostAgentChatParams, body PostAgentChatJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostChatWithBody Chat, routed by cat.chat_mode
+	//
+	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/cat/chat (the `PostChat` operationId).
+	PostChatWithBody(ctx context.Context, params *PostChatParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostChat Chat, routed by cat.chat_mode
+	//
+	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/cat/chat (the `PostChat` operationId).
+	PostChat(ctx context.Context, params *PostChatParams, body PostChatJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetConfig Get a CAT's configuration
+	//
+	// The CAT's effective configuration: its files with the runtime changes applied, secrets reported only as set or unset. Needs role admin.
+	//
+	// Corresponds with GET /api/v1/cat/config (the `GetConfig` operationId).
+	GetConfig(ctx context.Context, params *GetConfigParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SyncConfigWithBody Change a CAT's configuration at run time
+	//
+	// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards. Returns the new effective configuration. Needs role admin.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/cat/config/sync (the `SyncConfig` operationId).
+	SyncConfigWithBody(ctx context.Context, params *SyncConfigParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SyncConfig Change a CAT's configuration at run time
+	//
+	// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards. Returns the new effective configuration. Needs role admin.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/cat/config/sync (the `SyncConfig` operationId).
+	SyncConfig(ctx context.Context, params *SyncConfigParams, body SyncConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListConversations List conversations
+	//
+	// The caller's conversations, newest activity first, a page at a time. Only the caller's conversations with the CAT are visible: any other id is 404.
+	//
+	// Corresponds with GET /api/v1/cat/conversations (the `ListConversations` operationId).
+	ListConversations(ctx context.Context, params *ListConversationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SearchConversations Search conversations
+	//
+	// Full-text search over names and messages: every word must appear; ranked, with a snippet. Only the caller's conversations with the CAT are visible: any other id is 404.
+	//
+	// Corresponds with GET /api/v1/cat/conversations/search (the `SearchConversations` operationId).
+	SearchConversations(ctx context.Context, params *SearchConversationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteConversation Delete a conversation
+	//
+	// Removes the conversation and its messages. Only the caller's conversations with the CAT are visible: any other id is 404.
+	//
+	// Corresponds with DELETE /api/v1/cat/conversations/{id} (the `DeleteConversation` operationId).
+	DeleteConversation(ctx context.Context, id string, params *DeleteConversationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetConversation Get a conversation
+	//
+	// The conversation with its messages in order. Only the caller's conversations with the CAT are visible: any other id is 404.
+	//
+	// Corresponds with GET /api/v1/cat/conversations/{id} (the `GetConversation` operationId).
+	GetConversation(ctx context.Context, id string, params *GetConversationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RenameConversationWithBody Rename a conversation
+	//
+	// Sets the name; searches see it at once. Only the caller's conversations with the CAT are visible: any other id is 404.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/cat/conversations/{id}/rename (the `RenameConversation` operationId).
+	RenameConversationWithBody(ctx context.Context, id string, params *RenameConversationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RenameConversation Rename a conversation
+	//
+	// Sets the name; searches see it at once. Only the caller's conversations with the CAT are visible: any other id is 404.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/cat/conversations/{id}/rename (the `RenameConversation` operationId).
+	RenameConversation(ctx context.Context, id string, params *RenameConversationParams, body RenameConversationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostLegacyChatWithBody Chat with the legacy pipeline
+	//
+	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/cat/legacy_chat (the `PostLegacyChat` operationId).
+	PostLegacyChatWithBody(ctx context.Context, params *PostLegacyChatParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostLegacyChat Chat with the legacy pipeline
+	//
+	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/cat/legacy_chat (the `PostLegacyChat` operationId).
+	PostLegacyChat(ctx context.Context, params *PostLegacyChatParams, body PostLegacyChatJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetHealthz Liveness
 	//
@@ -963,6 +1463,281 @@ func (c *Client) GetTotalInteractions(ctx context.Context, params *GetTotalInter
 // Corresponds with GET /api/v1/analytics/questions (the `GetQuestions` operationId).
 func (c *Client) GetQuestions(ctx context.Context, params *GetQuestionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetQuestionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAgentChatWithBody Chat with the agent model
+//
+// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/cat/agent_chat (the `PostAgentChat` operationId).
+func (c *Client) PostAgentChatWithBody(ctx context.Context, params *PostAgentChatParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAgentChatRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAgentChat Chat with the agent model
+//
+// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/cat/agent_chat (the `PostAgentChat` operationId).
+func (c *Client) PostAgentChat(ctx context.Context, params *PostAgentChatParams, body PostAgentChatJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAgentChatRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostChatWithBody Chat, routed by cat.chat_mode
+//
+// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/cat/chat (the `PostChat` operationId).
+func (c *Client) PostChatWithBody(ctx context.Context, params *PostChatParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostChatRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostChat Chat, routed by cat.chat_mode
+//
+// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/cat/chat (the `PostChat` operationId).
+func (c *Client) PostChat(ctx context.Context, params *PostChatParams, body PostChatJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostChatRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetConfig Get a CAT's configuration
+//
+// The CAT's effective configuration: its files with the runtime changes applied, secrets reported only as set or unset. Needs role admin.
+//
+// Corresponds with GET /api/v1/cat/config (the `GetConfig` operationId).
+func (c *Client) GetConfig(ctx context.Context, params *GetConfigParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetConfigRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SyncConfigWithBody Change a CAT's configuration at run time
+//
+// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards. Returns the new effective configuration. Needs role admin.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/cat/config/sync (the `SyncConfig` operationId).
+func (c *Client) SyncConfigWithBody(ctx context.Context, params *SyncConfigParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSyncConfigRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SyncConfig Change a CAT's configuration at run time
+//
+// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards. Returns the new effective configuration. Needs role admin.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/cat/config/sync (the `SyncConfig` operationId).
+func (c *Client) SyncConfig(ctx context.Context, params *SyncConfigParams, body SyncConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSyncConfigRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListConversations List conversations
+//
+// The caller's conversations, newest activity first, a page at a time. Only the caller's conversations with the CAT are visible: any other id is 404.
+//
+// Corresponds with GET /api/v1/cat/conversations (the `ListConversations` operationId).
+func (c *Client) ListConversations(ctx context.Context, params *ListConversationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListConversationsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SearchConversations Search conversations
+//
+// Full-text search over names and messages: every word must appear; ranked, with a snippet. Only the caller's conversations with the CAT are visible: any other id is 404.
+//
+// Corresponds with GET /api/v1/cat/conversations/search (the `SearchConversations` operationId).
+func (c *Client) SearchConversations(ctx context.Context, params *SearchConversationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSearchConversationsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteConversation Delete a conversation
+//
+// Removes the conversation and its messages. Only the caller's conversations with the CAT are visible: any other id is 404.
+//
+// Corresponds with DELETE /api/v1/cat/conversations/{id} (the `DeleteConversation` operationId).
+func (c *Client) DeleteConversation(ctx context.Context, id string, params *DeleteConversationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteConversationRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetConversation Get a conversation
+//
+// The conversation with its messages in order. Only the caller's conversations with the CAT are visible: any other id is 404.
+//
+// Corresponds with GET /api/v1/cat/conversations/{id} (the `GetConversation` operationId).
+func (c *Client) GetConversation(ctx context.Context, id string, params *GetConversationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetConversationRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RenameConversationWithBody Rename a conversation
+//
+// Sets the name; searches see it at once. Only the caller's conversations with the CAT are visible: any other id is 404.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/cat/conversations/{id}/rename (the `RenameConversation` operationId).
+func (c *Client) RenameConversationWithBody(ctx context.Context, id string, params *RenameConversationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRenameConversationRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RenameConversation Rename a conversation
+//
+// Sets the name; searches see it at once. Only the caller's conversations with the CAT are visible: any other id is 404.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/cat/conversations/{id}/rename (the `RenameConversation` operationId).
+func (c *Client) RenameConversation(ctx context.Context, id string, params *RenameConversationParams, body RenameConversationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRenameConversationRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostLegacyChatWithBody Chat with the legacy pipeline
+//
+// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/cat/legacy_chat (the `PostLegacyChat` operationId).
+func (c *Client) PostLegacyChatWithBody(ctx context.Context, params *PostLegacyChatParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostLegacyChatRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostLegacyChat Chat with the legacy pipeline
+//
+// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/cat/legacy_chat (the `PostLegacyChat` operationId).
+func (c *Client) PostLegacyChat(ctx context.Context, params *PostLegacyChatParams, body PostLegacyChatJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostLegacyChatRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2316,6 +3091,676 @@ func NewGetQuestionsRequest(server string, params *GetQuestionsParams) (*http.Re
 	return req, nil
 }
 
+// NewPostAgentChatRequest calls the generic PostAgentChat builder with application/json body
+func NewPostAgentChatRequest(server string, params *PostAgentChatParams, body PostAgentChatJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostAgentChatRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostAgentChatRequestWithBody constructs an http.Request for the PostAgentChat method, with any body, and a specified content type
+func NewPostAgentChatRequestWithBody(server string, params *PostAgentChatParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/agent_chat")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostChatRequest calls the generic PostChat builder with application/json body
+func NewPostChatRequest(server string, params *PostChatParams, body PostChatJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostChatRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostChatRequestWithBody constructs an http.Request for the PostChat method, with any body, and a specified content type
+func NewPostChatRequestWithBody(server string, params *PostChatParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/chat")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetConfigRequest constructs an http.Request for the GetConfig method
+func NewGetConfigRequest(server string, params *GetConfigParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/config")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSyncConfigRequest calls the generic SyncConfig builder with application/json body
+func NewSyncConfigRequest(server string, params *SyncConfigParams, body SyncConfigJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSyncConfigRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewSyncConfigRequestWithBody constructs an http.Request for the SyncConfig method, with any body, and a specified content type
+func NewSyncConfigRequestWithBody(server string, params *SyncConfigParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/config/sync")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListConversationsRequest constructs an http.Request for the ListConversations method
+func NewListConversationsRequest(server string, params *ListConversationsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/conversations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSearchConversationsRequest constructs an http.Request for the SearchConversations method
+func NewSearchConversationsRequest(server string, params *SearchConversationsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/conversations/search")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", false, "q", params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteConversationRequest constructs an http.Request for the DeleteConversation method
+func NewDeleteConversationRequest(server string, id string, params *DeleteConversationParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/conversations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetConversationRequest constructs an http.Request for the GetConversation method
+func NewGetConversationRequest(server string, id string, params *GetConversationParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/conversations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRenameConversationRequest calls the generic RenameConversation builder with application/json body
+func NewRenameConversationRequest(server string, id string, params *RenameConversationParams, body RenameConversationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRenameConversationRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewRenameConversationRequestWithBody constructs an http.Request for the RenameConversation method, with any body, and a specified content type
+func NewRenameConversationRequestWithBody(server string, id string, params *RenameConversationParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/conversations/%s/rename", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostLegacyChatRequest calls the generic PostLegacyChat builder with application/json body
+func NewPostLegacyChatRequest(server string, params *PostLegacyChatParams, body PostLegacyChatJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostLegacyChatRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostLegacyChatRequestWithBody constructs an http.Request for the PostLegacyChat method, with any body, and a specified content type
+func NewPostLegacyChatRequestWithBody(server string, params *PostLegacyChatParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/legacy_chat")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetHealthzRequest constructs an http.Request for the GetHealthz method
 func NewGetHealthzRequest(server string) (*http.Request, error) {
 	var err error
@@ -2521,6 +3966,141 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/analytics/questions (the `GetQuestions` operationId).
 	GetQuestionsWithResponse(ctx context.Context, params *GetQuestionsParams, reqEditors ...RequestEditorFn) (*GetQuestionsResponse, error)
+
+	// PostAgentChatWithBodyWithResponse Chat with the agent model
+	//
+	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/cat/agent_chat (the `PostAgentChat` operationId).
+	PostAgentChatWithBodyWithResponse(ctx context.Context, params *PostAgentChatParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAgentChatResponse, error)
+
+	// PostAgentChatWithResponse Chat with the agent model
+	//
+	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/cat/agent_chat (the `PostAgentChat` operationId).
+	PostAgentChatWithResponse(ctx context.Context, params *PostAgentChatParams, body PostAgentChatJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAgentChatResponse, error)
+
+	// PostChatWithBodyWithResponse Chat, routed by cat.chat_mode
+	//
+	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/cat/chat (the `PostChat` operationId).
+	PostChatWithBodyWithResponse(ctx context.Context, params *PostChatParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostChatResponse, error)
+
+	// PostChatWithResponse Chat, routed by cat.chat_mode
+	//
+	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/cat/chat (the `PostChat` operationId).
+	PostChatWithResponse(ctx context.Context, params *PostChatParams, body PostChatJSONRequestBody, reqEditors ...RequestEditorFn) (*PostChatResponse, error)
+
+	// GetConfigWithResponse Get a CAT's configuration
+	//
+	// The CAT's effective configuration: its files with the runtime changes applied, secrets reported only as set or unset. Needs role admin.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/cat/config (the `GetConfig` operationId).
+	GetConfigWithResponse(ctx context.Context, params *GetConfigParams, reqEditors ...RequestEditorFn) (*GetConfigResponse, error)
+
+	// SyncConfigWithBodyWithResponse Change a CAT's configuration at run time
+	//
+	// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards. Returns the new effective configuration. Needs role admin.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/cat/config/sync (the `SyncConfig` operationId).
+	SyncConfigWithBodyWithResponse(ctx context.Context, params *SyncConfigParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SyncConfigResponse, error)
+
+	// SyncConfigWithResponse Change a CAT's configuration at run time
+	//
+	// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards. Returns the new effective configuration. Needs role admin.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/cat/config/sync (the `SyncConfig` operationId).
+	SyncConfigWithResponse(ctx context.Context, params *SyncConfigParams, body SyncConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*SyncConfigResponse, error)
+
+	// ListConversationsWithResponse List conversations
+	//
+	// The caller's conversations, newest activity first, a page at a time. Only the caller's conversations with the CAT are visible: any other id is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/cat/conversations (the `ListConversations` operationId).
+	ListConversationsWithResponse(ctx context.Context, params *ListConversationsParams, reqEditors ...RequestEditorFn) (*ListConversationsResponse, error)
+
+	// SearchConversationsWithResponse Search conversations
+	//
+	// Full-text search over names and messages: every word must appear; ranked, with a snippet. Only the caller's conversations with the CAT are visible: any other id is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/cat/conversations/search (the `SearchConversations` operationId).
+	SearchConversationsWithResponse(ctx context.Context, params *SearchConversationsParams, reqEditors ...RequestEditorFn) (*SearchConversationsResponse, error)
+
+	// DeleteConversationWithResponse Delete a conversation
+	//
+	// Removes the conversation and its messages. Only the caller's conversations with the CAT are visible: any other id is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/cat/conversations/{id} (the `DeleteConversation` operationId).
+	DeleteConversationWithResponse(ctx context.Context, id string, params *DeleteConversationParams, reqEditors ...RequestEditorFn) (*DeleteConversationResponse, error)
+
+	// GetConversationWithResponse Get a conversation
+	//
+	// The conversation with its messages in order. Only the caller's conversations with the CAT are visible: any other id is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/cat/conversations/{id} (the `GetConversation` operationId).
+	GetConversationWithResponse(ctx context.Context, id string, params *GetConversationParams, reqEditors ...RequestEditorFn) (*GetConversationResponse, error)
+
+	// RenameConversationWithBodyWithResponse Rename a conversation
+	//
+	// Sets the name; searches see it at once. Only the caller's conversations with the CAT are visible: any other id is 404.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/cat/conversations/{id}/rename (the `RenameConversation` operationId).
+	RenameConversationWithBodyWithResponse(ctx context.Context, id string, params *RenameConversationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RenameConversationResponse, error)
+
+	// RenameConversationWithResponse Rename a conversation
+	//
+	// Sets the name; searches see it at once. Only the caller's conversations with the CAT are visible: any other id is 404.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/cat/conversations/{id}/rename (the `RenameConversation` operationId).
+	RenameConversationWithResponse(ctx context.Context, id string, params *RenameConversationParams, body RenameConversationJSONRequestBody, reqEditors ...RequestEditorFn) (*RenameConversationResponse, error)
+
+	// PostLegacyChatWithBodyWithResponse Chat with the legacy pipeline
+	//
+	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/cat/legacy_chat (the `PostLegacyChat` operationId).
+	PostLegacyChatWithBodyWithResponse(ctx context.Context, params *PostLegacyChatParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostLegacyChatResponse, error)
+
+	// PostLegacyChatWithResponse Chat with the legacy pipeline
+	//
+	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/cat/legacy_chat (the `PostLegacyChat` operationId).
+	PostLegacyChatWithResponse(ctx context.Context, params *PostLegacyChatParams, body PostLegacyChatJSONRequestBody, reqEditors ...RequestEditorFn) (*PostLegacyChatResponse, error)
 
 	// GetHealthzWithResponse Liveness
 	//
@@ -3435,6 +5015,906 @@ func (r GetQuestionsResponse) ContentType() string {
 	return ""
 }
 
+// PostAgentChatResponse401Headers the declared response headers of an HTTP 401 response for PostAgentChat
+type PostAgentChatResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type PostAgentChatResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ChatResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostAgentChatResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostAgentChatResponse) GetJSON200() *ChatResponse {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostAgentChatResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostAgentChatResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostAgentChatResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostAgentChatResponse) GetJSON422() *ErrorBody {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostAgentChatResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r PostAgentChatResponse) GetJSON502() *ErrorBody {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostAgentChatResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r PostAgentChatResponse) GetJSON504() *ErrorBody {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r PostAgentChatResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostAgentChatResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostAgentChatResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostAgentChatResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostChatResponse401Headers the declared response headers of an HTTP 401 response for PostChat
+type PostChatResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type PostChatResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ChatResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostChatResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostChatResponse) GetJSON200() *ChatResponse {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostChatResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostChatResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostChatResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostChatResponse) GetJSON422() *ErrorBody {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostChatResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r PostChatResponse) GetJSON502() *ErrorBody {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostChatResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r PostChatResponse) GetJSON504() *ErrorBody {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r PostChatResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostChatResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostChatResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostChatResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetConfigResponse401Headers the declared response headers of an HTTP 401 response for GetConfig
+type GetConfigResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type GetConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ConfigResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetConfigResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetConfigResponse) GetJSON200() *ConfigResponse {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetConfigResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetConfigResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetConfigResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetConfigResponse) GetJSON422() *ErrorBody {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetConfigResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetConfigResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SyncConfigResponse401Headers the declared response headers of an HTTP 401 response for SyncConfig
+type SyncConfigResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type SyncConfigResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ConfigResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SyncConfigResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SyncConfigResponse) GetJSON200() *ConfigResponse {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SyncConfigResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SyncConfigResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SyncConfigResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SyncConfigResponse) GetJSON422() *ErrorBody {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SyncConfigResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SyncConfigResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SyncConfigResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SyncConfigResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SyncConfigResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SyncConfigResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListConversationsResponse401Headers the declared response headers of an HTTP 401 response for ListConversations
+type ListConversationsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ListConversationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ConversationList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListConversationsResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListConversationsResponse) GetJSON200() *ConversationList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListConversationsResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListConversationsResponse) GetJSON422() *ErrorBody {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListConversationsResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListConversationsResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListConversationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListConversationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListConversationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListConversationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SearchConversationsResponse401Headers the declared response headers of an HTTP 401 response for SearchConversations
+type SearchConversationsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type SearchConversationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SearchResults
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SearchConversationsResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SearchConversationsResponse) GetJSON200() *SearchResults {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SearchConversationsResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SearchConversationsResponse) GetJSON422() *ErrorBody {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SearchConversationsResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SearchConversationsResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SearchConversationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SearchConversationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SearchConversationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SearchConversationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteConversationResponse401Headers the declared response headers of an HTTP 401 response for DeleteConversation
+type DeleteConversationResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type DeleteConversationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteConversationResponse401Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteConversationResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteConversationResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteConversationResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DeleteConversationResponse) GetJSON422() *ErrorBody {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteConversationResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteConversationResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteConversationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteConversationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteConversationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteConversationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetConversationResponse401Headers the declared response headers of an HTTP 401 response for GetConversation
+type GetConversationResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type GetConversationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ConversationDetail
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetConversationResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetConversationResponse) GetJSON200() *ConversationDetail {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetConversationResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetConversationResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetConversationResponse) GetJSON422() *ErrorBody {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetConversationResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetConversationResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetConversationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetConversationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetConversationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetConversationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RenameConversationResponse401Headers the declared response headers of an HTTP 401 response for RenameConversation
+type RenameConversationResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type RenameConversationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ConversationSummary
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RenameConversationResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RenameConversationResponse) GetJSON200() *ConversationSummary {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RenameConversationResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RenameConversationResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RenameConversationResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RenameConversationResponse) GetJSON422() *ErrorBody {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RenameConversationResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RenameConversationResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RenameConversationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RenameConversationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RenameConversationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RenameConversationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostLegacyChatResponse401Headers the declared response headers of an HTTP 401 response for PostLegacyChat
+type PostLegacyChatResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type PostLegacyChatResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ChatResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostLegacyChatResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostLegacyChatResponse) GetJSON200() *ChatResponse {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostLegacyChatResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostLegacyChatResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostLegacyChatResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostLegacyChatResponse) GetJSON422() *ErrorBody {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostLegacyChatResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r PostLegacyChatResponse) GetJSON502() *ErrorBody {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostLegacyChatResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r PostLegacyChatResponse) GetJSON504() *ErrorBody {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r PostLegacyChatResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostLegacyChatResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostLegacyChatResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostLegacyChatResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetHealthzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3709,6 +6189,231 @@ func (c *ClientWithResponses) GetQuestionsWithResponse(ctx context.Context, para
 		return nil, err
 	}
 	return ParseGetQuestionsResponse(rsp)
+}
+
+// PostAgentChatWithBodyWithResponse Chat with the agent model
+//
+// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/cat/agent_chat (the `PostAgentChat` operationId).
+func (c *ClientWithResponses) PostAgentChatWithBodyWithResponse(ctx context.Context, params *PostAgentChatParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAgentChatResponse, error) {
+	rsp, err := c.PostAgentChatWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAgentChatResponse(rsp)
+}
+
+// PostAgentChatWithResponse Chat with the agent model
+//
+// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/cat/agent_chat (the `PostAgentChat` operationId).
+func (c *ClientWithResponses) PostAgentChatWithResponse(ctx context.Context, params *PostAgentChatParams, body PostAgentChatJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAgentChatResponse, error) {
+	rsp, err := c.PostAgentChat(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAgentChatResponse(rsp)
+}
+
+// PostChatWithBodyWithResponse Chat, routed by cat.chat_mode
+//
+// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/cat/chat (the `PostChat` operationId).
+func (c *ClientWithResponses) PostChatWithBodyWithResponse(ctx context.Context, params *PostChatParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostChatResponse, error) {
+	rsp, err := c.PostChatWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostChatResponse(rsp)
+}
+
+// PostChatWithResponse Chat, routed by cat.chat_mode
+//
+// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/cat/chat (the `PostChat` operationId).
+func (c *ClientWithResponses) PostChatWithResponse(ctx context.Context, params *PostChatParams, body PostChatJSONRequestBody, reqEditors ...RequestEditorFn) (*PostChatResponse, error) {
+	rsp, err := c.PostChat(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostChatResponse(rsp)
+}
+
+// GetConfigWithResponse Get a CAT's configuration
+//
+// The CAT's effective configuration: its files with the runtime changes applied, secrets reported only as set or unset. Needs role admin.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/cat/config (the `GetConfig` operationId).
+func (c *ClientWithResponses) GetConfigWithResponse(ctx context.Context, params *GetConfigParams, reqEditors ...RequestEditorFn) (*GetConfigResponse, error) {
+	rsp, err := c.GetConfig(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetConfigResponse(rsp)
+}
+
+// SyncConfigWithBodyWithResponse Change a CAT's configuration at run time
+//
+// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards. Returns the new effective configuration. Needs role admin.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/cat/config/sync (the `SyncConfig` operationId).
+func (c *ClientWithResponses) SyncConfigWithBodyWithResponse(ctx context.Context, params *SyncConfigParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SyncConfigResponse, error) {
+	rsp, err := c.SyncConfigWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSyncConfigResponse(rsp)
+}
+
+// SyncConfigWithResponse Change a CAT's configuration at run time
+//
+// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards. Returns the new effective configuration. Needs role admin.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/cat/config/sync (the `SyncConfig` operationId).
+func (c *ClientWithResponses) SyncConfigWithResponse(ctx context.Context, params *SyncConfigParams, body SyncConfigJSONRequestBody, reqEditors ...RequestEditorFn) (*SyncConfigResponse, error) {
+	rsp, err := c.SyncConfig(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSyncConfigResponse(rsp)
+}
+
+// ListConversationsWithResponse List conversations
+//
+// The caller's conversations, newest activity first, a page at a time. Only the caller's conversations with the CAT are visible: any other id is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/cat/conversations (the `ListConversations` operationId).
+func (c *ClientWithResponses) ListConversationsWithResponse(ctx context.Context, params *ListConversationsParams, reqEditors ...RequestEditorFn) (*ListConversationsResponse, error) {
+	rsp, err := c.ListConversations(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListConversationsResponse(rsp)
+}
+
+// SearchConversationsWithResponse Search conversations
+//
+// Full-text search over names and messages: every word must appear; ranked, with a snippet. Only the caller's conversations with the CAT are visible: any other id is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/cat/conversations/search (the `SearchConversations` operationId).
+func (c *ClientWithResponses) SearchConversationsWithResponse(ctx context.Context, params *SearchConversationsParams, reqEditors ...RequestEditorFn) (*SearchConversationsResponse, error) {
+	rsp, err := c.SearchConversations(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSearchConversationsResponse(rsp)
+}
+
+// DeleteConversationWithResponse Delete a conversation
+//
+// Removes the conversation and its messages. Only the caller's conversations with the CAT are visible: any other id is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/cat/conversations/{id} (the `DeleteConversation` operationId).
+func (c *ClientWithResponses) DeleteConversationWithResponse(ctx context.Context, id string, params *DeleteConversationParams, reqEditors ...RequestEditorFn) (*DeleteConversationResponse, error) {
+	rsp, err := c.DeleteConversation(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteConversationResponse(rsp)
+}
+
+// GetConversationWithResponse Get a conversation
+//
+// The conversation with its messages in order. Only the caller's conversations with the CAT are visible: any other id is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/cat/conversations/{id} (the `GetConversation` operationId).
+func (c *ClientWithResponses) GetConversationWithResponse(ctx context.Context, id string, params *GetConversationParams, reqEditors ...RequestEditorFn) (*GetConversationResponse, error) {
+	rsp, err := c.GetConversation(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetConversationResponse(rsp)
+}
+
+// RenameConversationWithBodyWithResponse Rename a conversation
+//
+// Sets the name; searches see it at once. Only the caller's conversations with the CAT are visible: any other id is 404.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/cat/conversations/{id}/rename (the `RenameConversation` operationId).
+func (c *ClientWithResponses) RenameConversationWithBodyWithResponse(ctx context.Context, id string, params *RenameConversationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RenameConversationResponse, error) {
+	rsp, err := c.RenameConversationWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRenameConversationResponse(rsp)
+}
+
+// RenameConversationWithResponse Rename a conversation
+//
+// Sets the name; searches see it at once. Only the caller's conversations with the CAT are visible: any other id is 404.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/cat/conversations/{id}/rename (the `RenameConversation` operationId).
+func (c *ClientWithResponses) RenameConversationWithResponse(ctx context.Context, id string, params *RenameConversationParams, body RenameConversationJSONRequestBody, reqEditors ...RequestEditorFn) (*RenameConversationResponse, error) {
+	rsp, err := c.RenameConversation(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRenameConversationResponse(rsp)
+}
+
+// PostLegacyChatWithBodyWithResponse Chat with the legacy pipeline
+//
+// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/cat/legacy_chat (the `PostLegacyChat` operationId).
+func (c *ClientWithResponses) PostLegacyChatWithBodyWithResponse(ctx context.Context, params *PostLegacyChatParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostLegacyChatResponse, error) {
+	rsp, err := c.PostLegacyChatWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostLegacyChatResponse(rsp)
+}
+
+// PostLegacyChatWithResponse Chat with the legacy pipeline
+//
+// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/cat/legacy_chat (the `PostLegacyChat` operationId).
+func (c *ClientWithResponses) PostLegacyChatWithResponse(ctx context.Context, params *PostLegacyChatParams, body PostLegacyChatJSONRequestBody, reqEditors ...RequestEditorFn) (*PostLegacyChatResponse, error) {
+	rsp, err := c.PostLegacyChat(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostLegacyChatResponse(rsp)
 }
 
 // GetHealthzWithResponse Liveness
@@ -4529,6 +7234,828 @@ func ParseGetQuestionsResponse(rsp *http.Response) (*GetQuestionsResponse, error
 	switch {
 	case rsp.StatusCode == 401:
 		var headers GetQuestionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostAgentChatResponse parses an HTTP response from a PostAgentChatWithResponse call
+func ParsePostAgentChatResponse(rsp *http.Response) (*PostAgentChatResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostAgentChatResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ChatResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/event-stream) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostAgentChatResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostChatResponse parses an HTTP response from a PostChatWithResponse call
+func ParsePostChatResponse(rsp *http.Response) (*PostChatResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostChatResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ChatResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/event-stream) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostChatResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetConfigResponse parses an HTTP response from a GetConfigWithResponse call
+func ParseGetConfigResponse(rsp *http.Response) (*GetConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ConfigResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetConfigResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSyncConfigResponse parses an HTTP response from a SyncConfigWithResponse call
+func ParseSyncConfigResponse(rsp *http.Response) (*SyncConfigResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SyncConfigResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ConfigResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers SyncConfigResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListConversationsResponse parses an HTTP response from a ListConversationsWithResponse call
+func ParseListConversationsResponse(rsp *http.Response) (*ListConversationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListConversationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ConversationList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListConversationsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSearchConversationsResponse parses an HTTP response from a SearchConversationsWithResponse call
+func ParseSearchConversationsResponse(rsp *http.Response) (*SearchConversationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SearchConversationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SearchResults
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers SearchConversationsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteConversationResponse parses an HTTP response from a DeleteConversationWithResponse call
+func ParseDeleteConversationResponse(rsp *http.Response) (*DeleteConversationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteConversationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteConversationResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetConversationResponse parses an HTTP response from a GetConversationWithResponse call
+func ParseGetConversationResponse(rsp *http.Response) (*GetConversationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetConversationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ConversationDetail
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetConversationResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRenameConversationResponse parses an HTTP response from a RenameConversationWithResponse call
+func ParseRenameConversationResponse(rsp *http.Response) (*RenameConversationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RenameConversationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ConversationSummary
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RenameConversationResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostLegacyChatResponse parses an HTTP response from a PostLegacyChatWithResponse call
+func ParsePostLegacyChatResponse(rsp *http.Response) (*PostLegacyChatResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostLegacyChatResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ChatResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/event-stream) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostLegacyChatResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

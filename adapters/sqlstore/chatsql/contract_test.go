@@ -1,0 +1,38 @@
+package chatsql_test
+
+import (
+	"testing"
+
+	"github.com/catsrv/catsrv/adapters/sqlstore/chatsql"
+	"github.com/catsrv/catsrv/ports"
+	"github.com/catsrv/catsrv/ports/porttest"
+)
+
+func TestConversationContract(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.Name, func(t *testing.T) {
+			porttest.TestConversationStore(t, func(t *testing.T) (porttest.ChatStore, ports.Aggregator) {
+				log, s := open(t, b.DSN(t), chatsql.Options{})
+				return s, log
+			})
+		})
+	}
+}
+
+func TestCatOverrideContract(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.Name, func(t *testing.T) {
+			var dsn string
+			porttest.TestCatOverrideStore(t,
+				func(t *testing.T) ports.CatOverrideStore {
+					dsn = b.DSN(t)
+					_, s := open(t, dsn, chatsql.Options{})
+					return s
+				},
+				func(t *testing.T) ports.CatOverrideStore {
+					_, s := open(t, dsn, chatsql.Options{})
+					return s
+				})
+		})
+	}
+}

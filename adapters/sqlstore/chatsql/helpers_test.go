@@ -1,0 +1,27 @@
+package chatsql_test
+
+import (
+	"testing"
+
+	"github.com/catsrv/catsrv/adapters/sqlstore"
+	"github.com/catsrv/catsrv/adapters/sqlstore/chatsql"
+	"github.com/catsrv/catsrv/adapters/sqlstore/sqltest"
+)
+
+// backends are SQLite and PostgreSQL (an isolated schema per test).
+var backends = sqltest.Backends()
+
+// open opens the analytics store and the chat store on dsn, closed when
+// the test ends. A second chatsql.Open finds the schema current.
+func open(t *testing.T, dsn string, opts chatsql.Options) (*sqlstore.Store, *chatsql.Store) {
+	t.Helper()
+	s := sqltest.Open(t, dsn)
+	if _, err := chatsql.Open(t.Context(), s, opts); err != nil {
+		t.Fatal(err)
+	}
+	c, err := chatsql.Open(t.Context(), s, opts)
+	if err != nil {
+		t.Fatalf("second Open: %v", err)
+	}
+	return s, c
+}

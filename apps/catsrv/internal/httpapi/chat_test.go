@@ -1,0 +1,216 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+)
+
+// chatMsg is a chat request body.
+func chatMsg(message string, extra ...func(map[string]any)) map[string]any {
+	b := map[string]any{"message": message}
+	for _, f := range extra {
+		f(b)
+	}
+	return b
+}
+
+func inConversation(id string) func(map[string]any) {
+	return func(b map[string]any) { b["conversation_id"] = id }
+}
+
+func streamed(b map[string]any) { b["stream"] = true }
+
+// conversation reads a conversation through the API.
+func (e *chatEnv) conversation(t *testing.T, auth, cat, id string) httpapi.ConversationDetail {
+	t.Helper()
+	r := e.call(t, http.MethodGet, chatPath+"/conversations/"+id+"?catname="+cat, auth, nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("get conversation: status %d %s", r.status, r.body)
+	}
+	var d httpapi.ConversationDetail
+	r.decode(t, &d)
+	return d
+}
+
+func TestEachModeAnswersAndStores(t *testing.T) {
+	e := newChatEnv(t)
+	alice := e.token(t, "alice", "user")
+	tests := []struct {
+		name, path, cat, message string
+		model, reply, source     string
+		extra                    []func(map[string]any)
+	}{
+		{name: "legacy greeting", path: "/chat", cat: legacyCat, message: "hi there", model: "greeting"},
+		{name: "legacy qa", path: "/chat", cat: legacyCat, message: "how do I reset my password", model: "qa",
+			reply: "Use the forgot password link on the sign-in page.", source: "reset-password"},
+		{name: "legacy default", path: "/chat", cat: legacyCat, message: "what is the moon made of", model: "default", reply: "Sorry, I do not know the answer to that yet."},
+		{name: "agent", path: "/chat", cat: agentCat, message: "tell me a story", model: "m-test", reply: "Hello there"},
+		{name: "agent model override", path: "/chat", cat: agentCat, message: "tell me a story", model: "m-other", reply: "Hello there",
+			extra: []func(map[string]any){func(b map[string]any) { b["model"] = "m-other" }}},
+		{name: "custom to agent", path: "/chat", cat: customCat, message: "I want a refund", model: "m-test", reply: "Hello there"},
+		{name: "custom by context", path: "/chat", cat: customCat, message: "reset my password", model: "qa", source: "reset-password",
+			extra: []func(map[string]any){func(b map[string]any) { b["context"] = map[string]any{"channel": "faq"} }}},
+		{name: "custom default route", path: "/chat", cat: customCat, message: "good morning", model: "greeting"},
+		{name: "legacy_chat ignores the mode", path: "/legacy_chat", cat: agentCat, message: "hello", model: "greeting"},
+		{name: "agent_chat ignores the mode", path: "/agent_chat", cat: legacyCat, message: "hello", model: "m-test", reply: "Hello there"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := e.call(t, http.MethodPost, chatPath+tt.path+"?catname="+tt.cat, alice, chatMsg(tt.message, tt.extra...))
+			if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
+				t.Fatalf("status %d (%s): %s", r.status, r.header.Get("Content-Type"), r.body)
+			}
+			var got httpapi.ChatResponse
+			r.decode(t, &got)
+			if got.Model != tt.model || got.Message == "" || (tt.reply != "" && got.Message != tt.reply) || got.ConversationID == "" {
+				t.Fatalf("reply = %+v, want model %s reply %q", got, tt.model, tt.reply)
+			}
+			if tt.source != "" && (len(got.Sources) == 0 || got.Sources[0].ID != tt.source) {
+				t.Errorf("sources = %+v, want %s first", got.Sources, tt.source)
+			}
+			if got.Model == "m-test" && (got.TokensUsed == nil || *got.TokensUsed != 5) {
+				t.Errorf("tokens_used = %v, want 5", got.TokensUsed)
+			}
+			d := e.conversation(t, alice, tt.cat, got.ConversationID)
+			if len(d.Messages) != 2 || d.Messages[0].Content != tt.message || d.Messages[1].Content != got.Message || d.Messages[1].Model != got.Model {
+				t.Errorf("stored messages = %+v", d.Messages)
+			}
+		})
+	}
+	t.Run("agent sees instructions and history", func(t *testing.T) {
+		first := e.call(t, http.MethodPost, chatPath+"/chat?catname="+agentCat, alice, chatMsg("first question"))
+		var r1 httpapi.ChatResponse
+		first.decode(t, &r1)
+		e.call(t, http.MethodPost, chatPath+"/chat?catname="+agentCat, alice, chatMsg("second question", inConversation(r1.ConversationID)))
+		msgs, _ := e.model.last()["messages"].([]any)
+		var roles, contents []string
+		for _, m := range msgs {
+			mm, _ := m.(map[string]any)
+			role, _ := mm["role"].(string)
+			content, _ := mm["content"].(string)
+			roles, contents = append(roles, role), append(contents, content)
+		}
+		if strings.Join(roles, ",") != "system,user,assistant,user" || strings.Join(contents, "|") != "Be brief.|first question|Hello there|second question" {
+			t.Errorf("upstream messages = %v %v", roles, contents)
+		}
+	})
+	t.Run("default CAT", func(t *testing.T) {
+		r := e.call(t, http.MethodPost, chatPath+"/chat", alice, chatMsg("hi"))
+		var got httpapi.ChatResponse
+		r.decode(t, &got)
+		if r.status != http.StatusOK || got.Model != "greeting" {
+			t.Fatalf("status %d %s", r.status, r.body)
+		}
+		e.conversation(t, alice, legacyCat, got.ConversationID)
+	})
+}
+
+func TestStreamingSendsDeltasThenDone(t *testing.T) {
+	e := newChatEnv(t)
+	alice := e.token(t, "alice", "user")
+	tests := []struct {
+		name, cat string
+		deltas    []string
+		model     string
+	}{
+		{"legacy is one delta", legacyCat, []string{"Use the forgot password link on the sign-in page."}, "qa"},
+		{"agent streams the model's chunks", agentCat, []string{"Hel", "lo", " there"}, "m-test"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := e.call(t, http.MethodPost, chatPath+"/chat?catname="+tt.cat, alice, chatMsg("how do I reset my password", streamed))
+			if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") {
+				t.Fatalf("status %d (%s): %s", r.status, r.header.Get("Content-Type"), r.body)
+			}
+			evs := events(t, r.body)
+			if len(evs) != len(tt.deltas)+1 {
+				t.Fatalf("events = %d, want %d deltas and done: %s", len(evs), len(tt.deltas), r.body)
+			}
+			for i, want := range tt.deltas {
+				var d httpapi.DeltaEvent
+				if err := json.Unmarshal(evs[i].data, &d); err != nil || evs[i].name != "delta" || d.Text != want {
+					t.Errorf("event %d = %s %s, want delta %q", i, evs[i].name, evs[i].data, want)
+				}
+			}
+			last := evs[len(evs)-1]
+			var done httpapi.ChatResponse
+			if err := json.Unmarshal(last.data, &done); err != nil || last.name != "done" {
+				t.Fatalf("last event = %s %s", last.name, last.data)
+			}
+			if done.Message != strings.Join(tt.deltas, "") || done.Model != tt.model {
+				t.Errorf("done = %+v", done)
+			}
+			d := e.conversation(t, alice, tt.cat, done.ConversationID)
+			if len(d.Messages) != 2 || d.Messages[1].Content != done.Message {
+				t.Errorf("stored = %+v", d.Messages)
+			}
+		})
+	}
+}
+
+func TestStreamFailureMidReplyIsAnErrorEvent(t *testing.T) {
+	e := newChatEnv(t)
+	alice := e.token(t, "alice", "user")
+	e.model.hang = true // the first chunk, then nothing until the 1 s time-out
+	r := e.call(t, http.MethodPost, chatPath+"/chat?catname="+agentCat, alice, chatMsg("tell me", streamed))
+	evs := events(t, r.body)
+	if r.status != http.StatusOK || len(evs) != 2 || evs[0].name != "delta" || evs[1].name != "error" {
+		t.Fatalf("status %d events %s", r.status, r.body)
+	}
+	var b httpapi.ErrorBody
+	if err := json.Unmarshal(evs[1].data, &b); err != nil || b.Status != http.StatusGatewayTimeout || b.Code != "UPSTREAM_TIMEOUT" || strings.Contains(b.Message, "secret") {
+		t.Errorf("error event = %s", evs[1].data)
+	}
+	list := e.call(t, http.MethodGet, chatPath+"/conversations?catname="+agentCat, alice, nil)
+	var l httpapi.ConversationList
+	list.decode(t, &l)
+	if len(l.Conversations) != 1 {
+		t.Fatalf("conversations = %s", list.body)
+	}
+	d := e.conversation(t, alice, agentCat, l.Conversations[0].ID)
+	if len(d.Messages) != 2 || d.Messages[0].Content != "tell me" || d.Messages[1].Content != "Hel" {
+		t.Errorf("stored = %+v, want the message and the partial reply", d.Messages)
+	}
+}
+
+func TestClientDisconnectCancelsUpstreamAndKeepsThePart(t *testing.T) {
+	e := newChatEnv(t)
+	alice := e.token(t, "alice", "user")
+	e.model.hang = true
+	ctx, cancel := contextWithCancel(t)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.srv.URL+chatPath+"/chat?catname="+agentCat,
+		strings.NewReader(`{"message":"tell me","stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", alice)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	buf := make([]byte, 4096)
+	n, err := res.Body.Read(buf)
+	if err != nil || !strings.Contains(string(buf[:n]), "event: delta") {
+		t.Fatalf("first read = %q, %v", buf[:n], err)
+	}
+	cancel()
+	<-e.model.cancelled // the upstream call was cancelled
+	// The turn is stored after the cancellation reached the service: wait
+	// for it through the API.
+	waitFor(t, func() bool {
+		r := e.call(t, http.MethodGet, chatPath+"/conversations?catname="+agentCat, alice, nil)
+		var l httpapi.ConversationList
+		r.decode(t, &l)
+		if len(l.Conversations) != 1 {
+			return false
+		}
+		d := e.conversation(t, alice, agentCat, l.Conversations[0].ID)
+		return len(d.Messages) == 2 && d.Messages[1].Content == "Hel"
+	})
+}
