@@ -34,11 +34,13 @@ const AnalyticsPrefix = "/api/v1/analytics"
 const bearerScheme = "bearer"
 
 const description = `catsrv is the back end of chat assistants (CATs). ` +
-	`The analytics routes aggregate a CAT's logged interactions: totals, topic, model and persona ` +
-	`distributions, and unique questions and answers.
+	`The analytics routes (/api/v1/analytics) aggregate a CAT's logged interactions: totals, topic, model and persona ` +
+	`distributions, and unique questions and answers. The chat routes (/api/v1/cat) answer messages by the CAT's ` +
+	`chat mode, optionally streamed as Server-Sent Events, and keep each user's conversations.
 
 Analytics of a CAT whose configuration does not set security.analytics.public ` +
-	`need "Authorization: Bearer <JWT>" with role admin.`
+	`need "Authorization: Bearer <JWT>" with role admin; chat and conversations need a user's token or session cookie. ` +
+	`The login, refresh, logout and memory routes (/api/v1/auth) set cookies and redirect, so they are described in docs/auth.md.`
 
 // Deps are what the HTTP app needs; the composition root fills them.
 type Deps struct {
