@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -45,8 +46,13 @@ func generate(ctx context.Context, cfg config) (dataset, error) {
 	if err := os.MkdirAll(ds.configDir, 0o750); err != nil {
 		return ds, err
 	}
+	kb, err := writeKnowledge(ds.configDir)
+	if err != nil {
+		return ds, err
+	}
 	for _, c := range benchCats {
-		yaml := "security:\n  analytics:\n    public: false\n"
+		yaml := "cat:\n  chat_mode: legacy\n  legacy:\n    models: [greeting, intent, qa, default]\n    knowledge_base: " + kb +
+			"\nsecurity:\n  analytics:\n    public: false\n"
 		if err := os.WriteFile(filepath.Join(ds.configDir, c+".yaml"), []byte(yaml), 0o600); err != nil {
 			return ds, err
 		}
@@ -118,9 +124,37 @@ func benchBackend(ctx context.Context, cfg config, backend string, ds dataset) (
 		return nil, err
 	}
 	client := newClient(srv.base, token, cfg.workers)
+	if err := benchAnalytics(ctx, cfg, client, ds, rep); err != nil {
+		return nil, err
+	}
+	if strings.Contains(chatRoute, cfg.routeFilter) && cfg.chats > 0 {
+		tokens, err := userTokens(ctx, cfg, ds, cfg.chatUsers)
+		if err != nil {
+			return nil, err
+		}
+		chatClient := newClient(srv.base, token, cfg.chatUsers)
+		st, err := chatClient.driveChat(ctx, tokens, cfg.chats, cfg.chatBudget)
+		if err != nil {
+			return nil, fmt.Errorf("chat: %w", err)
+		}
+		fmt.Printf("  %-28s %-34s %s\n", chatRoute, "legacy mode", st.short())
+		rep.chat = &st
+	}
+	rep.peakRSS = srv.rss()
+	return rep, nil
+}
+
+// benchAnalytics measures every selected analytics route and mix.
+func benchAnalytics(ctx context.Context, cfg config, client *client, ds dataset, rep *report) error {
+	selected := slices.ContainsFunc(routes, func(rt route) bool {
+		return strings.Contains(rt.path, cfg.routeFilter) && (!rt.raw || !cfg.skipRaw)
+	})
+	if !selected {
+		return nil
+	}
 	mixes, err := queryMixes(ctx, client, ds)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, rt := range routes {
 		if !strings.Contains(rt.path, cfg.routeFilter) || rt.raw && cfg.skipRaw {
@@ -138,15 +172,14 @@ func benchBackend(ctx context.Context, cfg config, backend string, ds dataset) (
 				c := cell{route: rt.path, mix: m.name, limit: limit}
 				c.stats, err = client.drive(ctx, rt.path, m.params, limit, n, cfg.cellBudget)
 				if err != nil {
-					return nil, fmt.Errorf("%s %s: %w", rt.path, m.name, err)
+					return fmt.Errorf("%s %s: %w", rt.path, m.name, err)
 				}
 				fmt.Printf("  %-28s %-24s %-9s %s\n", rt.path, m.name, limitName(limit), c.stats.short())
 				rep.cells = append(rep.cells, c)
 			}
 		}
 	}
-	rep.peakRSS = srv.rss()
-	return rep, nil
+	return nil
 }
 
 // server is a running `catsrv serve`.
@@ -242,7 +275,12 @@ func (s *server) stop() {
 const benchSecret = "catbench-only-secret-0123456789abcdef0123456789abcdef" //nolint:gosec // a throwaway secret for a local benchmark server
 
 func adminToken(ctx context.Context, cfg config, ds dataset) (string, error) {
-	cmd := exec.CommandContext(ctx, cfg.catsrv, "token", "--config", ds.configDir, "--subject", "catbench", "--role", "admin", "--ttl", "6h") //nolint:gosec // runs the binary the operator named
+	return issueToken(ctx, cfg, ds, "catbench", "admin")
+}
+
+// issueToken asks `catsrv token` for a token of the subject and role.
+func issueToken(ctx context.Context, cfg config, ds dataset, subject, role string) (string, error) {
+	cmd := exec.CommandContext(ctx, cfg.catsrv, "token", "--config", ds.configDir, "--subject", subject, "--role", role, "--ttl", "6h") //nolint:gosec // runs the binary the operator named
 	cmd.Env = append(os.Environ(), "CATSRV_JWT_SECRET="+benchSecret)
 	out, err := cmd.Output()
 	if err != nil {

@@ -1,8 +1,9 @@
 // Command catbench is the benchmark harness behind `make bench`: it
 // generates demo logs with `catsrv demo`, imports them into SQLite (and
 // into a fresh PostgreSQL database when a DSN is given), serves them with
-// `catsrv serve` and drives every analytics route and query mix over
-// loopback with its own load generator. It prints one table per back end
+// `catsrv serve` and drives every analytics route and query mix, then
+// legacy-mode chat from many users, over loopback with its own load
+// generator. It prints one table per back end
 // and scale and writes them into docs/benchmarks.md between markers, so
 // the hand-written analysis around them survives a re-run.
 //
@@ -40,6 +41,9 @@ type config struct {
 	routeFilter  string        // only routes containing this text
 	skipRaw      bool          // leave out /all and /all_legacy
 	gomemlimit   string        // GOMEMLIMIT of the server; empty leaves it unset
+	chats        int           // chats in the chat measurement; 0 skips it
+	chatUsers    int           // concurrent chat users, each with its own token and connection
+	chatBudget   time.Duration // the chat measurement stops early after this long
 }
 
 func main() {
@@ -98,7 +102,10 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&cfg.cellBudget, "cell-budget", 6*time.Second, "stop a route and mix after this long (at least 3 requests)")
 	fs.IntVar(&cfg.workers, "workers", 2, "concurrent keep-alive connections")
 	fs.BoolVar(&cfg.skipImport, "skip-import", false, "reuse the databases of a previous run of the same scale (import figures are then not measured)")
-	fs.StringVar(&cfg.routeFilter, "routes", "", "only the routes whose path contains this text")
+	fs.StringVar(&cfg.routeFilter, "routes", "", "only the routes whose path contains this text (\"chat\": only the chat measurement)")
+	fs.IntVar(&cfg.chats, "chats", 2000, "chats in the legacy-mode chat measurement (0 skips it)")
+	fs.IntVar(&cfg.chatUsers, "chat-users", 32, "concurrent chat users")
+	fs.DurationVar(&cfg.chatBudget, "chat-budget", 60*time.Second, "stop the chat measurement after this long")
 	fs.BoolVar(&cfg.skipRaw, "skip-raw", false, "leave out /all and /all_legacy (slow at 10M)")
 	fs.StringVar(&cfg.gomemlimit, "gomemlimit", os.Getenv("BENCH_GOMEMLIMIT"), "GOMEMLIMIT for the server, e.g. 200MiB (env BENCH_GOMEMLIMIT; default unset)")
 	fs.StringVar(&cfg.doc, "doc", "docs/benchmarks.md", "markdown file to write the tables into (empty: print only)")
@@ -125,7 +132,7 @@ func parseConfig(args []string) (config, error) {
 			return cfg, fmt.Errorf("unknown back end %q", b)
 		}
 	}
-	if cfg.workers < 1 || cfg.fastRequests < 1 || cfg.rawRequests < 1 {
+	if cfg.workers < 1 || cfg.fastRequests < 1 || cfg.rawRequests < 1 || cfg.chatUsers < 1 || cfg.chats < 0 {
 		return cfg, errors.New("workers and request counts must be positive")
 	}
 	return cfg, nil

@@ -13,7 +13,7 @@ func demoCmd(args []string, stdout io.Writer) error {
 	fs := newFlags("demo")
 	n := fs.Int("interactions", 10000, "number of lines to write")
 	cats := fs.String("cats", "demo", "comma-separated CAT names")
-	days := fs.Int("days", 90, "days of history, ending now")
+	days := fs.Int("days", 90, "days of history, ending at the start of today (UTC)")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed writes the same lines (for the same day)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -30,6 +30,9 @@ func demoCmd(args []string, stdout io.Writer) error {
 	if len(names) == 0 {
 		return fmt.Errorf("--cats needs at least one name: %w", errUsage)
 	}
-	end := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+	// The log ends at the start of today (UTC): no demo interaction lies in
+	// the future of the chats that follow it, and a seed writes the same
+	// lines all day.
+	end := time.Now().UTC().Truncate(24 * time.Hour)
 	return demo.Generate(stdout, demo.Options{Interactions: *n, Cats: names, Days: *days, Seed: *seed, End: end})
 }
