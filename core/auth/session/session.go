@@ -150,6 +150,18 @@ func (s *Service) Refresh(ctx context.Context, token string, meta auth.RequestMe
 	case !now.Before(old.FamilyExpiresAt):
 		return Session{}, s.refuse(ctx, old, meta, "session expired: log in again")
 	}
+	// A logout that presented only the access token revoked the session by
+	// its sid: the family must not mint tokens again.
+	ended, err := s.d.Revocations.Revoked(ctx, revokedSessionPrefix+sessionID(old.Family), now)
+	if err != nil {
+		return Session{}, errs.Wrap(errs.KindInternal, err, "cannot check session revocation")
+	}
+	if ended {
+		if err := s.d.Refresh.RevokeFamily(ctx, old.Family, now); err != nil {
+			return Session{}, err
+		}
+		return Session{}, s.refuse(ctx, old, meta, "session ended by a logout: log in again")
+	}
 	user, err := s.d.Users.User(ctx, old.UserID)
 	if errs.KindOf(err) == errs.KindNotFound {
 		return Session{}, s.refuse(ctx, old, meta, "the session's user no longer exists")
@@ -184,6 +196,15 @@ func (s *Service) Logout(ctx context.Context, access *auth.Claims, refreshToken 
 		userID = access.Subject
 		if _, err := s.d.Revocations.Revoke(ctx, revokedAccessPrefix+access.ID, access.ExpiresAt.Add(tokens.Leeway), now); err != nil {
 			return errs.Wrap(errs.KindInternal, err, "cannot revoke the access token")
+		}
+		// The whole session ends too, even when the refresh token is not
+		// presented (a Bearer-only client): every access token of the login
+		// carries its sid, and no family outlives RefreshLifetime.
+		if access.SessionID != "" {
+			until := now.Add(s.d.RefreshLifetime + tokens.Leeway)
+			if _, err := s.d.Revocations.Revoke(ctx, revokedSessionPrefix+access.SessionID, until, now); err != nil {
+				return errs.Wrap(errs.KindInternal, err, "cannot revoke the session")
+			}
 		}
 	}
 	if refreshToken != "" {

@@ -342,3 +342,28 @@ func TestAdminsListedByProviderSubject(t *testing.T) {
 		})
 	}
 }
+
+func TestBearerOnlyLogoutEndsTheSession(t *testing.T) {
+	f := newFixture(t, 2, 24*time.Hour)
+	s := f.login(t)
+	refreshed, err := f.svc.Refresh(t.Context(), s.RefreshToken, auth.RequestMeta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := f.login(t)
+	claims := refreshed.Access
+	if err := f.svc.Logout(t.Context(), &claims, "", auth.RequestMeta{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, token := range map[string]string{"the presented token": refreshed.AccessToken, "an earlier token of the login": s.AccessToken} {
+		if _, err := f.svc.Authenticate(t.Context(), token); err == nil {
+			t.Errorf("%s accepted after a bearer-only logout", name)
+		}
+	}
+	if _, err := f.svc.Refresh(t.Context(), refreshed.RefreshToken, auth.RequestMeta{}); errs.KindOf(err) != errs.KindUnauthorized {
+		t.Errorf("refresh after a bearer-only logout: %v, want unauthorized", err)
+	}
+	if _, err := f.svc.Authenticate(t.Context(), other.AccessToken); err != nil {
+		t.Errorf("another login's token refused: %v", err)
+	}
+}

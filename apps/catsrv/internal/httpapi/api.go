@@ -40,7 +40,8 @@ const description = `catsrv is the back end of chat assistants (CATs). ` +
 
 Analytics of a CAT whose configuration does not set security.analytics.public ` +
 	`need "Authorization: Bearer <JWT>" with role admin; chat and conversations need a user's token or session cookie. ` +
-	`The login, refresh, logout and memory routes (/api/v1/auth) set cookies and redirect, so they are described in docs/auth.md.`
+	`The login, refresh, logout and memory routes (/api/v1/auth) set cookies and redirect; they accept the bearer token ` +
+	`or the catsrv_access session cookie, and docs/auth.md describes the flow in full.`
 
 // Deps are what the HTTP app needs; the composition root fills them.
 type Deps struct {
@@ -92,6 +93,7 @@ func New(d Deps) (huma.API, http.Handler) {
 	registerInteractions(api, s)
 	registerDashboard(mux, d.Dashboard)
 	registerAuth(mux, s.auth)
+	documentAuth(api)
 	c := newChatAPI(d.Chat, s)
 	registerChat(api, c)
 	registerConversations(api, c)

@@ -24,8 +24,8 @@ const maxAuthBody = 8 << 10
 
 // AuthDeps are what the /api/v1/auth routes need. The routes are plain
 // net/http handlers on the same mux as the huma API: they set cookies and
-// redirect, and they stay out of the analytics OpenAPI document and its
-// generated client. docs/auth.md describes them.
+// redirect; documentAuth (auth_openapi.go) describes them in the OpenAPI
+// document for the generated client, and docs/auth.md tells the flow.
 type AuthDeps struct {
 	Sessions *session.Service
 	States   *session.StateSealer

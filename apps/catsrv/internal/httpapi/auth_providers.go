@@ -16,7 +16,7 @@ type ProviderEntry struct {
 // ProvidersResponse is the body of GET /api/v1/auth/providers.
 type ProvidersResponse struct {
 	Cat       string          `json:"catname"`
-	Providers []ProviderEntry `json:"providers"`
+	Providers []ProviderEntry `json:"providers" nullable:"false"`
 }
 
 // listProviders answers GET /providers[?catname=]: the providers that the

@@ -436,6 +436,23 @@ type LegacyResult struct {
 // LegacyResultDataSource Always legacy.
 type LegacyResultDataSource string
 
+// LogoutResponse defines model for LogoutResponse.
+type LogoutResponse struct {
+	LoggedOut bool `json:"logged_out"`
+}
+
+// MemoryResponse defines model for MemoryResponse.
+type MemoryResponse struct {
+	Preferences map[string]interface{} `json:"preferences"`
+	UpdatedAt   *time.Time             `json:"updated_at"`
+}
+
+// MemoryUpdate defines model for MemoryUpdate.
+type MemoryUpdate struct {
+	// Preferences Keys to set; a key set to null is removed.
+	Preferences map[string]interface{} `json:"preferences"`
+}
+
 // MessageBody defines model for MessageBody.
 type MessageBody struct {
 	// Content The text.
@@ -488,11 +505,23 @@ type Provider struct {
 	Enabled bool `json:"enabled"`
 }
 
+// ProviderEntry defines model for ProviderEntry.
+type ProviderEntry struct {
+	Name     string `json:"name"`
+	StartUrl string `json:"start_url"`
+}
+
 // Providers defines model for Providers.
 type Providers struct {
 	ProviderA Provider `json:"provider_a"`
 	ProviderB Provider `json:"provider_b"`
 	ProviderC Provider `json:"provider_c"`
+}
+
+// ProvidersResponse defines model for ProvidersResponse.
+type ProvidersResponse struct {
+	Catname   string          `json:"catname"`
+	Providers []ProviderEntry `json:"providers"`
 }
 
 // QuestionEntry defines model for QuestionEntry.
@@ -516,6 +545,11 @@ type ReadyStatus struct {
 
 // ReadyStatusStatus defines model for ReadyStatus.Status.
 type ReadyStatusStatus string
+
+// RefreshBody defines model for RefreshBody.
+type RefreshBody struct {
+	RefreshToken string `json:"refresh_token"`
+}
 
 // RenameRequest defines model for RenameRequest.
 type RenameRequest struct {
@@ -558,11 +592,25 @@ type Security struct {
 	Providers Providers       `json:"providers"`
 }
 
+// SessionResponse defines model for SessionResponse.
+type SessionResponse struct {
+	AccessToken string    `json:"access_token"`
+	ExpiresAt   time.Time `json:"expires_at"`
+	ExpiresIn   int64     `json:"expires_in"`
+	TokenType   string    `json:"token_type"`
+	User        *UserBody `json:"user,omitempty"`
+}
+
 // Source defines model for Source.
 type Source struct {
 	Id       string  `json:"id"`
 	Question string  `json:"question"`
 	Score    float64 `json:"score"`
+}
+
+// StartResponse defines model for StartResponse.
+type StartResponse struct {
+	AuthorizationUrl string `json:"authorization_url"`
 }
 
 // TopicCount defines model for TopicCount.
@@ -582,6 +630,15 @@ type TopicCountsBody struct {
 // TotalInteractionsBody defines model for TotalInteractionsBody.
 type TotalInteractionsBody struct {
 	TotalInteractions int64 `json:"total_interactions"`
+}
+
+// UserBody defines model for UserBody.
+type UserBody struct {
+	Email    string `json:"email"`
+	Id       string `json:"id"`
+	Name     string `json:"name"`
+	Provider string `json:"provider"`
+	Role     string `json:"role"`
 }
 
 // ValidationError defines model for ValidationError.
@@ -884,6 +941,66 @@ type GetQuestionsParams struct {
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// AuthStartProviderAParams defines parameters for AuthStartProviderA.
+type AuthStartProviderAParams struct {
+	// Catname The CAT whose settings apply; default: the server's default CAT.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
+// AuthCallbackProviderAParams defines parameters for AuthCallbackProviderA.
+type AuthCallbackProviderAParams struct {
+	// Code The authorization code.
+	Code *string `form:"code,omitempty" json:"code,omitempty"`
+
+	// State The state of the login.
+	State *string `form:"state,omitempty" json:"state,omitempty"`
+
+	// Error The provider's error, when it refused the login.
+	Error *string `form:"error,omitempty" json:"error,omitempty"`
+}
+
+// AuthStartProviderBParams defines parameters for AuthStartProviderB.
+type AuthStartProviderBParams struct {
+	// Catname The CAT whose settings apply; default: the server's default CAT.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
+// AuthCallbackProviderBParams defines parameters for AuthCallbackProviderB.
+type AuthCallbackProviderBParams struct {
+	// Code The authorization code.
+	Code *string `form:"code,omitempty" json:"code,omitempty"`
+
+	// State The state of the login.
+	State *string `form:"state,omitempty" json:"state,omitempty"`
+
+	// Error The provider's error, when it refused the login.
+	Error *string `form:"error,omitempty" json:"error,omitempty"`
+}
+
+// AuthStartProviderCParams defines parameters for AuthStartProviderC.
+type AuthStartProviderCParams struct {
+	// Catname The CAT whose settings apply; default: the server's default CAT.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
+// AuthCallbackProviderCParams defines parameters for AuthCallbackProviderC.
+type AuthCallbackProviderCParams struct {
+	// Code The authorization code.
+	Code *string `form:"code,omitempty" json:"code,omitempty"`
+
+	// State The state of the login.
+	State *string `form:"state,omitempty" json:"state,omitempty"`
+
+	// Error The provider's error, when it refused the login.
+	Error *string `form:"error,omitempty" json:"error,omitempty"`
+}
+
+// AuthProvidersParams defines parameters for AuthProviders.
+type AuthProvidersParams struct {
+	// Catname The CAT whose settings apply; default: the server's default CAT.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
 // PostAgentChatParams defines parameters for PostAgentChat.
 type PostAgentChatParams struct {
 	// Catname CAT name; the server's default CAT when omitted.
@@ -955,6 +1072,15 @@ type PostLegacyChatParams struct {
 	// Catname CAT name; the server's default CAT when omitted.
 	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
 }
+
+// AuthLogoutJSONRequestBody defines body for AuthLogout for application/json ContentType.
+type AuthLogoutJSONRequestBody = RefreshBody
+
+// AuthUpdateMemoryJSONRequestBody defines body for AuthUpdateMemory for application/json ContentType.
+type AuthUpdateMemoryJSONRequestBody = MemoryUpdate
+
+// AuthRefreshJSONRequestBody defines body for AuthRefresh for application/json ContentType.
+type AuthRefreshJSONRequestBody = RefreshBody
 
 // PostAgentChatJSONRequestBody defines body for PostAgentChat for application/json ContentType.
 type PostAgentChatJSONRequestBody = ChatRequest
@@ -1128,6 +1254,121 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/analytics/questions (the `GetQuestions` operationId).
 	GetQuestions(ctx context.Context, params *GetQuestionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthLogoutWithBody Log out
+	//
+	// Revokes the refresh family and the access token presented (cookies, bearer token and/or body) and clears the cookies. Idempotent: dead or missing tokens are fine.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/auth/logout (the `AuthLogout` operationId).
+	AuthLogoutWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthLogout Log out
+	//
+	// Revokes the refresh family and the access token presented (cookies, bearer token and/or body) and clears the cookies. Idempotent: dead or missing tokens are fine.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/auth/logout (the `AuthLogout` operationId).
+	AuthLogout(ctx context.Context, body AuthLogoutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthDeleteMemory Clear the caller's memory
+	//
+	// Idempotent.
+	//
+	// Corresponds with DELETE /api/v1/auth/memory (the `AuthDeleteMemory` operationId).
+	AuthDeleteMemory(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthGetMemory Read the caller's memory
+	//
+	// Corresponds with GET /api/v1/auth/memory (the `AuthGetMemory` operationId).
+	AuthGetMemory(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthUpdateMemoryWithBody Merge preferences into the caller's memory
+	//
+	// Given keys are set, keys set to null removed; a refused update changes nothing.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/auth/memory (the `AuthUpdateMemory` operationId).
+	AuthUpdateMemoryWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthUpdateMemory Merge preferences into the caller's memory
+	//
+	// Given keys are set, keys set to null removed; a refused update changes nothing.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/auth/memory (the `AuthUpdateMemory` operationId).
+	AuthUpdateMemory(ctx context.Context, body AuthUpdateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthStartProviderA Start a login with provider_a
+	//
+	// Sets the login-state cookie catsrv_login_provider_a and returns the provider's authorization URL to send the browser to.
+	//
+	// Corresponds with POST /api/v1/auth/provider_a (the `AuthStartProviderA` operationId).
+	AuthStartProviderA(ctx context.Context, params *AuthStartProviderAParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthCallbackProviderA Finish a login with provider_a
+	//
+	// The provider redirects here. Checks the login-state cookie, exchanges the code, sets the session cookies (catsrv_access, catsrv_refresh), then redirects (303) to the post-login URL or, for JSON clients, answers the session.
+	//
+	// Corresponds with GET /api/v1/auth/provider_a/callback (the `AuthCallbackProviderA` operationId).
+	AuthCallbackProviderA(ctx context.Context, params *AuthCallbackProviderAParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthStartProviderB Start a login with provider_b
+	//
+	// Sets the login-state cookie catsrv_login_provider_b and returns the provider's authorization URL to send the browser to.
+	//
+	// Corresponds with POST /api/v1/auth/provider_b (the `AuthStartProviderB` operationId).
+	AuthStartProviderB(ctx context.Context, params *AuthStartProviderBParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthCallbackProviderB Finish a login with provider_b
+	//
+	// The provider redirects here. Checks the login-state cookie, exchanges the code, sets the session cookies (catsrv_access, catsrv_refresh), then redirects (303) to the post-login URL or, for JSON clients, answers the session.
+	//
+	// Corresponds with GET /api/v1/auth/provider_b/callback (the `AuthCallbackProviderB` operationId).
+	AuthCallbackProviderB(ctx context.Context, params *AuthCallbackProviderBParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthStartProviderC Start a login with provider_c
+	//
+	// Sets the login-state cookie catsrv_login_provider_c and returns the provider's authorization URL to send the browser to.
+	//
+	// Corresponds with POST /api/v1/auth/provider_c (the `AuthStartProviderC` operationId).
+	AuthStartProviderC(ctx context.Context, params *AuthStartProviderCParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthCallbackProviderC Finish a login with provider_c
+	//
+	// The provider redirects here. Checks the login-state cookie, exchanges the code, sets the session cookies (catsrv_access, catsrv_refresh), then redirects (303) to the post-login URL or, for JSON clients, answers the session.
+	//
+	// Corresponds with GET /api/v1/auth/provider_c/callback (the `AuthCallbackProviderC` operationId).
+	AuthCallbackProviderC(ctx context.Context, params *AuthCallbackProviderCParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthProviders List the providers a sign-in page may offer
+	//
+	// The providers the CAT enables and this server has credentials for.
+	//
+	// Corresponds with GET /api/v1/auth/providers (the `AuthProviders` operationId).
+	AuthProviders(ctx context.Context, params *AuthProvidersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthRefreshWithBody Rotate the refresh token and issue a new access token
+	//
+	// Sets new session cookies. Presenting a refresh token that was already rotated revokes the whole session.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/auth/refresh (the `AuthRefresh` operationId).
+	AuthRefreshWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthRefresh Rotate the refresh token and issue a new access token
+	//
+	// Sets new session cookies. Presenting a refresh token that was already rotated revokes the whole session.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/auth/refresh (the `AuthRefresh` operationId).
+	AuthRefresh(ctx context.Context, body AuthRefreshJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostAgentChatWithBody Chat with the agent model
 	//
@@ -1463,6 +1704,271 @@ func (c *Client) GetTotalInteractions(ctx context.Context, params *GetTotalInter
 // Corresponds with GET /api/v1/analytics/questions (the `GetQuestions` operationId).
 func (c *Client) GetQuestions(ctx context.Context, params *GetQuestionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetQuestionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthLogoutWithBody Log out
+//
+// Revokes the refresh family and the access token presented (cookies, bearer token and/or body) and clears the cookies. Idempotent: dead or missing tokens are fine.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/auth/logout (the `AuthLogout` operationId).
+func (c *Client) AuthLogoutWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthLogoutRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthLogout Log out
+//
+// Revokes the refresh family and the access token presented (cookies, bearer token and/or body) and clears the cookies. Idempotent: dead or missing tokens are fine.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/auth/logout (the `AuthLogout` operationId).
+func (c *Client) AuthLogout(ctx context.Context, body AuthLogoutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthLogoutRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthDeleteMemory Clear the caller's memory
+//
+// Idempotent.
+//
+// Corresponds with DELETE /api/v1/auth/memory (the `AuthDeleteMemory` operationId).
+func (c *Client) AuthDeleteMemory(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthDeleteMemoryRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthGetMemory Read the caller's memory
+//
+// Corresponds with GET /api/v1/auth/memory (the `AuthGetMemory` operationId).
+func (c *Client) AuthGetMemory(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthGetMemoryRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthUpdateMemoryWithBody Merge preferences into the caller's memory
+//
+// Given keys are set, keys set to null removed; a refused update changes nothing.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/auth/memory (the `AuthUpdateMemory` operationId).
+func (c *Client) AuthUpdateMemoryWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthUpdateMemoryRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthUpdateMemory Merge preferences into the caller's memory
+//
+// Given keys are set, keys set to null removed; a refused update changes nothing.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/auth/memory (the `AuthUpdateMemory` operationId).
+func (c *Client) AuthUpdateMemory(ctx context.Context, body AuthUpdateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthUpdateMemoryRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthStartProviderA Start a login with provider_a
+//
+// Sets the login-state cookie catsrv_login_provider_a and returns the provider's authorization URL to send the browser to.
+//
+// Corresponds with POST /api/v1/auth/provider_a (the `AuthStartProviderA` operationId).
+func (c *Client) AuthStartProviderA(ctx context.Context, params *AuthStartProviderAParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthStartProviderARequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthCallbackProviderA Finish a login with provider_a
+//
+// The provider redirects here. Checks the login-state cookie, exchanges the code, sets the session cookies (catsrv_access, catsrv_refresh), then redirects (303) to the post-login URL or, for JSON clients, answers the session.
+//
+// Corresponds with GET /api/v1/auth/provider_a/callback (the `AuthCallbackProviderA` operationId).
+func (c *Client) AuthCallbackProviderA(ctx context.Context, params *AuthCallbackProviderAParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthCallbackProviderARequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthStartProviderB Start a login with provider_b
+//
+// Sets the login-state cookie catsrv_login_provider_b and returns the provider's authorization URL to send the browser to.
+//
+// Corresponds with POST /api/v1/auth/provider_b (the `AuthStartProviderB` operationId).
+func (c *Client) AuthStartProviderB(ctx context.Context, params *AuthStartProviderBParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthStartProviderBRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthCallbackProviderB Finish a login with provider_b
+//
+// The provider redirects here. Checks the login-state cookie, exchanges the code, sets the session cookies (catsrv_access, catsrv_refresh), then redirects (303) to the post-login URL or, for JSON clients, answers the session.
+//
+// Corresponds with GET /api/v1/auth/provider_b/callback (the `AuthCallbackProviderB` operationId).
+func (c *Client) AuthCallbackProviderB(ctx context.Context, params *AuthCallbackProviderBParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthCallbackProviderBRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthStartProviderC Start a login with provider_c
+//
+// Sets the login-state cookie catsrv_login_provider_c and returns the provider's authorization URL to send the browser to.
+//
+// Corresponds with POST /api/v1/auth/provider_c (the `AuthStartProviderC` operationId).
+func (c *Client) AuthStartProviderC(ctx context.Context, params *AuthStartProviderCParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthStartProviderCRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthCallbackProviderC Finish a login with provider_c
+//
+// The provider redirects here. Checks the login-state cookie, exchanges the code, sets the session cookies (catsrv_access, catsrv_refresh), then redirects (303) to the post-login URL or, for JSON clients, answers the session.
+//
+// Corresponds with GET /api/v1/auth/provider_c/callback (the `AuthCallbackProviderC` operationId).
+func (c *Client) AuthCallbackProviderC(ctx context.Context, params *AuthCallbackProviderCParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthCallbackProviderCRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthProviders List the providers a sign-in page may offer
+//
+// The providers the CAT enables and this server has credentials for.
+//
+// Corresponds with GET /api/v1/auth/providers (the `AuthProviders` operationId).
+func (c *Client) AuthProviders(ctx context.Context, params *AuthProvidersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthProvidersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthRefreshWithBody Rotate the refresh token and issue a new access token
+//
+// Sets new session cookies. Presenting a refresh token that was already rotated revokes the whole session.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/auth/refresh (the `AuthRefresh` operationId).
+func (c *Client) AuthRefreshWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthRefreshRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthRefresh Rotate the refresh token and issue a new access token
+//
+// Sets new session cookies. Presenting a refresh token that was already rotated revokes the whole session.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/auth/refresh (the `AuthRefresh` operationId).
+func (c *Client) AuthRefresh(ctx context.Context, body AuthRefreshJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthRefreshRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3091,6 +3597,630 @@ func NewGetQuestionsRequest(server string, params *GetQuestionsParams) (*http.Re
 	return req, nil
 }
 
+// NewAuthLogoutRequest calls the generic AuthLogout builder with application/json body
+func NewAuthLogoutRequest(server string, body AuthLogoutJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAuthLogoutRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewAuthLogoutRequestWithBody constructs an http.Request for the AuthLogout method, with any body, and a specified content type
+func NewAuthLogoutRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/logout")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAuthDeleteMemoryRequest constructs an http.Request for the AuthDeleteMemory method
+func NewAuthDeleteMemoryRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/memory")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAuthGetMemoryRequest constructs an http.Request for the AuthGetMemory method
+func NewAuthGetMemoryRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/memory")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAuthUpdateMemoryRequest calls the generic AuthUpdateMemory builder with application/json body
+func NewAuthUpdateMemoryRequest(server string, body AuthUpdateMemoryJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAuthUpdateMemoryRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewAuthUpdateMemoryRequestWithBody constructs an http.Request for the AuthUpdateMemory method, with any body, and a specified content type
+func NewAuthUpdateMemoryRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/memory")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAuthStartProviderARequest constructs an http.Request for the AuthStartProviderA method
+func NewAuthStartProviderARequest(server string, params *AuthStartProviderAParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/provider_a")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAuthCallbackProviderARequest constructs an http.Request for the AuthCallbackProviderA method
+func NewAuthCallbackProviderARequest(server string, params *AuthCallbackProviderAParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/provider_a/callback")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Code != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Error != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAuthStartProviderBRequest constructs an http.Request for the AuthStartProviderB method
+func NewAuthStartProviderBRequest(server string, params *AuthStartProviderBParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/provider_b")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAuthCallbackProviderBRequest constructs an http.Request for the AuthCallbackProviderB method
+func NewAuthCallbackProviderBRequest(server string, params *AuthCallbackProviderBParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/provider_b/callback")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Code != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Error != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAuthStartProviderCRequest constructs an http.Request for the AuthStartProviderC method
+func NewAuthStartProviderCRequest(server string, params *AuthStartProviderCParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/provider_c")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAuthCallbackProviderCRequest constructs an http.Request for the AuthCallbackProviderC method
+func NewAuthCallbackProviderCRequest(server string, params *AuthCallbackProviderCParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/provider_c/callback")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Code != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Error != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAuthProvidersRequest constructs an http.Request for the AuthProviders method
+func NewAuthProvidersRequest(server string, params *AuthProvidersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/providers")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAuthRefreshRequest calls the generic AuthRefresh builder with application/json body
+func NewAuthRefreshRequest(server string, body AuthRefreshJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAuthRefreshRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewAuthRefreshRequestWithBody constructs an http.Request for the AuthRefresh method, with any body, and a specified content type
+func NewAuthRefreshRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/refresh")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewPostAgentChatRequest calls the generic PostAgentChat builder with application/json body
 func NewPostAgentChatRequest(server string, params *PostAgentChatParams, body PostAgentChatJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -3966,6 +5096,139 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/analytics/questions (the `GetQuestions` operationId).
 	GetQuestionsWithResponse(ctx context.Context, params *GetQuestionsParams, reqEditors ...RequestEditorFn) (*GetQuestionsResponse, error)
+
+	// AuthLogoutWithBodyWithResponse Log out
+	//
+	// Revokes the refresh family and the access token presented (cookies, bearer token and/or body) and clears the cookies. Idempotent: dead or missing tokens are fine.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/logout (the `AuthLogout` operationId).
+	AuthLogoutWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AuthLogoutResponse, error)
+
+	// AuthLogoutWithResponse Log out
+	//
+	// Revokes the refresh family and the access token presented (cookies, bearer token and/or body) and clears the cookies. Idempotent: dead or missing tokens are fine.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/logout (the `AuthLogout` operationId).
+	AuthLogoutWithResponse(ctx context.Context, body AuthLogoutJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthLogoutResponse, error)
+
+	// AuthDeleteMemoryWithResponse Clear the caller's memory
+	//
+	// Idempotent.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/auth/memory (the `AuthDeleteMemory` operationId).
+	AuthDeleteMemoryWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthDeleteMemoryResponse, error)
+
+	// AuthGetMemoryWithResponse Read the caller's memory
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/auth/memory (the `AuthGetMemory` operationId).
+	AuthGetMemoryWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthGetMemoryResponse, error)
+
+	// AuthUpdateMemoryWithBodyWithResponse Merge preferences into the caller's memory
+	//
+	// Given keys are set, keys set to null removed; a refused update changes nothing.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/memory (the `AuthUpdateMemory` operationId).
+	AuthUpdateMemoryWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AuthUpdateMemoryResponse, error)
+
+	// AuthUpdateMemoryWithResponse Merge preferences into the caller's memory
+	//
+	// Given keys are set, keys set to null removed; a refused update changes nothing.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/memory (the `AuthUpdateMemory` operationId).
+	AuthUpdateMemoryWithResponse(ctx context.Context, body AuthUpdateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthUpdateMemoryResponse, error)
+
+	// AuthStartProviderAWithResponse Start a login with provider_a
+	//
+	// Sets the login-state cookie catsrv_login_provider_a and returns the provider's authorization URL to send the browser to.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/provider_a (the `AuthStartProviderA` operationId).
+	AuthStartProviderAWithResponse(ctx context.Context, params *AuthStartProviderAParams, reqEditors ...RequestEditorFn) (*AuthStartProviderAResponse, error)
+
+	// AuthCallbackProviderAWithResponse Finish a login with provider_a
+	//
+	// The provider redirects here. Checks the login-state cookie, exchanges the code, sets the session cookies (catsrv_access, catsrv_refresh), then redirects (303) to the post-login URL or, for JSON clients, answers the session.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/auth/provider_a/callback (the `AuthCallbackProviderA` operationId).
+	AuthCallbackProviderAWithResponse(ctx context.Context, params *AuthCallbackProviderAParams, reqEditors ...RequestEditorFn) (*AuthCallbackProviderAResponse, error)
+
+	// AuthStartProviderBWithResponse Start a login with provider_b
+	//
+	// Sets the login-state cookie catsrv_login_provider_b and returns the provider's authorization URL to send the browser to.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/provider_b (the `AuthStartProviderB` operationId).
+	AuthStartProviderBWithResponse(ctx context.Context, params *AuthStartProviderBParams, reqEditors ...RequestEditorFn) (*AuthStartProviderBResponse, error)
+
+	// AuthCallbackProviderBWithResponse Finish a login with provider_b
+	//
+	// The provider redirects here. Checks the login-state cookie, exchanges the code, sets the session cookies (catsrv_access, catsrv_refresh), then redirects (303) to the post-login URL or, for JSON clients, answers the session.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/auth/provider_b/callback (the `AuthCallbackProviderB` operationId).
+	AuthCallbackProviderBWithResponse(ctx context.Context, params *AuthCallbackProviderBParams, reqEditors ...RequestEditorFn) (*AuthCallbackProviderBResponse, error)
+
+	// AuthStartProviderCWithResponse Start a login with provider_c
+	//
+	// Sets the login-state cookie catsrv_login_provider_c and returns the provider's authorization URL to send the browser to.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/provider_c (the `AuthStartProviderC` operationId).
+	AuthStartProviderCWithResponse(ctx context.Context, params *AuthStartProviderCParams, reqEditors ...RequestEditorFn) (*AuthStartProviderCResponse, error)
+
+	// AuthCallbackProviderCWithResponse Finish a login with provider_c
+	//
+	// The provider redirects here. Checks the login-state cookie, exchanges the code, sets the session cookies (catsrv_access, catsrv_refresh), then redirects (303) to the post-login URL or, for JSON clients, answers the session.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/auth/provider_c/callback (the `AuthCallbackProviderC` operationId).
+	AuthCallbackProviderCWithResponse(ctx context.Context, params *AuthCallbackProviderCParams, reqEditors ...RequestEditorFn) (*AuthCallbackProviderCResponse, error)
+
+	// AuthProvidersWithResponse List the providers a sign-in page may offer
+	//
+	// The providers the CAT enables and this server has credentials for.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/auth/providers (the `AuthProviders` operationId).
+	AuthProvidersWithResponse(ctx context.Context, params *AuthProvidersParams, reqEditors ...RequestEditorFn) (*AuthProvidersResponse, error)
+
+	// AuthRefreshWithBodyWithResponse Rotate the refresh token and issue a new access token
+	//
+	// Sets new session cookies. Presenting a refresh token that was already rotated revokes the whole session.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/refresh (the `AuthRefresh` operationId).
+	AuthRefreshWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AuthRefreshResponse, error)
+
+	// AuthRefreshWithResponse Rotate the refresh token and issue a new access token
+	//
+	// Sets new session cookies. Presenting a refresh token that was already rotated revokes the whole session.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/refresh (the `AuthRefresh` operationId).
+	AuthRefreshWithResponse(ctx context.Context, body AuthRefreshJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthRefreshResponse, error)
 
 	// PostAgentChatWithBodyWithResponse Chat with the agent model
 	//
@@ -5009,6 +6272,988 @@ func (r GetQuestionsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetQuestionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AuthLogoutResponse401Headers the declared response headers of an HTTP 401 response for AuthLogout
+type AuthLogoutResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type AuthLogoutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LogoutResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AuthLogoutResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuthLogoutResponse) GetJSON200() *LogoutResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AuthLogoutResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AuthLogoutResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AuthLogoutResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AuthLogoutResponse) GetJSON413() *ErrorBody {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AuthLogoutResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthLogoutResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthLogoutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthLogoutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthLogoutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthLogoutResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AuthDeleteMemoryResponse401Headers the declared response headers of an HTTP 401 response for AuthDeleteMemory
+type AuthDeleteMemoryResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type AuthDeleteMemoryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MemoryResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AuthDeleteMemoryResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuthDeleteMemoryResponse) GetJSON200() *MemoryResponse {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AuthDeleteMemoryResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AuthDeleteMemoryResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AuthDeleteMemoryResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthDeleteMemoryResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthDeleteMemoryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthDeleteMemoryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthDeleteMemoryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthDeleteMemoryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AuthGetMemoryResponse401Headers the declared response headers of an HTTP 401 response for AuthGetMemory
+type AuthGetMemoryResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type AuthGetMemoryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MemoryResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AuthGetMemoryResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuthGetMemoryResponse) GetJSON200() *MemoryResponse {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AuthGetMemoryResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AuthGetMemoryResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthGetMemoryResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthGetMemoryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthGetMemoryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthGetMemoryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthGetMemoryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AuthUpdateMemoryResponse401Headers the declared response headers of an HTTP 401 response for AuthUpdateMemory
+type AuthUpdateMemoryResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type AuthUpdateMemoryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MemoryResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AuthUpdateMemoryResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuthUpdateMemoryResponse) GetJSON200() *MemoryResponse {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AuthUpdateMemoryResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AuthUpdateMemoryResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AuthUpdateMemoryResponse) GetJSON413() *ErrorBody {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AuthUpdateMemoryResponse) GetJSON422() *ErrorBody {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AuthUpdateMemoryResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthUpdateMemoryResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthUpdateMemoryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthUpdateMemoryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthUpdateMemoryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthUpdateMemoryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AuthStartProviderAResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StartResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuthStartProviderAResponse) GetJSON200() *StartResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AuthStartProviderAResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AuthStartProviderAResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AuthStartProviderAResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AuthStartProviderAResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthStartProviderAResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthStartProviderAResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthStartProviderAResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthStartProviderAResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthStartProviderAResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AuthCallbackProviderAResponse303Headers the declared response headers of an HTTP 303 response for AuthCallbackProviderA
+type AuthCallbackProviderAResponse303Headers struct {
+	Location *string
+}
+
+// AuthCallbackProviderAResponse401Headers the declared response headers of an HTTP 401 response for AuthCallbackProviderA
+type AuthCallbackProviderAResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type AuthCallbackProviderAResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SessionResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers303 the parsed response headers for an HTTP 303 response
+	Headers303 *AuthCallbackProviderAResponse303Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AuthCallbackProviderAResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuthCallbackProviderAResponse) GetJSON200() *SessionResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AuthCallbackProviderAResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AuthCallbackProviderAResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AuthCallbackProviderAResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AuthCallbackProviderAResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthCallbackProviderAResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthCallbackProviderAResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthCallbackProviderAResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthCallbackProviderAResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthCallbackProviderAResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AuthStartProviderBResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StartResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuthStartProviderBResponse) GetJSON200() *StartResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AuthStartProviderBResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AuthStartProviderBResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AuthStartProviderBResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AuthStartProviderBResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthStartProviderBResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthStartProviderBResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthStartProviderBResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthStartProviderBResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthStartProviderBResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AuthCallbackProviderBResponse303Headers the declared response headers of an HTTP 303 response for AuthCallbackProviderB
+type AuthCallbackProviderBResponse303Headers struct {
+	Location *string
+}
+
+// AuthCallbackProviderBResponse401Headers the declared response headers of an HTTP 401 response for AuthCallbackProviderB
+type AuthCallbackProviderBResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type AuthCallbackProviderBResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SessionResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers303 the parsed response headers for an HTTP 303 response
+	Headers303 *AuthCallbackProviderBResponse303Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AuthCallbackProviderBResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuthCallbackProviderBResponse) GetJSON200() *SessionResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AuthCallbackProviderBResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AuthCallbackProviderBResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AuthCallbackProviderBResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AuthCallbackProviderBResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthCallbackProviderBResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthCallbackProviderBResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthCallbackProviderBResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthCallbackProviderBResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthCallbackProviderBResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AuthStartProviderCResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StartResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuthStartProviderCResponse) GetJSON200() *StartResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AuthStartProviderCResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AuthStartProviderCResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AuthStartProviderCResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AuthStartProviderCResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthStartProviderCResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthStartProviderCResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthStartProviderCResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthStartProviderCResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthStartProviderCResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AuthCallbackProviderCResponse303Headers the declared response headers of an HTTP 303 response for AuthCallbackProviderC
+type AuthCallbackProviderCResponse303Headers struct {
+	Location *string
+}
+
+// AuthCallbackProviderCResponse401Headers the declared response headers of an HTTP 401 response for AuthCallbackProviderC
+type AuthCallbackProviderCResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type AuthCallbackProviderCResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SessionResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers303 the parsed response headers for an HTTP 303 response
+	Headers303 *AuthCallbackProviderCResponse303Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AuthCallbackProviderCResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuthCallbackProviderCResponse) GetJSON200() *SessionResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AuthCallbackProviderCResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AuthCallbackProviderCResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AuthCallbackProviderCResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AuthCallbackProviderCResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthCallbackProviderCResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthCallbackProviderCResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthCallbackProviderCResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthCallbackProviderCResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthCallbackProviderCResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AuthProvidersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ProvidersResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuthProvidersResponse) GetJSON200() *ProvidersResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AuthProvidersResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AuthProvidersResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AuthProvidersResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthProvidersResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthProvidersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthProvidersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthProvidersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthProvidersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AuthRefreshResponse401Headers the declared response headers of an HTTP 401 response for AuthRefresh
+type AuthRefreshResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type AuthRefreshResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SessionResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AuthRefreshResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuthRefreshResponse) GetJSON200() *SessionResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AuthRefreshResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AuthRefreshResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AuthRefreshResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AuthRefreshResponse) GetJSON413() *ErrorBody {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AuthRefreshResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthRefreshResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthRefreshResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthRefreshResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthRefreshResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthRefreshResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6191,6 +8436,229 @@ func (c *ClientWithResponses) GetQuestionsWithResponse(ctx context.Context, para
 	return ParseGetQuestionsResponse(rsp)
 }
 
+// AuthLogoutWithBodyWithResponse Log out
+//
+// Revokes the refresh family and the access token presented (cookies, bearer token and/or body) and clears the cookies. Idempotent: dead or missing tokens are fine.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/logout (the `AuthLogout` operationId).
+func (c *ClientWithResponses) AuthLogoutWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AuthLogoutResponse, error) {
+	rsp, err := c.AuthLogoutWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthLogoutResponse(rsp)
+}
+
+// AuthLogoutWithResponse Log out
+//
+// Revokes the refresh family and the access token presented (cookies, bearer token and/or body) and clears the cookies. Idempotent: dead or missing tokens are fine.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/logout (the `AuthLogout` operationId).
+func (c *ClientWithResponses) AuthLogoutWithResponse(ctx context.Context, body AuthLogoutJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthLogoutResponse, error) {
+	rsp, err := c.AuthLogout(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthLogoutResponse(rsp)
+}
+
+// AuthDeleteMemoryWithResponse Clear the caller's memory
+//
+// Idempotent.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/auth/memory (the `AuthDeleteMemory` operationId).
+func (c *ClientWithResponses) AuthDeleteMemoryWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthDeleteMemoryResponse, error) {
+	rsp, err := c.AuthDeleteMemory(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthDeleteMemoryResponse(rsp)
+}
+
+// AuthGetMemoryWithResponse Read the caller's memory
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/auth/memory (the `AuthGetMemory` operationId).
+func (c *ClientWithResponses) AuthGetMemoryWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthGetMemoryResponse, error) {
+	rsp, err := c.AuthGetMemory(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthGetMemoryResponse(rsp)
+}
+
+// AuthUpdateMemoryWithBodyWithResponse Merge preferences into the caller's memory
+//
+// Given keys are set, keys set to null removed; a refused update changes nothing.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/memory (the `AuthUpdateMemory` operationId).
+func (c *ClientWithResponses) AuthUpdateMemoryWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AuthUpdateMemoryResponse, error) {
+	rsp, err := c.AuthUpdateMemoryWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthUpdateMemoryResponse(rsp)
+}
+
+// AuthUpdateMemoryWithResponse Merge preferences into the caller's memory
+//
+// Given keys are set, keys set to null removed; a refused update changes nothing.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/memory (the `AuthUpdateMemory` operationId).
+func (c *ClientWithResponses) AuthUpdateMemoryWithResponse(ctx context.Context, body AuthUpdateMemoryJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthUpdateMemoryResponse, error) {
+	rsp, err := c.AuthUpdateMemory(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthUpdateMemoryResponse(rsp)
+}
+
+// AuthStartProviderAWithResponse Start a login with provider_a
+//
+// Sets the login-state cookie catsrv_login_provider_a and returns the provider's authorization URL to send the browser to.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/provider_a (the `AuthStartProviderA` operationId).
+func (c *ClientWithResponses) AuthStartProviderAWithResponse(ctx context.Context, params *AuthStartProviderAParams, reqEditors ...RequestEditorFn) (*AuthStartProviderAResponse, error) {
+	rsp, err := c.AuthStartProviderA(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthStartProviderAResponse(rsp)
+}
+
+// AuthCallbackProviderAWithResponse Finish a login with provider_a
+//
+// The provider redirects here. Checks the login-state cookie, exchanges the code, sets the session cookies (catsrv_access, catsrv_refresh), then redirects (303) to the post-login URL or, for JSON clients, answers the session.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/auth/provider_a/callback (the `AuthCallbackProviderA` operationId).
+func (c *ClientWithResponses) AuthCallbackProviderAWithResponse(ctx context.Context, params *AuthCallbackProviderAParams, reqEditors ...RequestEditorFn) (*AuthCallbackProviderAResponse, error) {
+	rsp, err := c.AuthCallbackProviderA(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthCallbackProviderAResponse(rsp)
+}
+
+// AuthStartProviderBWithResponse Start a login with provider_b
+//
+// Sets the login-state cookie catsrv_login_provider_b and returns the provider's authorization URL to send the browser to.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/provider_b (the `AuthStartProviderB` operationId).
+func (c *ClientWithResponses) AuthStartProviderBWithResponse(ctx context.Context, params *AuthStartProviderBParams, reqEditors ...RequestEditorFn) (*AuthStartProviderBResponse, error) {
+	rsp, err := c.AuthStartProviderB(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthStartProviderBResponse(rsp)
+}
+
+// AuthCallbackProviderBWithResponse Finish a login with provider_b
+//
+// The provider redirects here. Checks the login-state cookie, exchanges the code, sets the session cookies (catsrv_access, catsrv_refresh), then redirects (303) to the post-login URL or, for JSON clients, answers the session.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/auth/provider_b/callback (the `AuthCallbackProviderB` operationId).
+func (c *ClientWithResponses) AuthCallbackProviderBWithResponse(ctx context.Context, params *AuthCallbackProviderBParams, reqEditors ...RequestEditorFn) (*AuthCallbackProviderBResponse, error) {
+	rsp, err := c.AuthCallbackProviderB(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthCallbackProviderBResponse(rsp)
+}
+
+// AuthStartProviderCWithResponse Start a login with provider_c
+//
+// Sets the login-state cookie catsrv_login_provider_c and returns the provider's authorization URL to send the browser to.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/provider_c (the `AuthStartProviderC` operationId).
+func (c *ClientWithResponses) AuthStartProviderCWithResponse(ctx context.Context, params *AuthStartProviderCParams, reqEditors ...RequestEditorFn) (*AuthStartProviderCResponse, error) {
+	rsp, err := c.AuthStartProviderC(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthStartProviderCResponse(rsp)
+}
+
+// AuthCallbackProviderCWithResponse Finish a login with provider_c
+//
+// The provider redirects here. Checks the login-state cookie, exchanges the code, sets the session cookies (catsrv_access, catsrv_refresh), then redirects (303) to the post-login URL or, for JSON clients, answers the session.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/auth/provider_c/callback (the `AuthCallbackProviderC` operationId).
+func (c *ClientWithResponses) AuthCallbackProviderCWithResponse(ctx context.Context, params *AuthCallbackProviderCParams, reqEditors ...RequestEditorFn) (*AuthCallbackProviderCResponse, error) {
+	rsp, err := c.AuthCallbackProviderC(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthCallbackProviderCResponse(rsp)
+}
+
+// AuthProvidersWithResponse List the providers a sign-in page may offer
+//
+// The providers the CAT enables and this server has credentials for.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/auth/providers (the `AuthProviders` operationId).
+func (c *ClientWithResponses) AuthProvidersWithResponse(ctx context.Context, params *AuthProvidersParams, reqEditors ...RequestEditorFn) (*AuthProvidersResponse, error) {
+	rsp, err := c.AuthProviders(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthProvidersResponse(rsp)
+}
+
+// AuthRefreshWithBodyWithResponse Rotate the refresh token and issue a new access token
+//
+// Sets new session cookies. Presenting a refresh token that was already rotated revokes the whole session.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/refresh (the `AuthRefresh` operationId).
+func (c *ClientWithResponses) AuthRefreshWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AuthRefreshResponse, error) {
+	rsp, err := c.AuthRefreshWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthRefreshResponse(rsp)
+}
+
+// AuthRefreshWithResponse Rotate the refresh token and issue a new access token
+//
+// Sets new session cookies. Presenting a refresh token that was already rotated revokes the whole session.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/refresh (the `AuthRefresh` operationId).
+func (c *ClientWithResponses) AuthRefreshWithResponse(ctx context.Context, body AuthRefreshJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthRefreshResponse, error) {
+	rsp, err := c.AuthRefresh(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthRefreshResponse(rsp)
+}
+
 // PostAgentChatWithBodyWithResponse Chat with the agent model
 //
 // Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
@@ -7234,6 +9702,874 @@ func ParseGetQuestionsResponse(rsp *http.Response) (*GetQuestionsResponse, error
 	switch {
 	case rsp.StatusCode == 401:
 		var headers GetQuestionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAuthLogoutResponse parses an HTTP response from a AuthLogoutWithResponse call
+func ParseAuthLogoutResponse(rsp *http.Response) (*AuthLogoutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthLogoutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LogoutResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AuthLogoutResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAuthDeleteMemoryResponse parses an HTTP response from a AuthDeleteMemoryWithResponse call
+func ParseAuthDeleteMemoryResponse(rsp *http.Response) (*AuthDeleteMemoryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthDeleteMemoryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MemoryResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AuthDeleteMemoryResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAuthGetMemoryResponse parses an HTTP response from a AuthGetMemoryWithResponse call
+func ParseAuthGetMemoryResponse(rsp *http.Response) (*AuthGetMemoryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthGetMemoryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MemoryResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AuthGetMemoryResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAuthUpdateMemoryResponse parses an HTTP response from a AuthUpdateMemoryWithResponse call
+func ParseAuthUpdateMemoryResponse(rsp *http.Response) (*AuthUpdateMemoryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthUpdateMemoryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MemoryResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AuthUpdateMemoryResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAuthStartProviderAResponse parses an HTTP response from a AuthStartProviderAWithResponse call
+func ParseAuthStartProviderAResponse(rsp *http.Response) (*AuthStartProviderAResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthStartProviderAResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StartResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAuthCallbackProviderAResponse parses an HTTP response from a AuthCallbackProviderAWithResponse call
+func ParseAuthCallbackProviderAResponse(rsp *http.Response) (*AuthCallbackProviderAResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthCallbackProviderAResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SessionResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 303:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 303:
+		var headers AuthCallbackProviderAResponse303Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers303 = &headers
+	case rsp.StatusCode == 401:
+		var headers AuthCallbackProviderAResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAuthStartProviderBResponse parses an HTTP response from a AuthStartProviderBWithResponse call
+func ParseAuthStartProviderBResponse(rsp *http.Response) (*AuthStartProviderBResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthStartProviderBResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StartResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAuthCallbackProviderBResponse parses an HTTP response from a AuthCallbackProviderBWithResponse call
+func ParseAuthCallbackProviderBResponse(rsp *http.Response) (*AuthCallbackProviderBResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthCallbackProviderBResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SessionResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 303:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 303:
+		var headers AuthCallbackProviderBResponse303Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers303 = &headers
+	case rsp.StatusCode == 401:
+		var headers AuthCallbackProviderBResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAuthStartProviderCResponse parses an HTTP response from a AuthStartProviderCWithResponse call
+func ParseAuthStartProviderCResponse(rsp *http.Response) (*AuthStartProviderCResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthStartProviderCResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StartResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAuthCallbackProviderCResponse parses an HTTP response from a AuthCallbackProviderCWithResponse call
+func ParseAuthCallbackProviderCResponse(rsp *http.Response) (*AuthCallbackProviderCResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthCallbackProviderCResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SessionResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 303:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 303:
+		var headers AuthCallbackProviderCResponse303Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers303 = &headers
+	case rsp.StatusCode == 401:
+		var headers AuthCallbackProviderCResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAuthProvidersResponse parses an HTTP response from a AuthProvidersWithResponse call
+func ParseAuthProvidersResponse(rsp *http.Response) (*AuthProvidersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthProvidersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ProvidersResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAuthRefreshResponse parses an HTTP response from a AuthRefreshWithResponse call
+func ParseAuthRefreshResponse(rsp *http.Response) (*AuthRefreshResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthRefreshResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SessionResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AuthRefreshResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
