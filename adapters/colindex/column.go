@@ -3,6 +3,7 @@ package colindex
 import (
 	"bytes"
 	"slices"
+	"sort"
 
 	"github.com/catsrv/catsrv/core/analytics"
 )
@@ -20,9 +21,15 @@ type catIndex struct {
 	// postings lists, per question and answer code, its rows' positions
 	// in time order (see postings.go); indexed like postingDims.
 	postings [len(postingDims)][][]int32
+	// seen marks the codes shiftPostings has shifted; all false between
+	// calls, kept to spare an allocation per late row.
+	seen [len(postingDims)][]bool
 	// sorted is false while rows older than the newest are appended last;
 	// queries then check each row's time instead of slicing.
 	sorted bool
+	// shifted counts the rows moved by late inserts since the last
+	// refresh: past lateBudget, late rows are appended and sorted once.
+	shifted int
 }
 
 // dimensions is how many analytics.Dimension values there are.
@@ -36,30 +43,52 @@ func newCatIndex() *catIndex {
 	return c
 }
 
+// lateBudget is how many rows, as a multiple of the CAT's size, late
+// inserts may move per refresh before the remaining late rows are
+// appended and the CAT sorted once: an insert moves its suffix, a sort
+// moves every row about log2(rows) times.
+const lateBudget = 4
+
+// add puts the row at its place in time order: a late row is inserted,
+// moving the later rows by one, until the refresh's budget is spent.
 func (c *catIndex) add(r Row) {
-	if n := len(c.at); n > 0 && r.Micros < c.at[n-1] {
-		c.sorted = false
+	n := len(c.at)
+	at := n
+	if n > 0 && r.Micros < c.at[n-1] {
+		// Insert after the rows of equal time, as the stable sort would.
+		at = sort.Search(n, func(k int) bool { return c.at[k] > r.Micros })
+		if !c.sorted || c.shifted+n-at > lateBudget*n {
+			c.sorted = false
+			at = n
+		} else {
+			c.shifted += n - at
+		}
 	}
-	c.at = append(c.at, r.Micros)
-	c.push(analytics.Topic, r.Topic, r.Topic)
-	c.push(analytics.Model, r.Model, r.Model)
-	c.push(analytics.Persona, r.Persona, r.Persona)
-	c.push(analytics.Question, r.QuestionID, r.Question)
-	c.push(analytics.Answer, r.AnswerID, r.Answer)
-	n := len(c.at) - 1
+	c.at = slices.Insert(c.at, at, r.Micros)
+	var codes [dimensions]uint32
+	codes[analytics.Topic] = c.push(analytics.Topic, r.Topic, r.Topic, at)
+	codes[analytics.Model] = c.push(analytics.Model, r.Model, r.Model, at)
+	codes[analytics.Persona] = c.push(analytics.Persona, r.Persona, r.Persona, at)
+	codes[analytics.Question] = c.push(analytics.Question, r.QuestionID, r.Question, at)
+	codes[analytics.Answer] = c.push(analytics.Answer, r.AnswerID, r.Answer, at)
 	for k, d := range postingDims {
-		c.addPosting(k, c.codes[d][n], n)
+		if at < n {
+			c.shiftPostings(k, d, at)
+		}
+		c.insertPosting(k, codes[d], at)
 	}
-	c.cube.add(r.Micros, [3]uint32{c.codes[analytics.Topic][n], c.codes[analytics.Model][n], c.codes[analytics.Persona][n]})
+	c.cube.add(r.Micros, [3]uint32{codes[analytics.Topic], codes[analytics.Model], codes[analytics.Persona]})
 }
 
-func (c *catIndex) push(d analytics.Dimension, key, text []byte) {
+// push codes the value and inserts the code at row position at.
+func (c *catIndex) push(d analytics.Dimension, key, text []byte, at int) uint32 {
 	code := c.dicts[d].code(key, text)
-	c.codes[d] = append(c.codes[d], code)
+	c.codes[d] = slices.Insert(c.codes[d], at, code)
 	if int(code) == len(c.totals[d]) {
 		c.totals[d] = append(c.totals[d], 0)
 	}
 	c.totals[d][code]++
+	return code
 }
 
 // sortByTime orders the rows by time, keeping the order of equal times.
@@ -94,6 +123,7 @@ func (c *catIndex) sortByTime() {
 	}
 	c.rebuildPostings()
 	c.sorted = true
+	c.shifted = 0
 }
 
 // dictionary numbers the distinct (key, text) pairs of one dimension

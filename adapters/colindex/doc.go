@@ -11,6 +11,9 @@
 // range), a per-day cube of (topic, model, persona) counts (requests
 // without question or answer filters, over whole days) and per-code
 // posting lists of questions and answers (a selective filter on them).
+// A row older than its CAT's newest is inserted at its place, moving the
+// later rows and their postings by one; a late batch that would move more
+// rows than a sort costs is appended and the CAT sorted once.
 //
 // The index is a cache of the database, never the record: it is built
 // from the raw rows at start-up (so a restart rebuilds it), brought up to

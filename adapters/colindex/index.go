@@ -98,6 +98,11 @@ func (x *Index) sortUnsorted() {
 		}
 	}
 	x.mu.RUnlock()
+	x.mu.Lock()
+	for _, c := range x.cats {
+		c.shifted = 0
+	}
+	x.mu.Unlock()
 	for _, c := range todo {
 		x.mu.Lock()
 		c.sortByTime()

@@ -106,3 +106,64 @@ func BenchmarkBuild(b *testing.B) {
 		}
 	}
 }
+
+// lateSource is the synthetic rows followed by rows added during the
+// benchmark, numbered after them.
+type lateSource struct {
+	synthetic
+	late []colindex.Row
+}
+
+func (s *lateSource) ReadSince(ctx context.Context, after int64, fn func(*colindex.Row) error) (int64, error) {
+	high, err := s.synthetic.ReadSince(ctx, after, fn)
+	if err != nil {
+		return high, err
+	}
+	for k := range s.late {
+		if r := &s.late[k]; r.ID > high {
+			if err := fn(r); err != nil {
+				return high, err
+			}
+			high = r.ID
+		}
+	}
+	return high, nil
+}
+
+// BenchmarkLateAppend measures the chat path when every interaction
+// arrives late: over 1M rows, refresh the index with one row older than
+// the newest (by an hour, or by 300 days: a suffix of most of the CAT),
+// then answer a 30-day query with limit=100. InOrder is the same with
+// a row an hour newer than the newest, for comparison.
+func BenchmarkLateAppend(b *testing.B) {
+	const rows = 1_000_000
+	hour := int64(time.Hour / time.Microsecond)
+	newest := benchStart.UnixMicro() + int64(rows-1)*(int64(365*24*time.Hour/time.Microsecond)/rows)
+	end := benchStart.AddDate(1, 0, 0)
+	q := analytics.Query{Cat: "support", Limit: 100, Range: analytics.Range{Start: end.AddDate(0, 0, -30), End: end}}
+	for _, c := range []struct {
+		name   string
+		micros int64
+	}{{"InOrder", newest + hour}, {"Hour", newest - hour}, {"300Days", newest - 300*24*hour}} {
+		b.Run(c.name, func(b *testing.B) {
+			src := &lateSource{synthetic: synthetic{n: rows}}
+			idx, err := colindex.Build(b.Context(), src)
+			if err != nil {
+				b.Fatal(err)
+			}
+			id := int64(rows)
+			for b.Loop() {
+				id++
+				src.late = append(src.late[:0], colindex.Row{ID: id, Micros: c.micros,
+					Cat: []byte("support"), Topic: []byte("topic-1"), Model: []byte("gpt-4o"), Persona: []byte("agent"),
+					QuestionID: []byte("late-q"), Question: []byte("a late question"), AnswerID: []byte("late-a"), Answer: []byte("a late answer")})
+				if err := idx.Refresh(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := result(b.Context(), idx, q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package colindex
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/catsrv/catsrv/core/analytics"
@@ -24,6 +25,44 @@ func (c *catIndex) addPosting(k int, code uint32, n int) {
 		c.postings[k] = append(c.postings[k], nil)
 	}
 	c.postings[k][code] = append(c.postings[k][code], int32(n)) // #nosec G115 -- a CAT holds fewer than 2^31 rows
+}
+
+// insertPosting records the row inserted at position n of code in
+// dimension k's posting lists, keeping the list in position order.
+func (c *catIndex) insertPosting(k int, code uint32, n int) {
+	for int(code) >= len(c.postings[k]) {
+		c.postings[k] = append(c.postings[k], nil)
+	}
+	l := c.postings[k][code]
+	at := sort.Search(len(l), func(i int) bool { return int(l[i]) >= n })
+	c.postings[k][code] = slices.Insert(l, at, int32(n)) // #nosec G115 -- a CAT holds fewer than 2^31 rows
+}
+
+// shiftPostings adds one to the positions at or after n in dimension d's
+// posting lists, after a row was inserted at n (before its own posting
+// is): those rows moved one down. Only the codes of the moved rows have
+// such positions, each in its list's tail, so the cost is the suffix and
+// a binary search per distinct code in it, however many codes the CAT has.
+func (c *catIndex) shiftPostings(k int, d analytics.Dimension, n int) {
+	moved := c.codes[d][n+1:]
+	seen := c.seen[k]
+	if len(seen) < len(c.postings[k]) {
+		seen = make([]bool, len(c.postings[k]))
+		c.seen[k] = seen
+	}
+	for _, code := range moved {
+		if seen[code] {
+			continue
+		}
+		seen[code] = true
+		l := c.postings[k][code]
+		for i := sort.Search(len(l), func(i int) bool { return int(l[i]) >= n }); i < len(l); i++ {
+			l[i]++
+		}
+	}
+	for _, code := range moved {
+		seen[code] = false
+	}
 }
 
 // rebuildPostings recomputes the posting lists after the rows moved.
