@@ -10,22 +10,28 @@ import (
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 )
 
+// analyticsOperation describes one GET route under AnalyticsPrefix: the
+// shared tag, error responses and middlewares, with the given security.
+func analyticsOperation(api huma.API, id, path, summary, desc string, sec []map[string][]string) huma.Operation {
+	return huma.Operation{
+		OperationID: id,
+		Method:      http.MethodGet,
+		Path:        AnalyticsPrefix + path,
+		Summary:     summary,
+		Description: desc,
+		Tags:        []string{tagAnalytics},
+		Security:    sec,
+		// A map of its own per operation: huma adds the 200 to it.
+		Responses: errorResponses(api, http.StatusUnauthorized, http.StatusForbidden,
+			http.StatusUnprocessableEntity, http.StatusInternalServerError),
+		Middlewares: huma.Middlewares{rejectMalformedQuery(api), captureAuthorization},
+	}
+}
+
 // registerAnalytics adds the nine analytics routes.
 func registerAnalytics(api huma.API, s *server) {
 	op := func(id, path, summary, desc string) huma.Operation {
-		return huma.Operation{
-			OperationID: id,
-			Method:      http.MethodGet,
-			Path:        AnalyticsPrefix + path,
-			Summary:     summary,
-			Description: desc,
-			Tags:        []string{tagAnalytics},
-			Security:    security,
-			// A map of its own per operation: huma adds the 200 to it.
-			Responses: errorResponses(api, http.StatusUnauthorized, http.StatusForbidden,
-				http.StatusUnprocessableEntity, http.StatusInternalServerError),
-			Middlewares: huma.Middlewares{rejectMalformedQuery(api), captureAuthorization},
-		}
+		return analyticsOperation(api, id, path, summary, desc, security)
 	}
 	huma.Register(api, op("getAllWarehouse", "/all_warehouse", "Full analytics from the rollups",
 		"The analytics result computed from the pre-aggregated rollups, with performance_ms and data_source warehouse. "+

@@ -23,18 +23,7 @@ var adminOnly = []map[string][]string{{bearerScheme: {}}}
 // and the daily series.
 func registerInteractions(api huma.API, s *server) {
 	op := func(id, path, summary, desc string, sec []map[string][]string) huma.Operation {
-		o := huma.Operation{
-			OperationID: id,
-			Method:      http.MethodGet,
-			Path:        AnalyticsPrefix + path,
-			Summary:     summary,
-			Description: desc,
-			Tags:        []string{tagAnalytics},
-			Security:    sec,
-			Responses: errorResponses(api, http.StatusUnauthorized, http.StatusForbidden,
-				http.StatusUnprocessableEntity, http.StatusInternalServerError),
-			Middlewares: huma.Middlewares{rejectMalformedQuery(api), captureAuthorization},
-		}
+		o := analyticsOperation(api, id, path, summary, desc, sec)
 		if len(sec) == len(adminOnly) {
 			unauthorized := *o.Responses["401"]
 			unauthorized.Description = "The request has no valid bearer token (required whatever the CAT's configuration)."
