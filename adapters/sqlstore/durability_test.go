@@ -71,8 +71,8 @@ func TestMigrationsIdempotent(t *testing.T) {
 				t.Errorf("Ping after reopening: %v", err)
 			}
 			expectMatchesReference(t, "reopened", again.Rollups(), normalized(in))
-			if n := countMigrations(t, b.Name, dsn); n != 1 {
-				t.Errorf("schema_migrations has %d rows, want 1", n)
+			if n := countMigrations(t, b.Name, dsn); n != sqlstore.AnalyticsSteps {
+				t.Errorf("schema_migrations has %d rows, want %d", n, sqlstore.AnalyticsSteps)
 			}
 		})
 	}
@@ -199,6 +199,36 @@ func TestAppendSurvivesPanickingSequence(t *testing.T) {
 			ref := normalized(append(in, more...))
 			expectMatchesReference(t, "raw", s, ref)
 			expectMatchesReference(t, "rollups", s.Rollups(), ref)
+		})
+	}
+}
+
+// TestMigrationBackfillsDims upgrades a database that version 1 of the
+// schema filled (raw rows without dictionary codes, some of whose entries
+// no dictionary holds) and expects the raw path to count it exactly.
+func TestMigrationBackfillsDims(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.Name, func(t *testing.T) {
+			dsn := b.DSN(t)
+			old, err := sqlstore.OpenAtVersion(t.Context(), dsn, 1)
+			if err != nil {
+				t.Fatalf("open at version 1: %v", err)
+			}
+			in := sampleLog(120, 3)
+			if err := sqlstore.InsertVersion1(t.Context(), old, in); err != nil {
+				t.Fatalf("insert version 1 rows: %v", err)
+			}
+			if err := old.Close(); err != nil {
+				t.Fatal(err)
+			}
+			upgraded := openStore(t, dsn)
+			if err := upgraded.Ping(t.Context()); err != nil {
+				t.Fatalf("Ping after the upgrade: %v", err)
+			}
+			expectMatchesReference(t, "backfilled", upgraded, normalized(in))
+			more := sampleLog(40, 11)
+			mustAppend(t, upgraded, more)
+			expectMatchesReference(t, "backfilled and appended", upgraded, normalized(append(in, more...)))
 		})
 	}
 }

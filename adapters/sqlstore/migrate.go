@@ -18,6 +18,9 @@ type Migration struct {
 	Version    int
 	Name       string
 	Statements func(dialect string) []string
+	// Backfill, when set, runs after the statements in the same
+	// transaction: data changes SQL alone cannot express.
+	Backfill func(ctx context.Context, tx bun.Tx, dialect string) error
 }
 
 // analyticsComponent names this package's own schema in schema_migrations.
@@ -27,6 +30,8 @@ const analyticsComponent = "analytics"
 // never edit one that has shipped.
 var analyticsMigrations = []Migration{
 	{Version: 1, Name: "interactions and daily rollups", Statements: func(d string) []string { return analyticsSchema(dialectNamed(d)) }},
+	{Version: 2, Name: "dictionary codes in the raw rows", Statements: func(d string) []string { return addDims(dialectNamed(d)) }, Backfill: backfillDims},
+	{Version: 3, Name: "covering index of the raw pass", Statements: func(d string) []string { return dimsIndex(dialectNamed(d)) }},
 }
 
 func latestVersion(steps []Migration) int { return steps[len(steps)-1].Version }
@@ -128,6 +133,11 @@ func (s *Store) Migrate(ctx context.Context, component string, steps []Migration
 			}
 			for _, stmt := range m.Statements(s.dialect.String()) {
 				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return fmt.Errorf("migration %s %d: %w", component, m.Version, err)
+				}
+			}
+			if m.Backfill != nil {
+				if err := m.Backfill(ctx, tx, s.dialect.String()); err != nil {
 					return fmt.Errorf("migration %s %d: %w", component, m.Version, err)
 				}
 			}

@@ -1,12 +1,17 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
-
-	"github.com/uptrace/bun"
+	"fmt"
+	"slices"
 
 	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/core/errs"
+	"github.com/catsrv/catsrv/ports"
 )
+
+var _ ports.TopAggregator = (*Store)(nil)
 
 // Total counts the selection's interactions in the raw log. It counts
 // every dimension's list of the same request in the same pass and keeps
@@ -20,73 +25,106 @@ func (s *Store) Total(ctx context.Context, sel analytics.Selection) (int64, erro
 		return 0, nil
 	}
 	gen := s.memo.generation()
-	res, err := s.onePass(ctx, n)
+	t, err := s.onePass(ctx, n)
 	if err != nil {
 		return 0, err
 	}
 	for _, d := range analytics.Dimensions {
-		s.memo.put(memoKey(n.withoutFilter(d), d), res.groups[d], gen)
+		s.memo.put(memoKey(n.withoutFilter(d), d), t.lists[d], gen)
 	}
-	return res.total, nil
+	return t.total, nil
 }
 
 // Groups counts the selection's interactions in the raw log per distinct
 // key and text of the dimension.
 func (s *Store) Groups(ctx context.Context, sel analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
-	cols, err := columnsOf(d)
+	counts, err := s.dimensionCounts(ctx, sel, d)
+	if err != nil || len(counts) == 0 {
+		return nil, err
+	}
+	codes := make([]uint64, 0, len(counts))
+	for code := range counts {
+		codes = append(codes, code)
+	}
+	return s.groupsOf(ctx, d, codes, counts)
+}
+
+// TopGroups returns the first n groups of the dimension in
+// analytics.SortGroups order. Only the codes that can be among them (the
+// n highest counts and every code tied with the last) are looked up in the
+// dictionary.
+func (s *Store) TopGroups(ctx context.Context, sel analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error) {
+	counts, err := s.dimensionCounts(ctx, sel, d)
+	if err != nil || len(counts) == 0 {
+		return nil, err
+	}
+	codes := make([]uint64, 0, len(counts))
+	for code := range counts {
+		codes = append(codes, code)
+	}
+	if n < len(codes) {
+		slices.SortFunc(codes, func(a, b uint64) int { return cmp.Compare(counts[b], counts[a]) })
+		last := counts[codes[n-1]]
+		cut := n
+		for cut < len(codes) && counts[codes[cut]] == last {
+			cut++
+		}
+		codes = codes[:cut]
+	}
+	groups, err := s.groupsOf(ctx, d, codes, counts)
 	if err != nil {
 		return nil, err
 	}
-	q, ok, err := s.rawWhere(sel)
-	if err != nil || !ok {
-		return nil, err
-	}
-	if groups, ok := s.memo.take(memoKey(newSelection(sel), d)); ok {
-		return groups, nil
-	}
-	q = q.ColumnExpr("? AS grp_key", bun.Ident(cols.key)).
-		ColumnExpr("? AS grp_text", bun.Ident(cols.text)).
-		ColumnExpr("COUNT(*) AS grp_count").
-		GroupExpr("?", bun.Ident(cols.key))
-	if cols.text != cols.key {
-		q = q.GroupExpr("?", bun.Ident(cols.text))
-	}
-	var rows []groupRow
-	if err := q.Scan(ctx, &rows); err != nil {
-		return nil, internal(err)
-	}
-	return toGroups(rows), nil
+	analytics.SortGroups(groups)
+	return groups[:min(n, len(groups))], nil
 }
 
-// rawWhere starts a query over the raw rows of the selection. ok is false
-// when the selection matches nothing without asking the database.
-func (s *Store) rawWhere(sel analytics.Selection) (q *bun.SelectQuery, ok bool, err error) {
+// dimensionCounts returns the selection's counts per code of the
+// dimension: the list a Total of the same request left, or a pass of its
+// own. A pass counts a dimension under every filter but its own, so its
+// own filter is applied to the codes afterwards.
+func (s *Store) dimensionCounts(ctx context.Context, sel analytics.Selection, d analytics.Dimension) (codeCounts, error) {
 	if err := checkMicrosecond(sel.Range); err != nil {
-		return nil, false, err
+		return nil, err
+	}
+	if int(d) < 0 || int(d) >= dimsCodes {
+		return nil, errs.New(errs.KindInvalid, "unknown dimension %d", int(d))
 	}
 	n := newSelection(sel)
 	if n.empty {
-		return nil, false, nil
+		return nil, nil
 	}
-	q = s.db.NewSelect().TableExpr("interactions").
-		Where("cat = ?", n.cat).
-		Where("event_kind = ?", analytics.EventKindAPI)
-	if !n.rng.Start.IsZero() {
-		q = q.Where("occurred_at >= ?", s.dialect.timeArg(n.rng.Start))
+	if counts, ok := s.memo.take(memoKey(n, d)); ok {
+		return counts, nil
 	}
-	if !n.rng.End.IsZero() {
-		q = q.Where("occurred_at < ?", s.dialect.timeArg(n.rng.End))
+	t, err := s.onePass(ctx, n)
+	if err != nil {
+		return nil, err
 	}
-	for _, d := range analytics.Dimensions {
-		vals := n.filters[d]
-		if len(vals) == 0 {
-			continue
+	counts := t.lists[d]
+	if wanted, ok := t.filters[d]; ok {
+		for code := range counts {
+			if _, keep := wanted[code]; !keep {
+				delete(counts, code)
+			}
 		}
-		cols, err := columnsOf(d)
-		if err != nil {
-			return nil, false, err
-		}
-		q = q.Where("? IN (?)", bun.Ident(cols.key), bun.List(vals))
 	}
-	return q, true, nil
+	return counts, nil
+}
+
+// groupsOf looks the codes up and returns their groups.
+func (s *Store) groupsOf(ctx context.Context, d analytics.Dimension, codes []uint64, counts codeCounts) ([]analytics.Group, error) {
+	entries, err := s.describe(ctx, d, codes)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]analytics.Group, 0, len(codes))
+	for _, code := range codes {
+		e, ok := entries[code]
+		if !ok {
+			return nil, internal(fmt.Errorf("%s: no entry for code %d", dictionaryTables[d], code))
+		}
+		out = append(out, analytics.Group{Key: e.key, Text: e.text, Count: counts[code]})
+	}
+	return out, nil
 }

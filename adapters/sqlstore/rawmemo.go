@@ -9,8 +9,9 @@ import (
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
-// rawMemo keeps the lists a one-pass Total counted for the Groups calls
-// of the same request (see onePass). An entry serves one call, only within
+// rawMemo keeps the lists a one-pass Total counted, as counts per
+// dictionary code, for the Groups and TopGroups calls of the same request
+// (see onePass). An entry serves one call, only within
 // memoTTL, and only if this process committed no Append since the pass
 // began: the Groups calls then see the same rows as the Total, which is
 // at least as consistent as six separate queries.
@@ -21,7 +22,7 @@ type rawMemo struct {
 }
 
 type memoEntry struct {
-	groups []analytics.Group
+	counts codeCounts
 	gen    uint64
 	at     time.Time
 }
@@ -48,7 +49,7 @@ func (m *rawMemo) invalidate() {
 	clear(m.entries)
 }
 
-func (m *rawMemo) put(key string, groups []analytics.Group, gen uint64) {
+func (m *rawMemo) put(key string, counts codeCounts, gen uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if gen != m.gen {
@@ -68,11 +69,11 @@ func (m *rawMemo) put(key string, groups []analytics.Group, gen uint64) {
 			clear(m.entries)
 		}
 	}
-	m.entries[key] = memoEntry{groups: groups, gen: gen, at: now}
+	m.entries[key] = memoEntry{counts: counts, gen: gen, at: now}
 }
 
 // take returns and forgets the entry of the key, if it is still valid.
-func (m *rawMemo) take(key string) ([]analytics.Group, bool) {
+func (m *rawMemo) take(key string) (codeCounts, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.entries[key]
@@ -83,7 +84,7 @@ func (m *rawMemo) take(key string) ([]analytics.Group, bool) {
 	if e.gen != m.gen || time.Since(e.at) > memoTTL {
 		return nil, false
 	}
-	return e.groups, true
+	return e.counts, true
 }
 
 // memoKey identifies a Groups call: the normalized selection and the

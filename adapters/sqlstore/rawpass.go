@@ -3,12 +3,12 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"math/bits"
-	"runtime"
-	"sync"
+	"fmt"
+		"runtime"
 	"time"
 
 	"github.com/uptrace/bun"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/catsrv/catsrv/core/analytics"
 )
@@ -16,162 +16,129 @@ import (
 // The raw path counts a whole request in one pass over its rows.
 //
 // A result is asked for as six calls: Total under every filter, then the
-// groups of each dimension under every filter but its own. Six GROUP BY
-// queries read the rows six times and sort their texts six times; instead
-// Total reads the rows once and counts all six in Go: a row that fails no
-// filter counts in the total and in every list, a row that fails exactly
-// one filter counts only in that filter's own list, any other row counts
-// nowhere. Total keeps the five lists (rawMemo) for the Groups calls that
-// follow, which then cost nothing. The rows are read in two halves of the
-// time range at once, on two connections.
-
-// passColumns are the columns a pass reads, in scan order; passKey and
-// passText give, per dimension, the index of its key and text column.
-const passColumns = "topic, model, persona, question_id, question, answer_id, answer" //nolint:gosec // column names, not a credential
-
-var (
-	passKey  = [5]int{0, 1, 2, 3, 5}
-	passText = [5]int{0, 1, 2, 4, 6}
+// groups of each dimension under every filter but its own. Instead of six
+// GROUP BY queries over texts, Total reads the rows' dictionary codes once
+// (dims, see dims.go) and counts all six in Go: a row that fails no filter
+// counts in the total and in every list, a row that fails exactly one
+// filter counts only in that filter's own list, any other row counts
+// nowhere. Only the codes that were counted are then looked up in the
+// dictionaries. Total keeps the five lists (rawMemo) for the Groups calls
+// that follow, which then cost nothing. The range is read in passParts
+// slices of time, passWorkers at a time on their own connections.
+const (
+	passParts   = 4
+	passWorkers = 2
 )
 
-// passResult is what one pass counts.
-type passResult struct {
-	total  int64
-	groups [5][]analytics.Group // by analytics.Dimension
-}
-
-// tally counts one part of a pass.
-type tally struct {
-	total int64
-	lists [5]map[string]*tallyEntry // by dimension, keyed by key
-}
-
-// tallyEntry is one (key, text) count; entries of the same key with other
-// texts are chained.
-type tallyEntry struct {
-	text  string
-	count int64
-	next  *tallyEntry
-}
-
-func newTally() *tally {
-	t := &tally{}
-	for d := range t.lists {
-		t.lists[d] = map[string]*tallyEntry{}
-	}
-	return t
-}
-
-func (t *tally) add(d int, key, text []byte, n int64) {
-	head := t.lists[d][string(key)]
-	for e := head; e != nil; e = e.next {
-		if e.text == string(text) {
-			e.count += n
-			return
-		}
-	}
-	k := string(key)
-	txt := k
-	if string(text) != k {
-		txt = string(text)
-	}
-	t.lists[d][k] = &tallyEntry{text: txt, count: n, next: head}
-}
-
-// merge adds another part's counts to t.
-func (t *tally) merge(o *tally) {
-	t.total += o.total
-	for d, list := range o.lists {
-		for k, e := range list {
-			for ; e != nil; e = e.next {
-				t.add(d, []byte(k), []byte(e.text), e.count)
-			}
-		}
-	}
-}
-
-func (t *tally) result() passResult {
-	r := passResult{total: t.total}
-	for d, list := range t.lists {
-		out := make([]analytics.Group, 0, len(list))
-		for k, e := range list {
-			for ; e != nil; e = e.next {
-				out = append(out, analytics.Group{Key: k, Text: e.text, Count: e.count})
-			}
-		}
-		r.groups[d] = out
-	}
-	return r
-}
-
-// passFilter is one filtered dimension of a pass.
-type passFilter struct {
-	dim    int
-	values map[string]struct{}
-}
+// codeCounts counts rows per dictionary code of one dimension.
+type codeCounts = map[uint64]int64
 
 // onePass counts the selection's total and, for each dimension, its
-// groups under every filter but the dimension's own.
-func (s *Store) onePass(ctx context.Context, n selection) (passResult, error) {
+// codes under every filter but the dimension's own.
+func (s *Store) onePass(ctx context.Context, n selection) (passOutcome, error) {
+	out := passOutcome{filters: map[analytics.Dimension]map[uint64]struct{}{}}
+	maxCodes, err := s.maxCodes(ctx)
+	if err != nil {
+		return out, err
+	}
 	var filters []passFilter
 	for _, d := range analytics.Dimensions {
 		if vals := n.filters[d]; len(vals) > 0 {
-			f := passFilter{dim: int(d), values: make(map[string]struct{}, len(vals))}
-			for _, v := range vals {
-				f.values[v] = struct{}{}
+			codes, err := s.codesOf(ctx, d, n.cat, vals)
+			if err != nil {
+				return out, err
 			}
-			filters = append(filters, f)
+			filters = append(filters, passFilter{dim: int(d), codes: newCodeSet(codes, maxCodes[d])})
+			out.filters[d] = codes
 		}
 	}
 	parts, err := s.passParts(ctx, n)
-	if err != nil || len(parts) == 0 {
-		return passResult{}, err
+	if err != nil {
+		return out, err
 	}
-	tallies := make([]*tally, len(parts))
-	errs := make([]error, len(parts))
-	var wg sync.WaitGroup
-	for k, rng := range parts {
-		tallies[k] = newTally()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[k] = s.passPart(ctx, n.cat, rng, filters, tallies[k])
-		}()
+	workers := min(s.passWorkers(), max(1, len(parts)))
+	tallies := make([]*tally, workers)
+	queue := make(chan analytics.Range, len(parts))
+	for _, p := range parts {
+		queue <- p
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return passResult{}, err
-		}
+	close(queue)
+	g, gctx := errgroup.WithContext(ctx)
+	for k := range tallies {
+		tallies[k] = newTally(maxCodes)
+		g.Go(func() error {
+			for rng := range queue {
+				if err := s.passPart(gctx, n.cat, rng, filters, tallies[k]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return out, err
 	}
 	for _, t := range tallies[1:] {
 		tallies[0].merge(t)
 	}
-	return tallies[0].result(), nil
+	out.total = tallies[0].total
+	for d, c := range tallies[0].lists {
+		out.lists[d] = c.counts()
+	}
+	return out, nil
 }
 
-// passParts splits the selection's range in two halves of time when the
-// pool allows two connections, so both cores read. It returns no part
-// when the CAT has no rows in the range.
+func (s *Store) passWorkers() int {
+	if s.db.DB.Stats().MaxOpenConnections == 1 {
+		return 1
+	}
+	return max(1, min(passWorkers, runtime.GOMAXPROCS(0)))
+}
+
+// passParts splits the selection's range into up to passParts slices of
+// time, so that several connections read at once. It returns no part when
+// the CAT has no rows in the range.
 func (s *Store) passParts(ctx context.Context, n selection) ([]analytics.Range, error) {
-	if s.db.DB.Stats().MaxOpenConnections == 1 || runtime.GOMAXPROCS(0) < 2 {
+	if s.passWorkers() == 1 {
 		return []analytics.Range{n.rng}, nil
 	}
-	q := s.db.NewSelect().TableExpr("interactions").
-		ColumnExpr("MIN(occurred_at)").ColumnExpr("MAX(occurred_at)").
-		Where("cat = ?", n.cat).Where("event_kind = ?", analytics.EventKindAPI)
-	q = s.whereRange(q, n.rng)
+	// Two subqueries: each is one index seek, where MIN and MAX in one
+	// query would read the whole range.
+	bound := func(agg string) *bun.SelectQuery {
+		q := s.db.NewSelect().TableExpr("interactions").ColumnExpr(agg+"(occurred_at)").
+			Where("cat = ?", n.cat).Where("event_kind = ?", analytics.EventKindAPI)
+		if !n.rng.Start.IsZero() {
+			q = q.Where("occurred_at >= ?", s.dialect.timeArg(n.rng.Start))
+		}
+		if !n.rng.End.IsZero() {
+			q = q.Where("occurred_at < ?", s.dialect.timeArg(n.rng.End))
+		}
+		return q
+	}
+	q := s.db.NewSelect().ColumnExpr("(?)", bound("MIN")).ColumnExpr("(?)", bound("MAX"))
 	first, last, ok, err := s.scanTimes(ctx, q)
 	if err != nil || !ok {
 		return nil, err
 	}
-	mid := first.Add(last.Sub(first) / 2).Truncate(time.Microsecond).Add(time.Microsecond)
-	return []analytics.Range{{Start: n.rng.Start, End: mid}, {Start: mid, End: n.rng.End}}, nil
+	step := last.Sub(first) / passParts
+	if step < time.Microsecond {
+		return []analytics.Range{n.rng}, nil
+	}
+	parts := make([]analytics.Range, 0, passParts)
+	start := n.rng.Start
+	for k := 1; k < passParts; k++ {
+		cut := first.Add(step * time.Duration(k)).Truncate(time.Microsecond).Add(time.Microsecond)
+		parts = append(parts, analytics.Range{Start: start, End: cut})
+		start = cut
+	}
+	return append(parts, analytics.Range{Start: start, End: n.rng.End}), nil
 }
 
 // scanTimes reads a MIN and MAX of occurred_at; ok is false when they are
 // NULL (no rows).
-func (s *Store) scanTimes(ctx context.Context, q *bun.SelectQuery) (first, last time.Time, ok bool, err error) {
+func (s *Store) scanTimes(ctx context.Context, q interface {
+	Scan(ctx context.Context, dest ...any) error
+}) (first, last time.Time, ok bool, err error) {
 	if s.dialect == postgresDialect {
 		var lo, hi sql.NullTime
 		if err := q.Scan(ctx, &lo, &hi); err != nil {
@@ -186,52 +153,37 @@ func (s *Store) scanTimes(ctx context.Context, q *bun.SelectQuery) (first, last 
 	return time.UnixMicro(lo.Int64).UTC(), time.UnixMicro(hi.Int64).UTC(), lo.Valid && hi.Valid, nil
 }
 
-func (s *Store) whereRange(q *bun.SelectQuery, r analytics.Range) *bun.SelectQuery {
-	if !r.Start.IsZero() {
-		q = q.Where("occurred_at >= ?", s.dialect.timeArg(r.Start))
-	}
-	if !r.End.IsZero() {
-		q = q.Where("occurred_at < ?", s.dialect.timeArg(r.End))
-	}
-	return q
-}
-
-// passPart counts one part of a pass into t.
+// passPart counts one part of a pass into t: the database concatenates
+// the part's dims into one value, counted here row by row.
 func (s *Store) passPart(ctx context.Context, cat string, rng analytics.Range, filters []passFilter, t *tally) error {
-	q := s.db.NewSelect().TableExpr("interactions").ColumnExpr(passColumns).
-		Where("cat = ?", cat).Where("event_kind = ?", analytics.EventKindAPI)
-	rows, err := s.whereRange(q, rng).Rows(ctx)
-	if err != nil {
+	concat := "group_concat(dims, '')"
+	if s.dialect == postgresDialect {
+		concat = "string_agg(dims, ''::bytea)"
+	}
+	// The literal event kind lets both planners use the partial index.
+	query := "SELECT COUNT(*), " + concat + " FROM interactions WHERE cat = " + s.dialect.placeholders(1, 1) +
+		" AND event_kind = '" + analytics.EventKindAPI + "'"
+	args := []any{cat}
+	if !rng.Start.IsZero() {
+		args = append(args, s.dialect.timeArg(rng.Start))
+		query += " AND occurred_at >= " + s.dialect.placeholders(len(args), 1)
+	}
+	if !rng.End.IsZero() {
+		args = append(args, s.dialect.timeArg(rng.End))
+		query += " AND occurred_at < " + s.dialect.placeholders(len(args), 1)
+	}
+	var (
+		rows int64
+		dims []byte
+	)
+	if err := s.db.DB.QueryRowContext(ctx, query, args...).Scan(&rows, &dims); err != nil {
 		return internal(err)
 	}
-	defer rows.Close()
-	var f [7]sql.RawBytes
-	dest := make([]any, len(f))
-	for k := range f {
-		dest[k] = &f[k]
+	decoded, err := eachDims(dims, func(codes *[dimsCodes]uint64) { t.count(codes, filters) })
+	if err == nil && decoded != rows {
+		err = fmt.Errorf("%w: %d rows, %d coded", errCorruptDims, rows, decoded)
 	}
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return internal(err)
-		}
-		var failed uint
-		for _, fl := range filters {
-			if _, ok := fl.values[string(f[passKey[fl.dim]])]; !ok {
-				failed |= 1 << fl.dim
-			}
-		}
-		switch {
-		case failed == 0:
-			t.total++
-			for d := range passKey {
-				t.add(d, f[passKey[d]], f[passText[d]], 1)
-			}
-		case failed&(failed-1) == 0:
-			d := bits.TrailingZeros(failed)
-			t.add(d, f[passKey[d]], f[passText[d]], 1)
-		}
-	}
-	if err := rows.Err(); err != nil {
+	if err != nil {
 		return internal(err)
 	}
 	return nil

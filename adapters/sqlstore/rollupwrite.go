@@ -45,11 +45,12 @@ type rollupKey struct {
 }
 
 // entries numbers the distinct dictionary entries of one Append and holds
-// their database codes once known (0 until then).
+// their database codes once known (0 until then, listed in pending).
 type entries struct {
-	index map[dictEntry]int32
-	list  []dictEntry
-	codes []int64
+	index   map[dictEntry]int32
+	list    []dictEntry
+	codes   []int64
+	pending []int32
 }
 
 func newEntries() *entries { return &entries{index: map[dictEntry]int32{}} }
@@ -57,10 +58,11 @@ func newEntries() *entries { return &entries{index: map[dictEntry]int32{}} }
 func (e *entries) number(d dictEntry) int32 {
 	n, ok := e.index[d]
 	if !ok {
-		n = int32(len(e.list))
+		n = int32(len(e.list)) // #nosec G115 -- bounded by maxEntries per batch round
 		e.index[d] = n
 		e.list = append(e.list, d)
 		e.codes = append(e.codes, 0)
+		e.pending = append(e.pending, n)
 	}
 	return n
 }
@@ -69,11 +71,14 @@ func (e *entries) number(d dictEntry) int32 {
 // hostile input of endless distinct texts cannot exhaust memory.
 const maxEntries = 200000
 
-// reset forgets every entry; only valid when no pending rollup row refers
-// to one.
-func (e *entries) reset() {
+// resetIfLarge forgets every entry once there are more than maxEntries;
+// only valid when no pending rollup row refers to one.
+func (e *entries) resetIfLarge() {
+	if len(e.list) <= maxEntries {
+		return
+	}
 	clear(e.index)
-	e.list, e.codes = e.list[:0], e.codes[:0]
+	e.list, e.codes, e.pending = e.list[:0], e.codes[:0], e.pending[:0]
 }
 
 // rollupColumns are the rollup table's columns in insert order.
@@ -81,13 +86,10 @@ var rollupColumns = []string{
 	"cat", "day", "topic_code", "model_code", "persona_code", "question_code", "answer_code", "hits",
 }
 
-// addRollup counts an api interaction into the pending rollup rows.
-func (w *writer) addRollup(i analytics.Interaction) {
-	k := rollupKey{cat: i.Cat, day: dayOf(i.Time)}
-	for n, d := range entriesOf(i) {
-		k.entries[n] = w.entries.number(d)
-	}
-	w.rollups[k]++
+// addRollup counts an api interaction, whose entries codeBatch numbered,
+// into the pending rollup rows.
+func (w *writer) addRollup(i analytics.Interaction, numbers [5]int32) {
+	w.rollups[rollupKey{cat: i.Cat, day: dayOf(i.Time), entries: numbers}]++
 }
 
 // flushRollups writes the pending rollup rows: first the dictionary codes
@@ -95,9 +97,6 @@ func (w *writer) addRollup(i analytics.Interaction) {
 func (w *writer) flushRollups() error {
 	if len(w.rollups) == 0 {
 		return nil
-	}
-	if err := w.resolveCodes(); err != nil {
-		return err
 	}
 	conflict := strings.Join(rollupColumns[:len(rollupColumns)-1], ", ")
 	batch := batchRows(w.dialect, len(rollupColumns))
@@ -132,22 +131,22 @@ func (w *writer) flushRollups() error {
 	}
 	w.args = args
 	clear(w.rollups)
-	if len(w.entries.list) > maxEntries {
-		w.entries.reset()
-	}
+	w.entries.resetIfLarge()
 	return nil
 }
 
 // resolveCodes finds the database code of every entry that has none yet,
 // inserting the entries the dictionaries lack.
 func (w *writer) resolveCodes() error {
-	missing := make([][]int32, len(dictionaryTables))
-	for n, code := range w.entries.codes {
-		if code == 0 {
-			table := w.entries.list[n].table
-			missing[table] = append(missing[table], int32(n))
-		}
+	if len(w.entries.pending) == 0 {
+		return nil
 	}
+	missing := make([][]int32, len(dictionaryTables))
+	for _, n := range w.entries.pending {
+		table := w.entries.list[n].table
+		missing[table] = append(missing[table], n)
+	}
+	w.entries.pending = w.entries.pending[:0]
 	for table, numbers := range missing {
 		if err := w.insertEntries(table, numbers); err != nil {
 			return err

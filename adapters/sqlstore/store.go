@@ -65,6 +65,11 @@ type Store struct {
 // postgres://… or postgresql://…. Any other form is an errs.KindInvalid
 // error.
 func Open(ctx context.Context, dsn string) (*Store, error) {
+	return open(ctx, dsn, analyticsMigrations)
+}
+
+// open is Open with the schema steps to bring the database to.
+func open(ctx context.Context, dsn string, steps []Migration) (*Store, error) {
 	var (
 		sqldb *sql.DB
 		d     dialect
@@ -94,7 +99,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		_ = db.Close()
 		return nil, errs.Wrap(errs.KindUnavailable, err, "database unreachable")
 	}
-	if err := s.Migrate(ctx, analyticsComponent, analyticsMigrations); err != nil {
+	if err := s.Migrate(ctx, analyticsComponent, steps); err != nil {
 		_ = db.Close()
 		return nil, err
 	}

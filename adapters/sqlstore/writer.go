@@ -36,6 +36,9 @@ type writer struct {
 	rawBatch int
 	rollups  map[rollupKey]int64
 	entries  *entries
+	// rowEntries and dimsBuf are codeBatch's per-batch scratch.
+	rowEntries [][5]int32
+	dimsBuf    []byte
 }
 
 func newWriter(ctx context.Context, tx *sql.Tx, d dialect) *writer {
@@ -88,12 +91,16 @@ func (w *writer) run() error {
 }
 
 func (w *writer) write(batch []analytics.Interaction) error {
-	if err := w.insertRaw(batch); err != nil {
+	dims, err := w.codeBatch(batch)
+	if err != nil {
 		return err
 	}
-	for _, i := range batch {
+	if err := w.insertRaw(batch, dims); err != nil {
+		return err
+	}
+	for k, i := range batch {
 		if i.Counted() {
-			w.addRollup(i)
+			w.addRollup(i, w.rowEntries[k])
 		}
 	}
 	if len(w.rollups) >= rollupFlushKeys {
@@ -105,14 +112,59 @@ func (w *writer) write(batch []analytics.Interaction) error {
 // rawColumns are the raw table's columns in insert order.
 var rawColumns = []string{
 	"occurred_at", "cat", "event_kind", "question", "answer", "topic", "model",
-	"persona", "question_id", "answer_id", "user_id", "conversation_id",
+	"persona", "question_id", "answer_id", "user_id", "conversation_id", "dims",
 }
 
-func (w *writer) insertRaw(batch []analytics.Interaction) error {
-	args := w.args[:0]
+// codeBatch numbers the dictionary entries of the batch's api rows (kept
+// per row in rowEntries), gives the new ones their database codes and
+// returns each row's dims value (nil for rows of other event kinds). The
+// values share one buffer, valid until the next call.
+func (w *writer) codeBatch(batch []analytics.Interaction) ([][]byte, error) {
+	w.rowEntries = w.rowEntries[:0]
 	for _, i := range batch {
+		var numbers [5]int32
+		if i.Counted() {
+			for n, d := range entriesOf(i) {
+				numbers[n] = w.entries.number(d)
+			}
+		}
+		w.rowEntries = append(w.rowEntries, numbers)
+	}
+	if err := w.resolveCodes(); err != nil {
+		return nil, err
+	}
+	w.dimsBuf = w.dimsBuf[:0]
+	ends := make([]int, len(batch))
+	for k, i := range batch {
+		if i.Counted() {
+			var codes [dimsCodes]int64
+			for n, e := range w.rowEntries[k] {
+				codes[n] = w.entries.codes[e]
+			}
+			w.dimsBuf = appendDims(w.dimsBuf, codes)
+		}
+		ends[k] = len(w.dimsBuf)
+	}
+	dims := make([][]byte, len(batch))
+	start := 0
+	for k, i := range batch {
+		if i.Counted() {
+			dims[k] = w.dimsBuf[start:ends[k]:ends[k]]
+		}
+		start = ends[k]
+	}
+	return dims, nil
+}
+
+func (w *writer) insertRaw(batch []analytics.Interaction, dims [][]byte) error {
+	args := w.args[:0]
+	for k, i := range batch {
+		var d any // NULL, not an empty value, for rows never counted
+		if dims[k] != nil {
+			d = dims[k]
+		}
 		args = append(args, w.dialect.timeArg(i.Time), i.Cat, i.EventKind, i.Question, i.Answer,
-			i.Topic, i.Model, i.Persona, i.QuestionID, i.AnswerID, i.UserID, i.ConversationID)
+			i.Topic, i.Model, i.Persona, i.QuestionID, i.AnswerID, i.UserID, i.ConversationID, d)
 	}
 	w.args = args
 	query := func() string {

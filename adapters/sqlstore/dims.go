@@ -1,0 +1,144 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+
+	"github.com/uptrace/bun"
+
+	"github.com/catsrv/catsrv/core/analytics"
+)
+
+// Every api row carries its five dictionary codes (topic, model, persona,
+// question, answer) in one small column, dims: the codes as unsigned
+// varints, in that order. The raw pass reads only dims through a covering
+// index and has the database concatenate a whole range into one value
+// (group_concat, string_agg), so a million rows cross the driver as one
+// value of a few megabytes instead of a million rows of text.
+//
+// The concatenation is decodable without separators because every code is
+// at least 1: an unsigned varint of a positive number never contains a
+// zero byte, and each row holds exactly five of them. Rows of other event
+// kinds have no dims (NULL): they are never counted.
+
+// dimsCodes is how many codes a dims value holds.
+const dimsCodes = 5
+
+// appendDims appends a row's encoded codes to dst.
+func appendDims(dst []byte, codes [dimsCodes]int64) []byte {
+	for _, c := range codes {
+		dst = binary.AppendUvarint(dst, uint64(c)) // #nosec G115 -- codes are positive
+	}
+	return dst
+}
+
+// errCorruptDims reports a dims value that does not decode to whole rows
+// of positive codes.
+var errCorruptDims = errors.New("interactions.dims: malformed dictionary codes")
+
+// eachDims decodes concatenated dims values, calling fn with each row's
+// codes; it returns how many rows it decoded.
+func eachDims(b []byte, fn func(codes *[dimsCodes]uint64)) (int64, error) {
+	var (
+		codes [dimsCodes]uint64
+		rows  int64
+	)
+	for len(b) > 0 {
+		for k := range codes {
+			v, n := binary.Uvarint(b)
+			if n <= 0 || v == 0 {
+				return rows, errCorruptDims
+			}
+			codes[k] = v
+			b = b[n:]
+		}
+		fn(&codes)
+		rows++
+	}
+	return rows, nil
+}
+
+// addDims adds the dims column.
+func addDims(d dialect) []string {
+	if d == postgresDialect {
+		return []string{`ALTER TABLE interactions ADD COLUMN dims BYTEA`}
+	}
+	return []string{`ALTER TABLE interactions ADD COLUMN dims BLOB`}
+}
+
+// dimsIndex replaces the (cat, time) index of the api rows by one that
+// also covers dims, so that the raw pass never reads the table.
+func dimsIndex(d dialect) []string {
+	create := `CREATE INDEX interactions_api_dims ON interactions (cat, occurred_at, dims) WHERE event_kind = 'api'`
+	if d == postgresDialect {
+		create = `CREATE INDEX interactions_api_dims ON interactions (cat, occurred_at) INCLUDE (dims) WHERE event_kind = 'api'`
+	}
+	return []string{`DROP INDEX interactions_api_cat_time`, create}
+}
+
+// backfillBatch is how many rows backfillDims codes per round.
+const backfillBatch = 1000
+
+// backfillDims gives the api rows stored before dims existed their codes,
+// adding dictionary entries where needed as Append would.
+func backfillDims(ctx context.Context, tx bun.Tx, dialectName string) error {
+	d := dialectNamed(dialectName)
+	w := newWriter(ctx, tx.Tx, d)
+	defer w.close()
+	var last int64
+	for {
+		ids, batch, err := rowsWithoutDims(ctx, tx.Tx, d, last)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		last = ids[len(ids)-1]
+		dims, err := w.codeBatch(batch)
+		if err != nil {
+			return err
+		}
+		for k, id := range ids {
+			query := func() string {
+				return "UPDATE interactions SET dims = " + d.placeholders(1, 1) + " WHERE id = " + d.placeholders(2, 1)
+			}
+			if err := w.exec(stmtKey{"backfill", 1}, query, []any{dims[k], id}); err != nil {
+				return err
+			}
+		}
+		w.entries.resetIfLarge()
+	}
+}
+
+// rowsWithoutDims reads the next api rows after the id that have no dims.
+func rowsWithoutDims(ctx context.Context, tx *sql.Tx, d dialect, after int64) ([]int64, []analytics.Interaction, error) {
+	//nolint:gosec // fixed SQL text; the values are bound
+	query := "SELECT id, cat, topic, model, persona, question_id, question, answer_id, answer FROM interactions" +
+		" WHERE id > " + d.placeholders(1, 1) + " AND event_kind = 'api' AND dims IS NULL ORDER BY id LIMIT " +
+		d.placeholders(2, 1)
+	rows, err := tx.QueryContext(ctx, query, after, backfillBatch)
+	if err != nil {
+		return nil, nil, internal(err)
+	}
+	defer rows.Close()
+	var (
+		ids   []int64
+		batch []analytics.Interaction
+	)
+	for rows.Next() {
+		var (
+			id int64
+			i  analytics.Interaction
+		)
+		if err := rows.Scan(&id, &i.Cat, &i.Topic, &i.Model, &i.Persona, &i.QuestionID, &i.Question, &i.AnswerID, &i.Answer); err != nil {
+			return nil, nil, internal(err)
+		}
+		i.EventKind = analytics.EventKindAPI
+		ids = append(ids, id)
+		batch = append(batch, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, internal(err)
+	}
+	return ids, batch, nil
+}
