@@ -28,7 +28,14 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
 	}
-	tx, err := s.db.DB.BeginTx(ctx, nil)
+	// A connection of its own: on PostgreSQL the writer also speaks COPY
+	// on it, inside the transaction (see copyRaw).
+	conn, err := s.db.DB.Conn(ctx)
+	if err != nil {
+		return 0, internal(err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, internal(err)
 	}
@@ -57,6 +64,10 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 	// the cause, which stops the other side.
 	pipeCtx, cancel := context.WithCancelCause(ctx)
 	w := newWriter(pipeCtx, tx, s.dialect)
+	if s.dialect == postgresDialect {
+		w.conn = conn
+		w.rawBatch = copyBatchRows
+	}
 	written := make(chan struct{})
 	var writeErr error
 	go func() {

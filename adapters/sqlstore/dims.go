@@ -142,3 +142,30 @@ func rowsWithoutDims(ctx context.Context, tx *sql.Tx, d dialect, after int64) ([
 	}
 	return ids, batch, nil
 }
+
+// cubeRollups replaces the daily rollups keyed by all five dimensions
+// (nearly one row per interaction: questions and answers are too varied
+// to roll up) by rollups keyed by topic, model and persona only, a few
+// hundred rows a day, carrying the counts over. Question and answer lists
+// come from the raw pass (see Rollups).
+func cubeRollups(d dialect) []string {
+	bigint, withoutRowID := "INTEGER", " WITHOUT ROWID"
+	if d == postgresDialect {
+		bigint, withoutRowID = "BIGINT", ""
+	}
+	return []string{
+		`CREATE TABLE rollup_cube (
+			cat TEXT NOT NULL,
+			day ` + bigint + ` NOT NULL,
+			topic_code ` + bigint + ` NOT NULL,
+			model_code ` + bigint + ` NOT NULL,
+			persona_code ` + bigint + ` NOT NULL,
+			hits ` + bigint + ` NOT NULL,
+			PRIMARY KEY (cat, day, topic_code, model_code, persona_code)
+		)` + withoutRowID,
+		`INSERT INTO rollup_cube (cat, day, topic_code, model_code, persona_code, hits)
+			SELECT cat, day, topic_code, model_code, persona_code, SUM(hits) FROM rollup_daily
+			GROUP BY cat, day, topic_code, model_code, persona_code`,
+		`DROP TABLE rollup_daily`,
+	}
+}

@@ -204,8 +204,8 @@ func TestAppendSurvivesPanickingSequence(t *testing.T) {
 }
 
 // TestMigrationBackfillsDims upgrades a database that version 1 of the
-// schema filled (raw rows without dictionary codes, some of whose entries
-// no dictionary holds) and expects the raw path to count it exactly.
+// schema filled (raw rows without dictionary codes, rollups keyed by all
+// five dimensions) and expects both paths to count it exactly.
 func TestMigrationBackfillsDims(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
@@ -226,9 +226,12 @@ func TestMigrationBackfillsDims(t *testing.T) {
 				t.Fatalf("Ping after the upgrade: %v", err)
 			}
 			expectMatchesReference(t, "backfilled", upgraded, normalized(in))
+			expectMatchesReference(t, "carried-over rollups", upgraded.Rollups(), normalized(in))
 			more := sampleLog(40, 11)
 			mustAppend(t, upgraded, more)
-			expectMatchesReference(t, "backfilled and appended", upgraded, normalized(append(in, more...)))
+			all := normalized(append(in, more...))
+			expectMatchesReference(t, "backfilled and appended", upgraded, all)
+			expectMatchesReference(t, "rollups appended to", upgraded.Rollups(), all)
 		})
 	}
 }

@@ -16,16 +16,38 @@ func OpenAtVersion(ctx context.Context, dsn string, version int) (*Store, error)
 	return open(ctx, dsn, analyticsMigrations[:version])
 }
 
-// InsertVersion1 stores raw rows as version 1 of the schema did: no
-// dictionary codes in the rows (and, here, no rollups).
+// InsertVersion1 stores interactions as version 1 of the schema did: raw
+// rows without dictionary codes, and for api rows their dictionary
+// entries and a daily rollup keyed by all five dimensions.
 func InsertVersion1(ctx context.Context, s *Store, rows []analytics.Interaction) error {
 	cols := rawColumns[:len(rawColumns)-1]
+	ph := func(first, n int) string { return s.dialect.placeholders(first, n) }
 	for _, i := range rows {
 		i = i.Normalize()
 		//nolint:gosec // fixed SQL text; the values are bound
 		query := "INSERT INTO interactions (" + strings.Join(cols, ", ") + ") VALUES " + s.dialect.valuesClause(1, len(cols))
 		if _, err := s.db.DB.ExecContext(ctx, query, s.dialect.timeArg(i.Time), i.Cat, i.EventKind, i.Question, i.Answer,
 			i.Topic, i.Model, i.Persona, i.QuestionID, i.AnswerID, i.UserID, i.ConversationID); err != nil {
+			return err
+		}
+		if !i.Counted() {
+			continue
+		}
+		var codes [5]int64
+		for n, e := range entriesOf(i) {
+			table := dictionaryTables[e.table]
+			if _, err := s.db.DB.ExecContext(ctx, "INSERT INTO "+table+" (cat, digest, item_id, item_text) VALUES ("+ph(1, 4)+
+				") ON CONFLICT (digest) DO NOTHING", e.cat, e.digest(), e.id, e.text); err != nil {
+				return err
+			}
+			if err := s.db.DB.QueryRowContext(ctx, "SELECT code FROM "+table+" WHERE digest = "+ph(1, 1), e.digest()).Scan(&codes[n]); err != nil {
+				return err
+			}
+		}
+		if _, err := s.db.DB.ExecContext(ctx, "INSERT INTO rollup_daily (cat, day, topic_code, model_code, persona_code, "+
+			"question_code, answer_code, hits) VALUES ("+ph(1, 8)+") ON CONFLICT (cat, day, topic_code, model_code, persona_code, "+
+			"question_code, answer_code) DO UPDATE SET hits = rollup_daily.hits + excluded.hits",
+			i.Cat, dayOf(i.Time), codes[0], codes[1], codes[2], codes[3], codes[4], 1); err != nil {
 			return err
 		}
 	}

@@ -32,6 +32,7 @@ var analyticsMigrations = []Migration{
 	{Version: 1, Name: "interactions and daily rollups", Statements: func(d string) []string { return analyticsSchema(dialectNamed(d)) }},
 	{Version: 2, Name: "dictionary codes in the raw rows", Statements: func(d string) []string { return addDims(dialectNamed(d)) }, Backfill: backfillDims},
 	{Version: 3, Name: "covering index of the raw pass", Statements: func(d string) []string { return dimsIndex(dialectNamed(d)) }},
+	{Version: 4, Name: "rollups per topic, model and persona", Statements: func(d string) []string { return cubeRollups(dialectNamed(d)) }},
 }
 
 func latestVersion(steps []Migration) int { return steps[len(steps)-1].Version }

@@ -22,7 +22,7 @@ func (s *Store) Optimize(ctx context.Context) error {
 			return internal(err)
 		}
 	}
-	tables := append([]string{"interactions", "rollup_daily"}, dictionaryTables...)
+	tables := append([]string{"interactions", "rollup_cube"}, dictionaryTables...)
 	for _, t := range tables {
 		stmt := "ANALYZE " + t
 		if t == "interactions" && s.dialect == postgresDialect {

@@ -97,9 +97,17 @@ func (s *Store) dimensionCounts(ctx context.Context, sel analytics.Selection, d 
 	if counts, ok := s.memo.take(memoKey(n, d)); ok {
 		return counts, nil
 	}
+	gen := s.memo.generation()
 	t, err := s.onePass(ctx, n)
 	if err != nil {
 		return nil, err
+	}
+	// The pass counted the other dimensions' lists of the same request
+	// too: keep them as Total would.
+	for _, other := range analytics.Dimensions {
+		if other != d {
+			s.memo.put(memoKey(n.withoutFilter(other), other), t.lists[other], gen)
+		}
 	}
 	counts := t.lists[d]
 	if wanted, ok := t.filters[d]; ok {

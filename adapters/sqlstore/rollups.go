@@ -8,13 +8,16 @@ import (
 
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/errs"
+	"github.com/catsrv/catsrv/ports"
 )
 
 // Rollups answers counts from the daily rollups: one row per CAT, UTC day
-// and combination of topic, model, persona, question and answer, holding
-// how many api interactions it stands for. Questions and answers (and the
-// names, to keep rows narrow and indexable) are dictionary codes; a
-// dictionary entry is one distinct (CAT, id, text).
+// and combination of topic, model and persona (dictionary codes), holding
+// how many api interactions it stands for; a few hundred rows a day. The
+// question and answer lists, and every count of a selection filtered by
+// question or answer, come from the raw pass instead: questions and
+// answers are too varied to roll up (a daily rollup keyed by them keeps
+// nearly a row per interaction), and the pass reads only their codes.
 //
 // Rollups count whole UTC days, so a range bound that is not a UTC
 // midnight is an errs.KindInvalid error rather than an approximate answer.
@@ -22,8 +25,16 @@ type Rollups struct {
 	store *Store
 }
 
-// Total counts the selection's interactions from the rollups.
+var _ ports.TopAggregator = (*Rollups)(nil)
+
+// Total counts the selection's interactions.
 func (r *Rollups) Total(ctx context.Context, sel analytics.Selection) (int64, error) {
+	if _, _, err := dayBounds(sel.Range); err != nil {
+		return 0, err
+	}
+	if byQuestionOrAnswer(sel) {
+		return r.store.Total(ctx, sel)
+	}
 	q, ok, err := r.where(sel)
 	if err != nil || !ok {
 		return 0, err
@@ -35,9 +46,47 @@ func (r *Rollups) Total(ctx context.Context, sel analytics.Selection) (int64, er
 	return n, nil
 }
 
-// Groups counts the selection's interactions from the rollups per distinct
-// key and text of the dimension.
+// Groups counts the selection's interactions per distinct key and text of
+// the dimension.
 func (r *Rollups) Groups(ctx context.Context, sel analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
+	if _, _, err := dayBounds(sel.Range); err != nil {
+		return nil, err
+	}
+	if !rolledUp(d) || byQuestionOrAnswer(sel) {
+		return r.store.Groups(ctx, sel, d)
+	}
+	return r.cubeGroups(ctx, sel, d)
+}
+
+// TopGroups returns the first n groups of the dimension in
+// analytics.SortGroups order.
+func (r *Rollups) TopGroups(ctx context.Context, sel analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error) {
+	if _, _, err := dayBounds(sel.Range); err != nil {
+		return nil, err
+	}
+	if !rolledUp(d) || byQuestionOrAnswer(sel) {
+		return r.store.TopGroups(ctx, sel, d, n)
+	}
+	groups, err := r.cubeGroups(ctx, sel, d)
+	if err != nil {
+		return nil, err
+	}
+	analytics.SortGroups(groups)
+	return groups[:min(n, len(groups))], nil
+}
+
+// rolledUp tells whether the rollups key a dimension.
+func rolledUp(d analytics.Dimension) bool {
+	return d == analytics.Topic || d == analytics.Model || d == analytics.Persona
+}
+
+func byQuestionOrAnswer(sel analytics.Selection) bool {
+	return len(sel.Filters.Values(analytics.Question)) > 0 || len(sel.Filters.Values(analytics.Answer)) > 0
+}
+
+// cubeGroups sums the rollups per code of a rolled-up dimension, then
+// looks the few codes up.
+func (r *Rollups) cubeGroups(ctx context.Context, sel analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
 	cols, err := columnsOf(d)
 	if err != nil {
 		return nil, err
@@ -46,8 +95,6 @@ func (r *Rollups) Groups(ctx context.Context, sel analytics.Selection, d analyti
 	if err != nil || !ok {
 		return nil, err
 	}
-	// Sum per code first, then look the few codes up: grouping by long
-	// texts would be far slower.
 	inner = inner.ColumnExpr("? AS code", bun.Ident(cols.code)).
 		ColumnExpr("CAST(SUM(hits) AS BIGINT) AS hits").
 		GroupExpr("?", bun.Ident(cols.code))
@@ -64,8 +111,9 @@ func (r *Rollups) Groups(ctx context.Context, sel analytics.Selection, d analyti
 	return toGroups(rows), nil
 }
 
-// where starts a query over the rollup rows of the selection. ok is false
-// when the selection matches nothing without asking the database.
+// where starts a query over the rollup rows of a selection without
+// question or answer filters. ok is false when the selection matches
+// nothing without asking the database.
 func (r *Rollups) where(sel analytics.Selection) (q *bun.SelectQuery, ok bool, err error) {
 	start, end, err := dayBounds(sel.Range)
 	if err != nil {
@@ -75,14 +123,14 @@ func (r *Rollups) where(sel analytics.Selection) (q *bun.SelectQuery, ok bool, e
 	if n.empty {
 		return nil, false, nil
 	}
-	q = r.store.db.NewSelect().TableExpr("rollup_daily").Where("cat = ?", n.cat)
+	q = r.store.db.NewSelect().TableExpr("rollup_cube").Where("cat = ?", n.cat)
 	if !sel.Range.Start.IsZero() {
 		q = q.Where("day >= ?", start)
 	}
 	if !sel.Range.End.IsZero() {
 		q = q.Where("day < ?", end)
 	}
-	for _, d := range analytics.Dimensions {
+	for _, d := range []analytics.Dimension{analytics.Topic, analytics.Model, analytics.Persona} {
 		vals := n.filters[d]
 		if len(vals) == 0 {
 			continue

@@ -35,13 +35,12 @@ func entriesOf(i analytics.Interaction) [5]dictEntry {
 	}
 }
 
-// rollupKey is one rollup row with its dictionary entries as local numbers
-// (see entries): hashing five small numbers instead of the texts keeps
-// the per-interaction cost down.
+// rollupKey is one rollup row: a CAT, a UTC day and the dictionary codes
+// of a topic, model and persona.
 type rollupKey struct {
-	cat     string
-	day     int64
-	entries [5]int32
+	cat   string
+	day   int64
+	codes [3]int64
 }
 
 // entries numbers the distinct dictionary entries of one Append and holds
@@ -67,12 +66,12 @@ func (e *entries) number(d dictEntry) int32 {
 	return n
 }
 
-// maxEntries bounds the numbered entries kept between rollup flushes, so a
-// hostile input of endless distinct texts cannot exhaust memory.
+// maxEntries bounds the numbered entries an Append remembers, so a hostile
+// input of endless distinct texts cannot exhaust memory.
 const maxEntries = 200000
 
 // resetIfLarge forgets every entry once there are more than maxEntries;
-// only valid when no pending rollup row refers to one.
+// only valid between batches (a batch's rows refer to theirs).
 func (e *entries) resetIfLarge() {
 	if len(e.list) <= maxEntries {
 		return
@@ -82,18 +81,20 @@ func (e *entries) resetIfLarge() {
 }
 
 // rollupColumns are the rollup table's columns in insert order.
-var rollupColumns = []string{
-	"cat", "day", "topic_code", "model_code", "persona_code", "question_code", "answer_code", "hits",
-}
+var rollupColumns = []string{"cat", "day", "topic_code", "model_code", "persona_code", "hits"}
 
-// addRollup counts an api interaction, whose entries codeBatch numbered,
-// into the pending rollup rows.
+// addRollup counts an api interaction, whose entries codeBatch numbered
+// and coded, into the pending rollup rows.
 func (w *writer) addRollup(i analytics.Interaction, numbers [5]int32) {
-	w.rollups[rollupKey{cat: i.Cat, day: dayOf(i.Time), entries: numbers}]++
+	k := rollupKey{cat: i.Cat, day: dayOf(i.Time)}
+	for d := range k.codes {
+		k.codes[d] = w.entries.codes[numbers[d]]
+	}
+	w.rollups[k]++
 }
 
-// flushRollups writes the pending rollup rows: first the dictionary codes
-// they need, then one upsert per batch that adds to existing counts.
+// flushRollups writes the pending rollup rows, one upsert per batch that
+// adds to existing counts.
 func (w *writer) flushRollups() error {
 	if len(w.rollups) == 0 {
 		return nil
@@ -104,20 +105,16 @@ func (w *writer) flushRollups() error {
 	rows := 0
 	write := func() error {
 		query := func() string {
-			return "INSERT INTO rollup_daily (" + strings.Join(rollupColumns, ", ") + ") VALUES " +
+			return "INSERT INTO rollup_cube (" + strings.Join(rollupColumns, ", ") + ") VALUES " +
 				w.dialect.valuesClause(rows, len(rollupColumns)) +
-				" ON CONFLICT (" + conflict + ") DO UPDATE SET hits = rollup_daily.hits + excluded.hits"
+				" ON CONFLICT (" + conflict + ") DO UPDATE SET hits = rollup_cube.hits + excluded.hits"
 		}
-		err := w.exec(stmtKey{"rollup_daily", rows}, query, args)
+		err := w.exec(stmtKey{"rollup_cube", rows}, query, args)
 		args, rows = args[:0], 0
 		return err
 	}
 	for k, hits := range w.rollups {
-		args = append(args, k.cat, k.day)
-		for _, n := range k.entries {
-			args = append(args, w.entries.codes[n])
-		}
-		args = append(args, hits)
+		args = append(args, k.cat, k.day, k.codes[0], k.codes[1], k.codes[2], hits)
 		if rows++; rows == batch {
 			if err := write(); err != nil {
 				return err
@@ -131,7 +128,6 @@ func (w *writer) flushRollups() error {
 	}
 	w.args = args
 	clear(w.rollups)
-	w.entries.resetIfLarge()
 	return nil
 }
 

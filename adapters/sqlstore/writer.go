@@ -3,7 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"strings"
+		"strings"
 
 	"github.com/catsrv/catsrv/core/analytics"
 )
@@ -36,6 +36,9 @@ type writer struct {
 	rawBatch int
 	rollups  map[rollupKey]int64
 	entries  *entries
+	// conn, when set, is the PostgreSQL connection of tx: raw rows then
+	// go in by COPY (see copyRaw).
+	conn *sql.Conn
 	// rowEntries and dimsBuf are codeBatch's per-batch scratch.
 	rowEntries [][5]int32
 	dimsBuf    []byte
@@ -103,6 +106,7 @@ func (w *writer) write(batch []analytics.Interaction) error {
 			w.addRollup(i, w.rowEntries[k])
 		}
 	}
+	w.entries.resetIfLarge()
 	if len(w.rollups) >= rollupFlushKeys {
 		return w.flushRollups()
 	}
@@ -157,6 +161,9 @@ func (w *writer) codeBatch(batch []analytics.Interaction) ([][]byte, error) {
 }
 
 func (w *writer) insertRaw(batch []analytics.Interaction, dims [][]byte) error {
+	if w.conn != nil {
+		return w.copyRaw(batch, dims)
+	}
 	args := w.args[:0]
 	for k, i := range batch {
 		var d any // NULL, not an empty value, for rows never counted
@@ -203,3 +210,4 @@ func (w *writer) close() {
 		_ = stmt.Close()
 	}
 }
+
