@@ -43,6 +43,9 @@ const (
 // dsnForms names the accepted DSN forms in error messages.
 const dsnForms = "expected sqlite:PATH, sqlite::memory: or postgres://…"
 
+// sqliteMaxConns bounds the connections to a SQLite file.
+const sqliteMaxConns = 4
+
 // sqliteBusyTimeoutMS is how long a SQLite writer waits for another
 // process's write transaction before giving up.
 const sqliteBusyTimeoutMS = 30000
@@ -147,7 +150,7 @@ func openSQLite(path string) (*sql.DB, error) {
 	// Readers get a modest page cache each (SQLite allocates it outside
 	// the Go heap, per connection); Append enlarges its own (writerCache).
 	dsn := "file:" + escaped + "?_pragma=busy_timeout(" + strconv.Itoa(sqliteBusyTimeoutMS) + ")" +
-		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-16384)&_txlock=immediate"
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-8192)&_txlock=immediate"
 	sqldb, err := sql.Open(sqliteshim.ShimName, dsn)
 	if err != nil {
 		return nil, errs.Wrap(errs.KindInternal, err, "cannot open SQLite")
@@ -155,6 +158,13 @@ func openSQLite(path string) (*sql.DB, error) {
 	if memory {
 		// Every connection to :memory: is its own empty database.
 		sqldb.SetMaxOpenConns(1)
+	} else {
+		// Each connection keeps its own page cache outside the Go heap:
+		// a bounded pool bounds the memory. Four cover the raw pass's two
+		// readers, a writer and a refresh of the column index; nothing
+		// holds one connection while waiting for another, except a writer,
+		// and writers take turns (writeMu), so four cannot deadlock.
+		sqldb.SetMaxOpenConns(sqliteMaxConns)
 	}
 	return sqldb, nil
 }
