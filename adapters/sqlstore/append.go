@@ -65,7 +65,13 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 	pipeCtx, cancel := context.WithCancelCause(ctx)
 	w := newWriter(pipeCtx, tx, s.dialect)
 	if s.dialect == postgresDialect {
-		w.conn = conn
+		dictConn, err := s.db.DB.Conn(ctx)
+		if err != nil {
+			cancel(nil)
+			return 0, internal(err)
+		}
+		defer dictConn.Close()
+		w.conn, w.dict = conn, dictConn
 		w.rawBatch = copyBatchRows
 	}
 	written := make(chan struct{})

@@ -66,5 +66,5 @@ func (s *Store) AppendTx(ctx context.Context, tx bun.Tx, interactions []analytic
 			return err
 		}
 	}
-	return w.flushRollups()
+	return w.flushDerived()
 }

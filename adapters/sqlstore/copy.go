@@ -1,11 +1,7 @@
 package sqlstore
 
 import (
-	"errors"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/catsrv/catsrv/core/analytics"
 )
@@ -13,37 +9,13 @@ import (
 // copyBatchRows is how many rows one COPY carries.
 const copyBatchRows = 8192
 
-// copyRaw writes a batch of raw rows on PostgreSQL with COPY, in the
-// binary format: the server inserts them many to a page and WAL record,
-// where INSERT goes row by row and parses every value. COPY runs on the
-// transaction's own connection (the session is the transaction), between
-// the writer's other statements.
-func (w *writer) copyRaw(batch []analytics.Interaction, dims [][]byte) error {
-	err := w.conn.Raw(func(driverConn any) error {
-		c, ok := driverConn.(*stdlib.Conn)
-		if !ok {
-			return errors.New("COPY needs a pgx connection")
-		}
-		_, err := c.Conn().CopyFrom(w.ctx, pgx.Identifier{"interactions"}, rawColumns, &rawSource{batch: batch, dims: dims, row: -1})
-		return err
-	})
-	if err != nil {
-		return internal(err)
-	}
-	return nil
-}
-
-// rawSource feeds a batch to CopyFrom, one reused slice of values per row.
+// rawSource gives a batch's rows to COPY in rawColumns order, one reused
+// slice of values per row.
 type rawSource struct {
 	batch  []analytics.Interaction
 	dims   [][]byte
 	row    int
 	values [13]any
-}
-
-func (r *rawSource) Next() bool {
-	r.row++
-	return r.row < len(r.batch)
 }
 
 func (r *rawSource) Values() ([]any, error) {
@@ -59,5 +31,3 @@ func (r *rawSource) Values() ([]any, error) {
 	}
 	return v[:], nil
 }
-
-func (r *rawSource) Err() error { return nil }

@@ -13,15 +13,9 @@ import (
 
 // Every api row carries its five dictionary codes (topic, model, persona,
 // question, answer) in one small column, dims: the codes as unsigned
-// varints, in that order. The raw pass reads only dims through a covering
-// index and has the database concatenate a whole range into one value
-// (group_concat, string_agg), so a million rows cross the driver as one
-// value of a few megabytes instead of a million rows of text.
-//
-// The concatenation is decodable without separators because every code is
-// at least 1: an unsigned varint of a positive number never contains a
-// zero byte, and each row holds exactly five of them. Rows of other event
-// kinds have no dims (NULL): they are never counted.
+// varints, in that order; rows of other event kinds have none (NULL), as
+// they are never counted. The raw pass reads the same values from
+// dims_blocks (blocks.go), which can be rebuilt from them.
 
 // dimsCodes is how many codes a dims value holds.
 const dimsCodes = 5
@@ -34,31 +28,9 @@ func appendDims(dst []byte, codes [dimsCodes]int64) []byte {
 	return dst
 }
 
-// errCorruptDims reports a dims value that does not decode to whole rows
-// of positive codes.
-var errCorruptDims = errors.New("interactions.dims: malformed dictionary codes")
-
-// eachDims decodes concatenated dims values, calling fn with each row's
-// codes; it returns how many rows it decoded.
-func eachDims(b []byte, fn func(codes *[dimsCodes]uint64)) (int64, error) {
-	var (
-		codes [dimsCodes]uint64
-		rows  int64
-	)
-	for len(b) > 0 {
-		for k := range codes {
-			v, n := binary.Uvarint(b)
-			if n <= 0 || v == 0 {
-				return rows, errCorruptDims
-			}
-			codes[k] = v
-			b = b[n:]
-		}
-		fn(&codes)
-		rows++
-	}
-	return rows, nil
-}
+// errCorruptDims reports stored codes that do not decode to whole rows of
+// positive codes.
+var errCorruptDims = errors.New("malformed dictionary codes")
 
 // addDims adds the dims column.
 func addDims(d dialect) []string {
@@ -66,16 +38,6 @@ func addDims(d dialect) []string {
 		return []string{`ALTER TABLE interactions ADD COLUMN dims BYTEA`}
 	}
 	return []string{`ALTER TABLE interactions ADD COLUMN dims BLOB`}
-}
-
-// dimsIndex replaces the (cat, time) index of the api rows by one that
-// also covers dims, so that the raw pass never reads the table.
-func dimsIndex(d dialect) []string {
-	create := `CREATE INDEX interactions_api_dims ON interactions (cat, occurred_at, dims) WHERE event_kind = 'api'`
-	if d == postgresDialect {
-		create = `CREATE INDEX interactions_api_dims ON interactions (cat, occurred_at) INCLUDE (dims) WHERE event_kind = 'api'`
-	}
-	return []string{`DROP INDEX interactions_api_cat_time`, create}
 }
 
 // backfillBatch is how many rows backfillDims codes per round.

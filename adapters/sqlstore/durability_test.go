@@ -235,3 +235,34 @@ func TestMigrationBackfillsDims(t *testing.T) {
 		})
 	}
 }
+
+// TestBlocksSpanAppends puts thousands of rows of one CAT on one day, in
+// appends of uneven sizes, so that blocks fill, get appended to and split,
+// and expects the raw path to count every row exactly once.
+func TestBlocksSpanAppends(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.Name, func(t *testing.T) {
+			s := openStore(t, b.DSN(t))
+			in := sampleLog(3000, 5)
+			for k := range in {
+				in[k].Cat = "alpha"
+				in[k].Time = day0.Add(time.Duration(k) * 28 * time.Second)
+			}
+			var stored []analytics.Interaction
+			for _, size := range []int{700, 1, 324, 1975} {
+				mustAppend(t, s, in[:size])
+				stored, in = append(stored, in[:size]...), in[size:]
+				expectMatchesReference(t, fmt.Sprintf("after %d rows", len(stored)), s, normalized(stored))
+			}
+			within := analytics.Selection{Cat: "alpha", Range: analytics.Range{
+				Start: day0.Add(3 * time.Hour), End: day0.Add(17*time.Hour + time.Microsecond)}}
+			got, err := s.Total(t.Context(), within)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := analytics.CountTotal(normalized(stored), within); got != want || want == 0 {
+				t.Errorf("Total within the day = %d, reference %d (want > 0)", got, want)
+			}
+		})
+	}
+}

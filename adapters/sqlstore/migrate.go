@@ -31,7 +31,10 @@ const analyticsComponent = "analytics"
 var analyticsMigrations = []Migration{
 	{Version: 1, Name: "interactions and daily rollups", Statements: func(d string) []string { return analyticsSchema(dialectNamed(d)) }},
 	{Version: 2, Name: "dictionary codes in the raw rows", Statements: func(d string) []string { return addDims(dialectNamed(d)) }, Backfill: backfillDims},
-	{Version: 3, Name: "covering index of the raw pass", Statements: func(d string) []string { return dimsIndex(dialectNamed(d)) }},
+	{Version: 3, Name: "column-wise blocks of the raw codes", Statements: func(d string) []string { return blocksTable(dialectNamed(d)) },
+		Backfill: func(ctx context.Context, tx bun.Tx, d string) error {
+			return backfillBlocks(ctx, tx.Tx, dialectNamed(d))
+		}},
 	{Version: 4, Name: "rollups per topic, model and persona", Statements: func(d string) []string { return cubeRollups(dialectNamed(d)) }},
 }
 

@@ -4,10 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-		"runtime"
+	"math"
+	"runtime"
 	"time"
 
-	"github.com/uptrace/bun"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/catsrv/catsrv/core/analytics"
@@ -18,13 +18,13 @@ import (
 // A result is asked for as six calls: Total under every filter, then the
 // groups of each dimension under every filter but its own. Instead of six
 // GROUP BY queries over texts, Total reads the rows' dictionary codes once
-// (dims, see dims.go) and counts all six in Go: a row that fails no filter
+// (dims_blocks, see blocks.go) and counts all six in Go: a row that fails no filter
 // counts in the total and in every list, a row that fails exactly one
 // filter counts only in that filter's own list, any other row counts
 // nowhere. Only the codes that were counted are then looked up in the
 // dictionaries. Total keeps the five lists (rawMemo) for the Groups calls
 // that follow, which then cost nothing. The range is read in passParts
-// slices of time, passWorkers at a time on their own connections.
+// ranges of days, passWorkers at a time on their own connections.
 const (
 	passParts   = 4
 	passWorkers = 2
@@ -58,7 +58,7 @@ func (s *Store) onePass(ctx context.Context, n selection) (passOutcome, error) {
 	}
 	workers := min(s.passWorkers(), max(1, len(parts)))
 	tallies := make([]*tally, workers)
-	queue := make(chan analytics.Range, len(parts))
+	queue := make(chan dayRange, len(parts))
 	for _, p := range parts {
 		queue <- p
 	}
@@ -67,8 +67,8 @@ func (s *Store) onePass(ctx context.Context, n selection) (passOutcome, error) {
 	for k := range tallies {
 		tallies[k] = newTally(maxCodes)
 		g.Go(func() error {
-			for rng := range queue {
-				if err := s.passPart(gctx, n.cat, rng, filters, tallies[k]); err != nil {
+			for days := range queue {
+				if err := s.passPart(gctx, n.cat, days, n.rng, filters, tallies[k]); err != nil {
 					return err
 				}
 			}
@@ -95,95 +95,89 @@ func (s *Store) passWorkers() int {
 	return max(1, min(passWorkers, runtime.GOMAXPROCS(0)))
 }
 
-// passParts splits the selection's range into up to passParts slices of
-// time, so that several connections read at once. It returns no part when
-// the CAT has no rows in the range.
-func (s *Store) passParts(ctx context.Context, n selection) ([]analytics.Range, error) {
-	if s.passWorkers() == 1 {
-		return []analytics.Range{n.rng}, nil
-	}
-	// Two subqueries: each is one index seek, where MIN and MAX in one
-	// query would read the whole range.
-	bound := func(agg string) *bun.SelectQuery {
-		q := s.db.NewSelect().TableExpr("interactions").ColumnExpr(agg+"(occurred_at)").
-			Where("cat = ?", n.cat).Where("event_kind = ?", analytics.EventKindAPI)
-		if !n.rng.Start.IsZero() {
-			q = q.Where("occurred_at >= ?", s.dialect.timeArg(n.rng.Start))
-		}
-		if !n.rng.End.IsZero() {
-			q = q.Where("occurred_at < ?", s.dialect.timeArg(n.rng.End))
-		}
-		return q
-	}
-	q := s.db.NewSelect().ColumnExpr("(?)", bound("MIN")).ColumnExpr("(?)", bound("MAX"))
-	first, last, ok, err := s.scanTimes(ctx, q)
-	if err != nil || !ok {
-		return nil, err
-	}
-	step := last.Sub(first) / passParts
-	if step < time.Microsecond {
-		return []analytics.Range{n.rng}, nil
-	}
-	parts := make([]analytics.Range, 0, passParts)
-	start := n.rng.Start
-	for k := 1; k < passParts; k++ {
-		cut := first.Add(step * time.Duration(k)).Truncate(time.Microsecond).Add(time.Microsecond)
-		parts = append(parts, analytics.Range{Start: start, End: cut})
-		start = cut
-	}
-	return append(parts, analytics.Range{Start: start, End: n.rng.End}), nil
-}
+// dayRange is an inclusive range of UTC days.
+type dayRange struct{ first, last int64 }
 
-// scanTimes reads a MIN and MAX of occurred_at; ok is false when they are
-// NULL (no rows).
-func (s *Store) scanTimes(ctx context.Context, q interface {
-	Scan(ctx context.Context, dest ...any) error
-}) (first, last time.Time, ok bool, err error) {
-	if s.dialect == postgresDialect {
-		var lo, hi sql.NullTime
-		if err := q.Scan(ctx, &lo, &hi); err != nil {
-			return first, last, false, internal(err)
-		}
-		return lo.Time, hi.Time, lo.Valid && hi.Valid, nil
-	}
+// passParts splits the selection's days into up to passParts ranges, so
+// that several connections read at once. It returns no part when the CAT
+// has no rows in the range.
+func (s *Store) passParts(ctx context.Context, n selection) ([]dayRange, error) {
+	p := s.dialect.placeholders
+	// Two subqueries: each is one seek of the primary key.
+	query := "SELECT (SELECT MIN(day) FROM dims_blocks WHERE cat = " + p(1, 1) + "), " +
+		"(SELECT MAX(day) FROM dims_blocks WHERE cat = " + p(2, 1) + ")"
 	var lo, hi sql.NullInt64
-	if err := q.Scan(ctx, &lo, &hi); err != nil {
-		return first, last, false, internal(err)
+	if err := s.db.DB.QueryRowContext(ctx, query, n.cat, n.cat).Scan(&lo, &hi); err != nil {
+		return nil, internal(err)
 	}
-	return time.UnixMicro(lo.Int64).UTC(), time.UnixMicro(hi.Int64).UTC(), lo.Valid && hi.Valid, nil
+	if !lo.Valid || !hi.Valid {
+		return nil, nil
+	}
+	first, last := lo.Int64, hi.Int64
+	if !n.rng.Start.IsZero() {
+		first = max(first, dayOf(n.rng.Start))
+	}
+	if !n.rng.End.IsZero() {
+		last = min(last, dayOf(n.rng.End.Add(-time.Microsecond)))
+	}
+	if first > last {
+		return nil, nil
+	}
+	parts := int64(1)
+	if s.passWorkers() > 1 {
+		parts = min(passParts, last-first+1)
+	}
+	out := make([]dayRange, 0, parts)
+	for k := range parts {
+		out = append(out, dayRange{
+			first: first + (last-first+1)*k/parts,
+			last:  first + (last-first+1)*(k+1)/parts - 1,
+		})
+	}
+	return out, nil
 }
 
-// passPart counts one part of a pass into t: the database concatenates
-// the part's dims into one value, counted here row by row.
-func (s *Store) passPart(ctx context.Context, cat string, rng analytics.Range, filters []passFilter, t *tally) error {
-	concat := "group_concat(dims, '')"
-	if s.dialect == postgresDialect {
-		concat = "string_agg(dims, ''::bytea)"
-	}
-	// The literal event kind lets both planners use the partial index.
-	query := "SELECT COUNT(*), " + concat + " FROM interactions WHERE cat = " + s.dialect.placeholders(1, 1) +
-		" AND event_kind = '" + analytics.EventKindAPI + "'"
-	args := []any{cat}
-	if !rng.Start.IsZero() {
-		args = append(args, s.dialect.timeArg(rng.Start))
-		query += " AND occurred_at >= " + s.dialect.placeholders(len(args), 1)
-	}
-	if !rng.End.IsZero() {
-		args = append(args, s.dialect.timeArg(rng.End))
-		query += " AND occurred_at < " + s.dialect.placeholders(len(args), 1)
-	}
-	var (
-		rows int64
-		dims []byte
-	)
-	if err := s.db.DB.QueryRowContext(ctx, query, args...).Scan(&rows, &dims); err != nil {
+// passPart counts one part of a pass into t: the blocks of its days,
+// decoded here, skipping the rows of the first and last day that lie
+// outside the range.
+func (s *Store) passPart(ctx context.Context, cat string, days dayRange, rng analytics.Range, filters []passFilter, t *tally) error {
+	p := s.dialect.placeholders
+	query := "SELECT day, row_count, data FROM dims_blocks WHERE cat = " + p(1, 1) +
+		" AND day >= " + p(2, 1) + " AND day <= " + p(3, 1)
+	rows, err := s.db.DB.QueryContext(ctx, query, cat, days.first, days.last)
+	if err != nil {
 		return internal(err)
 	}
-	decoded, err := eachDims(dims, func(codes *[dimsCodes]uint64) { t.count(codes, filters) })
-	if err == nil && decoded != rows {
-		err = fmt.Errorf("%w: %d rows, %d coded", errCorruptDims, rows, decoded)
+	defer rows.Close()
+	from, to := int64(math.MinInt64), int64(math.MaxInt64)
+	if !rng.Start.IsZero() {
+		from = rng.Start.UnixMicro()
 	}
-	if err != nil {
+	if !rng.End.IsZero() {
+		to = rng.End.UnixMicro()
+	}
+	var (
+		day, want int64
+		data      sql.RawBytes
+	)
+	count := func(micros int64, codes *[dimsCodes]uint64) {
+		if micros >= from && micros < to {
+			t.count(codes, filters)
+		}
+	}
+	for rows.Next() {
+		if err := rows.Scan(&day, &want, &data); err != nil {
+			return internal(err)
+		}
+		got, err := eachBlockRow(day, data, count)
+		if err == nil && int64(got) != want {
+			err = fmt.Errorf("%w: a block of %d rows holds %d", errCorruptDims, want, got)
+		}
+		if err != nil {
+			return internal(err)
+		}
+	}
+	if err := rows.Err(); err != nil {
 		return internal(err)
 	}
 	return nil

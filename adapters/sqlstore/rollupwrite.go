@@ -167,17 +167,17 @@ func (w *writer) insertEntries(table int, numbers []int32) error {
 	for len(numbers) > 0 {
 		chunk := numbers[:min(batch, len(numbers))]
 		numbers = numbers[len(chunk):]
-		args := w.args[:0]
+		args := w.dictArgs[:0]
 		for _, n := range chunk {
 			e := w.entries.list[n]
 			args = append(args, e.cat, e.digest(), e.id, e.text)
 		}
-		w.args = args
+		w.dictArgs = args
 		query := func() string {
 			return "INSERT INTO " + name + " (cat, digest, item_id, item_text) VALUES " +
 				w.dialect.valuesClause(len(chunk), 4) + " ON CONFLICT (digest) DO NOTHING"
 		}
-		if err := w.exec(stmtKey{name, len(chunk)}, query, args); err != nil {
+		if err := execCached(w.ctx, w.dict, w.dictStmts, stmtKey{name, len(chunk)}, query, args); err != nil {
 			return err
 		}
 	}
@@ -191,13 +191,13 @@ func (w *writer) loadCodes(table int, numbers []int32) error {
 		chunk := numbers[:min(batch, len(numbers))]
 		numbers = numbers[len(chunk):]
 		byDigest := make(map[string]int32, len(chunk))
-		args := w.args[:0]
+		args := w.dictArgs[:0]
 		for _, n := range chunk {
 			d := w.entries.list[n].digest()
 			byDigest[string(d)] = n
 			args = append(args, d)
 		}
-		w.args = args
+		w.dictArgs = args
 		// #nosec G202 -- the table name comes from a fixed map, the values are bound.
 		query := "SELECT code, digest FROM " + dictionaryTables[table] + " WHERE digest IN (" +
 			w.dialect.placeholders(1, len(chunk)) + ")"
@@ -210,7 +210,7 @@ func (w *writer) loadCodes(table int, numbers []int32) error {
 
 // readCodes runs a dictionary look-up and records the code of each digest.
 func (w *writer) readCodes(query string, args []any, byDigest map[string]int32) error {
-	rows, err := w.tx.QueryContext(w.ctx, query, args...)
+	rows, err := w.dict.QueryContext(w.ctx, query, args...)
 	if err != nil {
 		return internal(err)
 	}

@@ -3,7 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-		"strings"
+	"strings"
 
 	"github.com/catsrv/catsrv/core/analytics"
 )
@@ -30,11 +30,18 @@ type writer struct {
 	dialect dialect
 	stmts   map[stmtKey]*sql.Stmt
 	args    []any
+	// dict is where dictionary entries are written and read: tx, unless
+	// a PostgreSQL import gives them a connection of their own (see
+	// pipeline.go); dictStmts and dictArgs are its own.
+	dict      sqlRunner
+	dictStmts map[stmtKey]*sql.Stmt
+	dictArgs  []any
 
 	batches  chan []analytics.Interaction
 	spare    chan []analytics.Interaction
 	rawBatch int
 	rollups  map[rollupKey]int64
+	blocks   *blockBuffer
 	entries  *entries
 	// conn, when set, is the PostgreSQL connection of tx: raw rows then
 	// go in by COPY (see copyRaw).
@@ -47,11 +54,13 @@ type writer struct {
 func newWriter(ctx context.Context, tx *sql.Tx, d dialect) *writer {
 	return &writer{
 		ctx: ctx, tx: tx, dialect: d,
-		stmts:    map[stmtKey]*sql.Stmt{},
+		stmts: map[stmtKey]*sql.Stmt{},
+		dict:  tx, dictStmts: map[stmtKey]*sql.Stmt{},
 		batches:  make(chan []analytics.Interaction, pipelineDepth),
 		spare:    make(chan []analytics.Interaction, pipelineDepth+1),
 		rawBatch: batchRows(d, len(rawColumns)),
 		rollups:  map[rollupKey]int64{},
+		blocks:   newBlockBuffer(),
 		entries:  newEntries(),
 	}
 }
@@ -75,6 +84,9 @@ func (w *writer) emptyBatch() []analytics.Interaction {
 // run writes batches until the channel closes, then the remaining rollups.
 // It stops at the first error.
 func (w *writer) run() error {
+	if w.conn != nil {
+		return w.runPipelined()
+	}
 	for batch := range w.batches {
 		if err := w.ctx.Err(); err != nil {
 			return context.Cause(w.ctx)
@@ -82,15 +94,20 @@ func (w *writer) run() error {
 		if err := w.write(batch); err != nil {
 			return err
 		}
-		select {
-		case w.spare <- batch:
-		default:
-		}
+		w.recycle(batch)
 	}
 	if err := w.ctx.Err(); err != nil {
 		return context.Cause(w.ctx)
 	}
-	return w.flushRollups()
+	return w.flushDerived()
+}
+
+// flushDerived writes the pending rollups and blocks.
+func (w *writer) flushDerived() error {
+	if err := w.flushRollups(); err != nil {
+		return err
+	}
+	return w.flushBlocks()
 }
 
 func (w *writer) write(batch []analytics.Interaction) error {
@@ -104,11 +121,12 @@ func (w *writer) write(batch []analytics.Interaction) error {
 	for k, i := range batch {
 		if i.Counted() {
 			w.addRollup(i, w.rowEntries[k])
+			w.blocks.add(i.Cat, i.Time, dims[k])
 		}
 	}
 	w.entries.resetIfLarge()
-	if len(w.rollups) >= rollupFlushKeys {
-		return w.flushRollups()
+	if len(w.rollups) >= rollupFlushKeys || w.blocks.bytes >= blockFlushBytes {
+		return w.flushDerived()
 	}
 	return nil
 }
@@ -161,9 +179,6 @@ func (w *writer) codeBatch(batch []analytics.Interaction) ([][]byte, error) {
 }
 
 func (w *writer) insertRaw(batch []analytics.Interaction, dims [][]byte) error {
-	if w.conn != nil {
-		return w.copyRaw(batch, dims)
-	}
 	args := w.args[:0]
 	for k, i := range batch {
 		var d any // NULL, not an empty value, for rows never counted
@@ -187,18 +202,30 @@ type stmtKey struct {
 	rows  int
 }
 
-// exec runs a batch statement, building and preparing each distinct one
-// once per transaction: most batches share the full-batch statement.
+// exec runs a batch statement in the transaction, building and preparing
+// each distinct one once per transaction: most batches share the
+// full-batch statement.
 func (w *writer) exec(key stmtKey, query func() string, args []any) error {
-	stmt, ok := w.stmts[key]
+	return execCached(w.ctx, w.tx, w.stmts, key, query, args)
+}
+
+// sqlRunner is what the writer runs statements on: its transaction, or
+// for the dictionaries of a PostgreSQL import a connection of their own.
+type sqlRunner interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func execCached(ctx context.Context, on sqlRunner, stmts map[stmtKey]*sql.Stmt, key stmtKey, query func() string, args []any) error {
+	stmt, ok := stmts[key]
 	if !ok {
 		var err error
-		if stmt, err = w.tx.PrepareContext(w.ctx, query()); err != nil {
+		if stmt, err = on.PrepareContext(ctx, query()); err != nil {
 			return internal(err)
 		}
-		w.stmts[key] = stmt
+		stmts[key] = stmt
 	}
-	if _, err := stmt.ExecContext(w.ctx, args...); err != nil {
+	if _, err := stmt.ExecContext(ctx, args...); err != nil {
 		return internal(err)
 	}
 	return nil
@@ -206,8 +233,9 @@ func (w *writer) exec(key stmtKey, query func() string, args []any) error {
 
 // close releases the prepared statements. Call it once run has returned.
 func (w *writer) close() {
-	for _, stmt := range w.stmts {
-		_ = stmt.Close()
+	for _, stmts := range []map[stmtKey]*sql.Stmt{w.stmts, w.dictStmts} {
+		for _, stmt := range stmts {
+			_ = stmt.Close()
+		}
 	}
 }
-

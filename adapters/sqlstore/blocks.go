@@ -1,0 +1,247 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"time"
+)
+
+// The raw pass reads the api rows' codes from dims_blocks, a column-wise
+// copy of the raw log: per CAT and UTC day, blocks of up to blockMaxRows
+// rows, each row its time within the day and its dims (see dims.go), all
+// as unsigned varints. A year of a CAT is a few hundred to a few thousand
+// blocks, so the database hands over a million rows in a few hundred
+// values and the per-row cost is Go's decoding alone. The blocks are
+// written in the same transaction as the rows they copy, and can be
+// rebuilt from the rows' dims (backfillBlocks).
+
+// blockMaxRows bounds a block: appending to a block rewrites it, so a
+// small block keeps a single chat turn's write small.
+const blockMaxRows = 1024
+
+// blockFlushBytes is how much pending block data a writer holds before
+// writing it.
+const blockFlushBytes = 8 << 20
+
+// dayMicros is one day in microseconds.
+const dayMicros = 86_400_000_000
+
+// blockKey is a CAT's UTC day.
+type blockKey struct {
+	cat string
+	day int64
+}
+
+// pendingBlock is the rows of one day waiting to be written.
+type pendingBlock struct {
+	rows int
+	data []byte
+}
+
+// blockBuffer collects rows for dims_blocks.
+type blockBuffer struct {
+	days  map[blockKey]*pendingBlock
+	bytes int
+}
+
+func newBlockBuffer() *blockBuffer { return &blockBuffer{days: map[blockKey]*pendingBlock{}} }
+
+// add appends a row: its time and its dims value.
+func (b *blockBuffer) add(cat string, t time.Time, dims []byte) {
+	micros := t.UnixMicro()
+	day := dayOf(t)
+	k := blockKey{cat: cat, day: day}
+	p := b.days[k]
+	if p == nil {
+		p = &pendingBlock{}
+		b.days[k] = p
+	}
+	before := len(p.data)
+	p.data = binary.AppendUvarint(p.data, uint64(micros-day*dayMicros)) // #nosec G115 -- within the day
+	p.data = append(p.data, dims...)
+	p.rows++
+	b.bytes += len(p.data) - before
+}
+
+// flushBlocks writes the pending rows into dims_blocks: appended to the
+// day's last block while it has room, in new blocks after that.
+func (w *writer) flushBlocks() error {
+	for k, p := range w.blocks.days {
+		last, rows, found, err := w.lastBlock(k)
+		if err != nil {
+			return err
+		}
+		data, left := p.data, p.rows
+		for left > 0 {
+			if !found || rows >= blockMaxRows {
+				if found {
+					last++
+				}
+				n, cut := splitRecords(data, min(left, blockMaxRows))
+				if err := w.insertBlock(k, last, n, data[:cut]); err != nil {
+					return err
+				}
+				data, left, rows, found = data[cut:], left-n, n, true
+				continue
+			}
+			n, cut := splitRecords(data, min(left, blockMaxRows-rows))
+			if err := w.appendBlock(k, last, n, data[:cut]); err != nil {
+				return err
+			}
+			data, left, rows = data[cut:], left-n, rows+n
+		}
+	}
+	clear(w.blocks.days)
+	w.blocks.bytes = 0
+	return nil
+}
+
+// splitRecords returns how many of the first n records data holds and
+// where they end.
+func splitRecords(data []byte, n int) (int, int) {
+	at := 0
+	for k := range n {
+		for range 1 + dimsCodes {
+			_, size := binary.Uvarint(data[at:])
+			if size <= 0 {
+				return k, at
+			}
+			at += size
+		}
+	}
+	return n, at
+}
+
+// lastBlock returns the number and row count of the day's last block.
+func (w *writer) lastBlock(k blockKey) (block int64, rows int, found bool, err error) {
+	query := "SELECT block, row_count FROM dims_blocks WHERE cat = " + w.dialect.placeholders(1, 1) +
+		" AND day = " + w.dialect.placeholders(2, 1) + " ORDER BY block DESC LIMIT 1"
+	err = w.tx.QueryRowContext(w.ctx, query, k.cat, k.day).Scan(&block, &rows)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, false, nil
+	}
+	if err != nil {
+		return 0, 0, false, internal(err)
+	}
+	return block, rows, true, nil
+}
+
+func (w *writer) appendBlock(k blockKey, block int64, rows int, data []byte) error {
+	p := w.dialect.placeholders
+	query := func() string {
+		return "UPDATE dims_blocks SET row_count = row_count + " + p(1, 1) + ", data = data || " + p(2, 1) +
+			" WHERE cat = " + p(3, 1) + " AND day = " + p(4, 1) + " AND block = " + p(5, 1)
+	}
+	return w.exec(stmtKey{"dims_blocks_append", 0}, query, []any{rows, data, k.cat, k.day, block})
+}
+
+func (w *writer) insertBlock(k blockKey, block int64, rows int, data []byte) error {
+	query := func() string {
+		return "INSERT INTO dims_blocks (cat, day, block, row_count, data) VALUES (" + w.dialect.placeholders(1, 5) + ")"
+	}
+	return w.exec(stmtKey{"dims_blocks_insert", 0}, query, []any{k.cat, k.day, block, rows, data})
+}
+
+// eachBlockRow decodes a block, calling fn with each row's time in
+// microseconds and its codes; it returns how many rows it decoded.
+func eachBlockRow(day int64, data []byte, fn func(micros int64, codes *[dimsCodes]uint64)) (int, error) {
+	var codes [dimsCodes]uint64
+	rows := 0
+	for len(data) > 0 {
+		offset, n := binary.Uvarint(data)
+		if n <= 0 || offset >= dayMicros {
+			return rows, errCorruptDims
+		}
+		data = data[n:]
+		for k := range codes {
+			v, n := binary.Uvarint(data)
+			if n <= 0 || v == 0 {
+				return rows, errCorruptDims
+			}
+			codes[k] = v
+			data = data[n:]
+		}
+		fn(day*dayMicros+int64(offset), &codes) // #nosec G115 -- below dayMicros
+		rows++
+	}
+	return rows, nil
+}
+
+// blocksTable creates dims_blocks.
+func blocksTable(d dialect) []string {
+	bigint, blob, withoutRowID := "INTEGER", "BLOB", " WITHOUT ROWID"
+	if d == postgresDialect {
+		bigint, blob, withoutRowID = "BIGINT", "BYTEA", ""
+	}
+	return []string{`CREATE TABLE dims_blocks (
+			cat TEXT NOT NULL,
+			day ` + bigint + ` NOT NULL,
+			block ` + bigint + ` NOT NULL,
+			row_count ` + bigint + ` NOT NULL,
+			data ` + blob + ` NOT NULL,
+			PRIMARY KEY (cat, day, block)
+		)` + withoutRowID}
+}
+
+// blockBackfillRows is how many rows backfillBlocks reads per round.
+const blockBackfillRows = 10000
+
+// backfillBlocks copies the api rows stored before dims_blocks existed,
+// a round of rows at a time (the transaction's one connection cannot
+// write while a result is open).
+func backfillBlocks(ctx context.Context, tx *sql.Tx, d dialect) error {
+	w := newWriter(ctx, tx, d)
+	defer w.close()
+	micros := "occurred_at"
+	if d == postgresDialect {
+		micros = "CAST(EXTRACT(EPOCH FROM occurred_at) * 1000000 AS BIGINT)"
+	}
+	//nolint:gosec // fixed SQL text; the values are bound
+	query := "SELECT id, cat, " + micros + ", dims FROM interactions WHERE id > " + d.placeholders(1, 1) +
+		" AND event_kind = 'api' ORDER BY id LIMIT " + d.placeholders(2, 1)
+	var last int64
+	for {
+		n, err := w.backfillRound(query, &last)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return w.flushBlocks()
+		}
+		if w.blocks.bytes >= blockFlushBytes {
+			if err := w.flushBlocks(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (w *writer) backfillRound(query string, last *int64) (int, error) {
+	rows, err := w.tx.QueryContext(w.ctx, query, *last, blockBackfillRows)
+	if err != nil {
+		return 0, internal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var (
+			cat  string
+			at   int64
+			dims []byte
+		)
+		if err := rows.Scan(last, &cat, &at, &dims); err != nil {
+			return n, internal(err)
+		}
+		if len(dims) == 0 {
+			return n, internal(errors.New("an api row without dims"))
+		}
+		w.blocks.add(cat, time.UnixMicro(at).UTC(), dims)
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return n, internal(err)
+	}
+	return n, nil
+}

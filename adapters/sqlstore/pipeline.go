@@ -1,0 +1,161 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/catsrv/catsrv/core/analytics"
+)
+
+// A PostgreSQL import runs as a pipeline of three goroutines: the reader
+// (Append's caller: decoding, validation), the coder (dictionary codes and
+// dims) and the copier, which streams the rows into one long COPY on the
+// transaction's connection. The server inserts while the client decodes
+// and codes the next rows, instead of waiting for each batch's round
+// trips.
+//
+// The coder writes dictionary entries on a connection of its own, outside
+// the import's transaction, because a connection in COPY can run nothing
+// else. An import that fails may so leave dictionary entries no row
+// refers to; they are immutable (cat, id, text) triples and harmless: the
+// counts come only from the rows and rollups, which commit or not with the
+// import.
+
+// codedBatch is a batch with what the copier needs of it.
+type codedBatch struct {
+	rows []analytics.Interaction
+	dims [][]byte   // per row, nil for rows never counted
+	cube [][3]int64 // per row, its topic, model and persona codes
+}
+
+// runPipelined is run for a PostgreSQL import (w.conn set, w.dict its own
+// connection).
+func (w *writer) runPipelined() error {
+	coded := make(chan codedBatch, pipelineDepth)
+	g, ctx := errgroup.WithContext(w.ctx)
+	g.Go(func() error {
+		defer close(coded)
+		return w.codeAll(ctx, coded)
+	})
+	g.Go(func() error { return w.copyAll(ctx, coded) })
+	return g.Wait()
+}
+
+// codeAll codes the reader's batches and hands them to the copier.
+func (w *writer) codeAll(ctx context.Context, out chan<- codedBatch) error {
+	for batch := range w.batches {
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+		w.dimsBuf = nil // the copier still reads the previous batch's
+		dims, err := w.codeBatch(batch)
+		if err != nil {
+			return err
+		}
+		cube := make([][3]int64, len(batch))
+		for k, i := range batch {
+			if i.Counted() {
+				for d := range cube[k] {
+					cube[k][d] = w.entries.codes[w.rowEntries[k][d]]
+				}
+			}
+		}
+		w.entries.resetIfLarge()
+		select {
+		case out <- codedBatch{rows: batch, dims: dims, cube: cube}:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	return nil
+}
+
+// copyAll streams the coded batches into COPY segments, flushing the
+// rollups and blocks between segments (a segment ends when they grow
+// large) and at the end.
+func (w *writer) copyAll(ctx context.Context, in <-chan codedBatch) error {
+	for {
+		src := &streamSource{w: w, ctx: ctx, in: in}
+		err := w.conn.Raw(func(driverConn any) error {
+			c, ok := driverConn.(*stdlib.Conn)
+			if !ok {
+				return errors.New("COPY needs a pgx connection")
+			}
+			_, err := c.Conn().CopyFrom(ctx, pgx.Identifier{"interactions"}, rawColumns, src)
+			return err
+		})
+		if src.err != nil {
+			return src.err
+		}
+		if err != nil {
+			return internal(err)
+		}
+		if err := w.flushDerived(); err != nil {
+			return err
+		}
+		if src.done {
+			return nil
+		}
+	}
+}
+
+// streamSource feeds one COPY segment from the coded batches, counting
+// each row into the pending rollups as it goes.
+type streamSource struct {
+	w    *writer
+	ctx  context.Context
+	in   <-chan codedBatch
+	cur  codedBatch
+	row  int
+	done bool  // the input has ended
+	err  error // the context ended first
+	raw  rawSource
+}
+
+func (s *streamSource) Next() bool {
+	s.row++
+	for s.row >= len(s.cur.rows) {
+		if s.cur.rows != nil {
+			s.w.recycle(s.cur.rows)
+			s.cur = codedBatch{}
+		}
+		if len(s.w.rollups) >= rollupFlushKeys || s.w.blocks.bytes >= blockFlushBytes {
+			return false // flush, then a new segment
+		}
+		select {
+		case b, ok := <-s.in:
+			if !ok {
+				s.done = true
+				return false
+			}
+			s.cur, s.row = b, 0
+		case <-s.ctx.Done():
+			s.err = context.Cause(s.ctx)
+			return false
+		}
+	}
+	if i := &s.cur.rows[s.row]; i.Counted() {
+		s.w.rollups[rollupKey{cat: i.Cat, day: dayOf(i.Time), codes: s.cur.cube[s.row]}]++
+		s.w.blocks.add(i.Cat, i.Time, s.cur.dims[s.row])
+	}
+	return true
+}
+
+func (s *streamSource) Values() ([]any, error) {
+	s.raw.batch, s.raw.dims, s.raw.row = s.cur.rows, s.cur.dims, s.row
+	return s.raw.Values()
+}
+
+func (s *streamSource) Err() error { return s.err }
+
+// recycle hands a written batch back to the reader.
+func (w *writer) recycle(batch []analytics.Interaction) {
+	select {
+	case w.spare <- batch:
+	default:
+	}
+}
