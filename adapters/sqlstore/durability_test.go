@@ -138,8 +138,9 @@ func TestConcurrentAppendsKeepRollupsExact(t *testing.T) {
 }
 
 // TestFailedAppendUndoesFlushedRollups fails an Append after more distinct
-// rollup rows than the writer aggregates in memory (20000), so rollup rows
-// and dictionary entries were already written in the transaction.
+// rollup rows than the writer aggregates in memory (20000), so rollup rows,
+// blocks and dictionary entries were already written in the transaction
+// (on PostgreSQL, after more than one COPY segment).
 func TestFailedAppendUndoesFlushedRollups(t *testing.T) {
 	const distinct = 25000
 	for _, b := range backends {
@@ -148,13 +149,16 @@ func TestFailedAppendUndoesFlushedRollups(t *testing.T) {
 			in := sampleLog(100, 0)
 			mustAppend(t, s, in)
 			broken := errors.New("disk full")
+			many := make([]analytics.Interaction, distinct)
+			for k := range many {
+				many[k] = analytics.Interaction{
+					Time: day0.Add(time.Duration(k) * time.Minute), Cat: "alpha", EventKind: "api",
+					Topic: fmt.Sprintf("topic %d", k), Model: "model 0", Persona: "student",
+					Question: fmt.Sprintf("question %d?", k), Answer: "answer 1.",
+				}
+			}
 			n, err := s.Append(t.Context(), func(yield func(analytics.Interaction, error) bool) {
-				for k := range distinct {
-					i := analytics.Interaction{
-						Time: day0.Add(time.Duration(k) * time.Minute), Cat: "alpha", EventKind: "api",
-						Topic: "topic 1", Model: "model 0", Persona: "student",
-						Question: fmt.Sprintf("question %d?", k), Answer: "answer 1.",
-					}
+				for _, i := range many {
 					if !yield(i, nil) {
 						return
 					}
@@ -167,6 +171,11 @@ func TestFailedAppendUndoesFlushedRollups(t *testing.T) {
 			ref := normalized(in)
 			expectMatchesReference(t, "raw", s, ref)
 			expectMatchesReference(t, "rollups", s.Rollups(), ref)
+			// The same rows without the failure are all counted.
+			mustAppend(t, s, many)
+			ref = normalized(append(in, many...))
+			expectMatchesReference(t, "raw after a large append", s, ref)
+			expectMatchesReference(t, "rollups after a large append", s.Rollups(), ref)
 		})
 	}
 }
