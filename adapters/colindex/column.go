@@ -1,26 +1,32 @@
 package colindex
 
 import (
-	"bytes"
+	"cmp"
 	"slices"
-	"sort"
 
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
-// catIndex holds one CAT's api interactions as columns: the time and a
-// dictionary code per dimension, indexed by analytics.Dimension.
+// catIndex holds one CAT's api interactions as columns: the time, the
+// code of the row's (topic, model, persona) combination, and the codes of
+// its question and answer. A CAT has a few hundred combinations, so one
+// narrow column stands for three dimensions and a filter on any of them
+// is one lookup per row.
 type catIndex struct {
-	at    []int64
-	codes [dimensions][]uint32
-	dicts [dimensions]dictionary
+	at timeColumn
+	// combo, question and answer are the code columns; combos lists each
+	// combination's topic, model and persona codes (in cubeDims order).
+	combo, question, answer codeColumn
+	combos                  [][3]uint32
+	comboOf                 map[[3]uint32]uint32
+	dicts                   [dimensions]dictionary
 	// totals counts every row per code: a range covering most of the
 	// CAT is counted as the totals minus the rows outside it.
 	totals [dimensions][]int64
 	cube   cube
 	// postings lists, per question and answer code, its rows' positions
 	// in time order (see postings.go); indexed like postingDims.
-	postings [len(postingDims)][][]int32
+	postings [len(postingDims)]postingLists
 	// seen marks the codes shiftPostings has shifted; all false between
 	// calls, kept to spare an allocation per late row.
 	seen [len(postingDims)][]bool
@@ -36,11 +42,38 @@ type catIndex struct {
 const dimensions = 5
 
 func newCatIndex() *catIndex {
-	c := &catIndex{sorted: true}
+	c := &catIndex{sorted: true, comboOf: map[[3]uint32]uint32{},
+		combo: newCodeColumn(), question: newCodeColumn(), answer: newCodeColumn()}
 	for d := range c.dicts {
-		c.dicts[d] = dictionary{byText: map[string][]uint32{}, byKey: map[string][]uint32{}}
+		c.dicts[d] = newDictionary()
 	}
 	return c
+}
+
+// column returns the column holding dimension d's codes and how many
+// codes it has: for topic, model and persona, the combination column,
+// whose counts fold turns into the dimension's.
+func (c *catIndex) column(d analytics.Dimension) (*codeColumn, int) {
+	switch d {
+	case analytics.Question:
+		return &c.question, c.dicts[d].len()
+	case analytics.Answer:
+		return &c.answer, c.dicts[d].len()
+	}
+	return &c.combo, len(c.combos)
+}
+
+// fold turns counts per code of column(d) into counts per code of d.
+func (c *catIndex) fold(d analytics.Dimension, counts []int64) []int64 {
+	k := slices.Index(cubeDims[:], d)
+	if k < 0 {
+		return counts
+	}
+	out := make([]int64, c.dicts[d].len())
+	for combo, n := range counts {
+		out[c.combos[combo][k]] += n
+	}
+	return out
 }
 
 // lateBudget is how many rows, as a multiple of the CAT's size, late
@@ -52,11 +85,13 @@ const lateBudget = 4
 // add puts the row at its place in time order: a late row is inserted,
 // moving the later rows by one, until the refresh's budget is spent.
 func (c *catIndex) add(r Row) {
-	n := len(c.at)
+	n := c.at.len()
 	at := n
-	if n > 0 && r.Micros < c.at[n-1] {
+	if n > 0 && r.Micros < c.at.last() {
 		// Insert after the rows of equal time, as the stable sort would.
-		at = sort.Search(n, func(k int) bool { return c.at[k] > r.Micros })
+		if c.sorted {
+			at = c.at.search(r.Micros + 1)
+		}
 		if !c.sorted || c.shifted+n-at > lateBudget*n {
 			c.sorted = false
 			at = n
@@ -64,26 +99,35 @@ func (c *catIndex) add(r Row) {
 			c.shifted += n - at
 		}
 	}
-	c.at = slices.Insert(c.at, at, r.Micros)
+	c.at.insert(at, r.Micros)
 	var codes [dimensions]uint32
-	codes[analytics.Topic] = c.push(analytics.Topic, r.Topic, r.Topic, at)
-	codes[analytics.Model] = c.push(analytics.Model, r.Model, r.Model, at)
-	codes[analytics.Persona] = c.push(analytics.Persona, r.Persona, r.Persona, at)
-	codes[analytics.Question] = c.push(analytics.Question, r.QuestionID, r.Question, at)
-	codes[analytics.Answer] = c.push(analytics.Answer, r.AnswerID, r.Answer, at)
+	codes[analytics.Topic] = c.code(analytics.Topic, r.Topic, r.Topic)
+	codes[analytics.Model] = c.code(analytics.Model, r.Model, r.Model)
+	codes[analytics.Persona] = c.code(analytics.Persona, r.Persona, r.Persona)
+	codes[analytics.Question] = c.code(analytics.Question, r.QuestionID, r.Question)
+	codes[analytics.Answer] = c.code(analytics.Answer, r.AnswerID, r.Answer)
+	combo := [3]uint32{codes[analytics.Topic], codes[analytics.Model], codes[analytics.Persona]}
+	comboCode, ok := c.comboOf[combo]
+	if !ok {
+		comboCode = uint32(len(c.combos)) // #nosec G115 -- fewer than 2^32 combinations
+		c.comboOf[combo] = comboCode
+		c.combos = append(c.combos, combo)
+	}
+	c.combo.insert(at, comboCode)
+	c.question.insert(at, codes[analytics.Question])
+	c.answer.insert(at, codes[analytics.Answer])
 	for k, d := range postingDims {
 		if at < n {
 			c.shiftPostings(k, d, at)
 		}
-		c.insertPosting(k, codes[d], at)
+		c.postings[k].insert(codes[d], at)
 	}
-	c.cube.add(r.Micros, [3]uint32{codes[analytics.Topic], codes[analytics.Model], codes[analytics.Persona]})
+	c.cube.add(r.Micros, comboCode)
 }
 
-// push codes the value and inserts the code at row position at.
-func (c *catIndex) push(d analytics.Dimension, key, text []byte, at int) uint32 {
+// code codes the value and counts it in the totals.
+func (c *catIndex) code(d analytics.Dimension, key, text []byte) uint32 {
 	code := c.dicts[d].code(key, text)
-	c.codes[d] = slices.Insert(c.codes[d], at, code)
 	if int(code) == len(c.totals[d]) {
 		c.totals[d] = append(c.totals[d], 0)
 	}
@@ -96,67 +140,33 @@ func (c *catIndex) sortByTime() {
 	if c.sorted {
 		return
 	}
-	perm := make([]int32, len(c.at))
+	times := c.at.all()
+	perm := make([]int32, len(times))
 	for k := range perm {
 		perm[k] = int32(k) // #nosec G115 -- a CAT holds fewer than 2^31 rows
 	}
-	slices.SortStableFunc(perm, func(a, b int32) int {
-		switch {
-		case c.at[a] < c.at[b]:
-			return -1
-		case c.at[a] > c.at[b]:
-			return 1
-		}
-		return 0
-	})
-	at := make([]int64, len(perm))
-	for k, p := range perm {
-		at[k] = c.at[p]
-	}
-	c.at = at
-	for d := range c.codes {
-		col := make([]uint32, len(perm))
-		for k, p := range perm {
-			col[k] = c.codes[d][p]
-		}
-		c.codes[d] = col
+	slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(times[a], times[b]) })
+	c.at.set(permuted(times, perm))
+	for _, col := range []*codeColumn{&c.combo, &c.question, &c.answer} {
+		col.permute(perm)
 	}
 	c.rebuildPostings()
 	c.sorted = true
 	c.shifted = 0
 }
 
-// dictionary numbers the distinct (key, text) pairs of one dimension
-// within a CAT. For topic, model and persona the key is the text.
-type dictionary struct {
-	keys, texts []string
-	byText      map[string][]uint32 // text → codes, to find a pair
-	byKey       map[string][]uint32 // key → codes, to resolve a filter
-	// byRank lists the first ranked codes in (text, key) order; rank is
-	// the inverse (see updateRanks).
-	byRank []uint32
-	rank   []uint32
-	ranked int
-}
-
-// code returns the pair's code, adding the pair if it is new.
-func (d *dictionary) code(key, text []byte) uint32 {
-	for _, c := range d.byText[string(text)] {
-		if d.keys[c] == string(key) {
-			return c
-		}
+// trim drops the spare capacity that growing the columns left behind.
+func (c *catIndex) trim() {
+	c.at.trim()
+	for _, col := range []*codeColumn{&c.combo, &c.question, &c.answer} {
+		col.trim()
 	}
-	c := uint32(len(d.keys)) // #nosec G115 -- fewer than 2^32 distinct values
-	k := string(key)
-	t := k
-	if !bytes.Equal(key, text) {
-		t = string(text)
+	for d := range c.dicts {
+		c.dicts[d].trim()
 	}
-	d.keys = append(d.keys, k)
-	d.texts = append(d.texts, t)
-	d.byText[t] = append(d.byText[t], c)
-	d.byKey[k] = append(d.byKey[k], c)
-	return c
+	for k := range c.postings {
+		c.postings[k].trim()
+	}
 }
 
 // staging holds rows read from the source until they are applied, copied

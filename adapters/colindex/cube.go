@@ -6,8 +6,8 @@ import (
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
-// cube counts a CAT's rows per UTC day and (topic, model, persona): a few
-// hundred cells a day, however many rows. A request without question or
+// cube counts a CAT's rows per UTC day and (topic, model, persona)
+// combination: a few hundred cells a day, however many rows. A request without question or
 // answer filters, over whole days, gets its total and its topic, model and
 // persona lists from the cube without reading a row; only its question and
 // answer lists are counted from the columns.
@@ -18,11 +18,11 @@ type cube struct {
 type dayCells struct {
 	day   int64
 	cells []cell
-	index map[[3]uint32]int // cell position by (topic, model, persona)
+	index map[uint32]int32 // cell position by combination
 }
 
 type cell struct {
-	codes [3]uint32 // topic, model, persona
+	combo uint32
 	n     int64
 }
 
@@ -38,7 +38,7 @@ func dayOf(micros int64) int64 {
 	return d
 }
 
-func (c *cube) add(micros int64, codes [3]uint32) {
+func (c *cube) add(micros int64, combo uint32) {
 	day := dayOf(micros)
 	k := len(c.days) - 1
 	if k < 0 || c.days[k].day != day {
@@ -46,16 +46,16 @@ func (c *cube) add(micros int64, codes [3]uint32) {
 		if k == len(c.days) || c.days[k].day != day {
 			c.days = append(c.days, dayCells{})
 			copy(c.days[k+1:], c.days[k:])
-			c.days[k] = dayCells{day: day, index: map[[3]uint32]int{}}
+			c.days[k] = dayCells{day: day, index: map[uint32]int32{}}
 		}
 	}
 	dc := &c.days[k]
-	if i, ok := dc.index[codes]; ok {
+	if i, ok := dc.index[combo]; ok {
 		dc.cells[i].n++
 		return
 	}
-	dc.index[codes] = len(dc.cells)
-	dc.cells = append(dc.cells, cell{codes: codes, n: 1})
+	dc.index[combo] = int32(len(dc.cells)) // #nosec G115 -- a day has fewer than 2^31 combinations
+	dc.cells = append(dc.cells, cell{combo: combo, n: 1})
 }
 
 // cubeDims are the dimensions the cube holds, in cell order.
@@ -85,24 +85,21 @@ func (p plan) fromCube(own int, counts []int64) int64 {
 		end := dayOf(p.end)
 		hi = sort.Search(len(days), func(i int) bool { return days[i].day >= end })
 	}
-	var allow [3][]uint8
-	for k, d := range cubeDims {
-		allow[k] = p.allowBy[d]
+	perCombo := make([]int64, len(p.cat.combos))
+	for _, dc := range days[lo:max(lo, hi)] {
+		for _, c := range dc.cells {
+			perCombo[c.combo] += c.n
+		}
 	}
 	var total int64
-	for _, dc := range days[lo:max(lo, hi)] {
-	cells:
-		for _, c := range dc.cells {
-			for k, a := range allow {
-				if a != nil && a[c.codes[k]] == 0 {
-					continue cells
-				}
-			}
-			if own >= 0 {
-				counts[c.codes[own]] += c.n
-			}
-			total += c.n
+	for combo, n := range perCombo {
+		if p.comboAllowed != nil && p.comboAllowed[combo] == 0 {
+			continue
 		}
+		if own >= 0 {
+			counts[p.cat.combos[combo][own]] += n
+		}
+		total += n
 	}
 	return total
 }

@@ -2,15 +2,23 @@
 // answering [ports.RollupStore] in a few milliseconds where SQL rollups
 // take hundreds.
 //
-// Each CAT's rows are held as columns: the time in microseconds and one
-// dictionary code per dimension (topic, model, persona, question, answer),
-// rows ordered by time so that a date range is a slice found by binary
-// search. A count is one pass over that slice, on both cores when it is
-// long, with a filter expressed as a per-code bitmap of its dimension.
-// Three shortcuts avoid most passes: running totals per code (the full
-// range), a per-day cube of (topic, model, persona) counts (requests
-// without question or answer filters, over whole days) and per-code
-// posting lists of questions and answers (a selective filter on them).
+// Each CAT's rows are held as columns, rows ordered by time so that a
+// date range is a slice found by binary search: the time (exact
+// microseconds in four bytes a row: the low 32 bits per row, the high
+// bits once per run of rows sharing them), the code of the row's (topic,
+// model, persona) combination, and its question and answer codes. Code
+// columns are one, two or four bytes a row, the narrowest that holds the
+// dimension's codes, widened when it outgrows them. Dictionaries keep
+// their keys and texts back to back in chunks with a hash table of codes,
+// so that hundreds of thousands of one-off questions cost little more
+// than their bytes. A count is one pass over the range's slice, on both
+// cores when it is long, a block of rows at a time, with a filter
+// expressed as a per-code bitmap (topic, model and persona filters as one
+// bitmap of combinations). Three shortcuts avoid most passes: running
+// totals per code (the full range), a per-day cube of combination counts
+// (requests without question or answer filters, over whole days) and
+// per-code posting lists of questions and answers (a selective filter on
+// them; a code with one row keeps its position in place of a list).
 // A row older than its CAT's newest is inserted at its place, moving the
 // later rows and their postings by one; a late batch that would move more
 // rows than a sort costs is appended and the CAT sorted once.

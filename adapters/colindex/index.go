@@ -22,6 +22,7 @@ type Index struct {
 
 	refreshMu sync.Mutex // one refresh at a time; guards stage
 	stage     staging
+	unranked  bool // some dictionary has entries to rank (see updateRanks)
 
 	mu   sync.RWMutex
 	cats map[string]*catIndex
@@ -35,6 +36,11 @@ func Build(ctx context.Context, src Source) (*Index, error) {
 	if err := x.Refresh(ctx); err != nil {
 		return nil, err
 	}
+	x.mu.Lock()
+	for _, c := range x.cats {
+		c.trim()
+	}
+	x.mu.Unlock()
 	return x, nil
 }
 
@@ -49,11 +55,11 @@ func (x *Index) Refresh(ctx context.Context) error {
 	_, err := x.src.ReadSince(ctx, after, func(r *Row) error {
 		x.stage.add(r)
 		if x.stage.len() >= chunkRows {
-			x.apply()
+			x.apply(false)
 		}
 		return nil
 	})
-	x.apply()
+	x.apply(true)
 	x.sortUnsorted()
 	if err != nil {
 		return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed")
@@ -61,9 +67,10 @@ func (x *Index) Refresh(ctx context.Context) error {
 	return nil
 }
 
-// apply moves the staged rows into the index under the write lock.
-func (x *Index) apply() {
-	if x.stage.len() == 0 {
+// apply moves the staged rows into the index under the write lock; last
+// is set for a refresh's last chunk, after which every entry is ranked.
+func (x *Index) apply(last bool) {
+	if x.stage.len() == 0 && (!last || !x.unranked) {
 		return
 	}
 	x.mu.Lock()
@@ -80,9 +87,11 @@ func (x *Index) apply() {
 		x.rows++
 	}
 	x.stage.reset()
+	x.unranked = false
 	for _, c := range x.cats {
 		for d := range c.dicts {
-			c.dicts[d].updateRanks()
+			c.dicts[d].updateRanks(last)
+			x.unranked = x.unranked || c.dicts[d].ranked < c.dicts[d].len()
 		}
 	}
 }

@@ -21,23 +21,33 @@ import (
 const bucketMax = 1024
 
 // updateRanks ranks the entries added since the last call, merging them
-// into the order of the others.
-func (d *dictionary) updateRanks() {
-	if d.ranked == len(d.keys) {
+// into the order of the others. Unless all is set, it waits until the new
+// entries are an eighth of the ranked ones: a merge costs every entry, so
+// a long refresh merges a few times, not once per applied chunk.
+func (d *dictionary) updateRanks(all bool) {
+	fresh := d.len() - d.ranked
+	if fresh == 0 || !all && fresh < d.ranked/8 {
 		return
 	}
+	d.byRank, d.rank = d.merged(d.rank)
+	d.ranked = d.len()
+}
+
+// merged returns every entry in (text, key) order and the inverse, the
+// latter in rank's storage when it is large enough.
+func (d *dictionary) merged(rank []uint32) (byRank, ranks []uint32) {
 	byText := func(a, b uint32) int {
-		if c := cmp.Compare(d.texts[a], d.texts[b]); c != 0 {
+		if c := cmp.Compare(d.text(a), d.text(b)); c != 0 {
 			return c
 		}
-		return cmp.Compare(d.keys[a], d.keys[b])
+		return cmp.Compare(d.key(a), d.key(b))
 	}
-	fresh := make([]uint32, 0, len(d.keys)-d.ranked)
-	for c := d.ranked; c < len(d.keys); c++ {
+	fresh := make([]uint32, 0, d.len()-d.ranked)
+	for c := d.ranked; c < d.len(); c++ {
 		fresh = append(fresh, uint32(c)) // #nosec G115 -- codes are uint32
 	}
 	slices.SortFunc(fresh, byText)
-	merged := make([]uint32, 0, len(d.keys))
+	merged := make([]uint32, 0, d.len())
 	old := d.byRank
 	for len(old) > 0 && len(fresh) > 0 {
 		if byText(old[0], fresh[0]) <= 0 {
@@ -47,18 +57,22 @@ func (d *dictionary) updateRanks() {
 		}
 	}
 	merged = append(append(merged, old...), fresh...)
-	d.byRank = merged
-	d.rank = slices.Grow(d.rank[:0], len(merged))[:len(merged)]
+	rank = slices.Grow(rank[:0], len(merged))[:len(merged)]
 	for r, c := range merged {
-		d.rank[c] = uint32(r) // #nosec G115 -- codes are uint32
+		rank[c] = uint32(r) // #nosec G115 -- codes are uint32
 	}
-	d.ranked = len(d.keys)
+	return merged, rank
 }
 
 // sortedGroups turns per-code counts into groups in SortGroups order,
 // keeping the first limit of them (all when limit is 0): the order is
 // computed for every group, but only the kept ones are built.
 func (d *dictionary) sortedGroups(counts []int64, limit int) []analytics.Group {
+	byRank, rank := d.byRank, d.rank
+	if d.ranked < d.len() {
+		// Within a long refresh, between two merges: order this once.
+		byRank, rank = d.merged(nil)
+	}
 	var (
 		perCount [bucketMax + 1]int32 // how many groups have each small count
 		big      []uint32             // codes counted above bucketMax
@@ -87,10 +101,10 @@ func (d *dictionary) sortedGroups(counts []int64, limit int) []analytics.Group {
 		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
 			return c
 		}
-		return cmp.Compare(d.rank[a], d.rank[b])
+		return cmp.Compare(rank[a], rank[b])
 	})
 	for k, code := range big[:min(len(big), kept)] {
-		out[k] = analytics.Group{Key: d.keys[code], Text: d.texts[code], Count: counts[code]}
+		out[k] = analytics.Group{Key: d.key(code), Text: d.text(code), Count: counts[code]}
 	}
 	// next[n] is where the next group of count n goes: counts descending.
 	var next [bucketMax + 1]int32
@@ -99,10 +113,10 @@ func (d *dictionary) sortedGroups(counts []int64, limit int) []analytics.Group {
 		next[n] = at
 		at += perCount[n]
 	}
-	for _, code := range d.byRank {
+	for _, code := range byRank {
 		if n := counts[code]; n > 0 && n <= bucketMax {
 			if at := next[n]; int(at) < kept {
-				out[at] = analytics.Group{Key: d.keys[code], Text: d.texts[code], Count: n}
+				out[at] = analytics.Group{Key: d.key(code), Text: d.text(code), Count: n}
 			}
 			next[n]++
 		}

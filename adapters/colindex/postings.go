@@ -1,7 +1,6 @@
 package colindex
 
 import (
-	"slices"
 	"sort"
 
 	"github.com/catsrv/catsrv/core/analytics"
@@ -19,59 +18,39 @@ var postingDims = [2]analytics.Dimension{analytics.Question, analytics.Answer}
 // for the plan to count from its posting lists instead of scanning.
 const postingShare = 8
 
-// addPosting records row n of code in dimension d's posting lists.
-func (c *catIndex) addPosting(k int, code uint32, n int) {
-	for int(code) >= len(c.postings[k]) {
-		c.postings[k] = append(c.postings[k], nil)
-	}
-	c.postings[k][code] = append(c.postings[k][code], int32(n)) // #nosec G115 -- a CAT holds fewer than 2^31 rows
-}
-
-// insertPosting records the row inserted at position n of code in
-// dimension k's posting lists, keeping the list in position order.
-func (c *catIndex) insertPosting(k int, code uint32, n int) {
-	for int(code) >= len(c.postings[k]) {
-		c.postings[k] = append(c.postings[k], nil)
-	}
-	l := c.postings[k][code]
-	at := sort.Search(len(l), func(i int) bool { return int(l[i]) >= n })
-	c.postings[k][code] = slices.Insert(l, at, int32(n)) // #nosec G115 -- a CAT holds fewer than 2^31 rows
-}
-
 // shiftPostings adds one to the positions at or after n in dimension d's
 // posting lists, after a row was inserted at n (before its own posting
 // is): those rows moved one down. Only the codes of the moved rows have
 // such positions, each in its list's tail, so the cost is the suffix and
 // a binary search per distinct code in it, however many codes the CAT has.
 func (c *catIndex) shiftPostings(k int, d analytics.Dimension, n int) {
-	moved := c.codes[d][n+1:]
+	col, _ := c.column(d)
 	seen := c.seen[k]
-	if len(seen) < len(c.postings[k]) {
-		seen = make([]bool, len(c.postings[k]))
+	if len(seen) < c.postings[k].len() {
+		seen = make([]bool, c.postings[k].len())
 		c.seen[k] = seen
 	}
-	for _, code := range moved {
-		if seen[code] {
-			continue
-		}
-		seen[code] = true
-		l := c.postings[k][code]
-		for i := sort.Search(len(l), func(i int) bool { return int(l[i]) >= n }); i < len(l); i++ {
-			l[i]++
+	var buf [blockRows]uint32
+	for lo := n + 1; lo < col.len(); lo += blockRows {
+		for _, code := range col.decode(buf[:], lo, min(lo+blockRows, col.len())) {
+			if !seen[code] {
+				seen[code] = true
+				c.postings[k].shift(code, n)
+			}
 		}
 	}
-	for _, code := range moved {
-		seen[code] = false
+	for lo := n + 1; lo < col.len(); lo += blockRows {
+		for _, code := range col.decode(buf[:], lo, min(lo+blockRows, col.len())) {
+			seen[code] = false
+		}
 	}
 }
 
 // rebuildPostings recomputes the posting lists after the rows moved.
 func (c *catIndex) rebuildPostings() {
 	for k, d := range postingDims {
-		c.postings[k] = make([][]int32, len(c.dicts[d].keys))
-		for n, code := range c.codes[d] {
-			c.addPosting(k, code, n)
-		}
+		col, _ := c.column(d)
+		c.postings[k].rebuild(c.totals[d], col)
 	}
 }
 
@@ -91,38 +70,53 @@ func (p *plan) choosePostings(vals func(analytics.Dimension) []string) {
 		rows := 0
 		seen := map[uint32]bool{}
 		for _, v := range vals(d) {
-			for _, code := range p.cat.dicts[d].byKey[v] {
+			for code := range p.cat.dicts[d].codesOf(v) {
 				if seen[code] {
 					continue
 				}
 				seen[code] = true
-				l := p.cat.postings[k][code]
+				l := p.cat.postings[k].list(code)
 				from := sort.Search(len(l), func(i int) bool { return int(l[i]) >= p.lo })
-				to := sort.Search(len(l), func(i int) bool { return int(l[i]) >= p.hi })
+				to := from + sort.Search(len(l)-from, func(i int) bool { return int(l[from+i]) >= p.hi })
 				lists = append(lists, l[from:to])
 				rows += to - from
 			}
 		}
 		if rows < best {
 			best, p.postings = rows, lists
+			p.postingsCol, _ = p.cat.column(d)
 		}
 	}
 }
 
 // countPostings adds the plan's matching rows among its posting lists to
-// counts: per code of col, or all to counts[0] when col is nil.
-func (p plan) countPostings(counts []int64, col []uint32) {
+// counts: per code of col, or all to counts[0] when col is nil. The rows
+// pass the filter the lists come from, so only the others are checked.
+func (p plan) countPostings(counts []int64, col *codeColumn) {
+	var others []filter
+	for _, f := range p.filters {
+		if f.col != p.postingsCol {
+			others = append(others, f)
+		}
+	}
 	for _, list := range p.postings {
-		for _, r := range list {
-			pass := uint8(1)
-			for _, f := range p.filters {
-				pass &= f.allow[f.col[r]]
+		switch {
+		case len(others) == 0 && col == nil:
+			counts[0] += int64(len(list))
+		case len(others) == 0:
+			countPositions(counts, col, list)
+		default:
+			for _, r := range list {
+				pass := uint8(1)
+				for _, f := range others {
+					pass &= f.allow[f.col.get(int(r))]
+				}
+				code := uint32(0)
+				if col != nil {
+					code = col.get(int(r))
+				}
+				counts[code] += int64(pass)
 			}
-			code := uint32(0)
-			if col != nil {
-				code = col[r]
-			}
-			counts[code] += int64(pass)
 		}
 	}
 }

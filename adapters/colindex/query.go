@@ -4,7 +4,6 @@ import (
 	"context"
 	"runtime"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -64,14 +63,14 @@ func (x *Index) groups(sel analytics.Selection, d analytics.Dimension, limit int
 		return nil, nil
 	}
 	dict := &p.cat.dicts[d]
-	col := p.cat.codes[d]
-	rows := len(col)
+	col, size := p.cat.column(d)
+	rows := col.len()
 	unfiltered := len(p.filters) == 0 && !p.checkTime
 	if unfiltered && p.lo == 0 && p.hi == rows {
 		return dict.sortedGroups(slices.Clone(p.cat.totals[d]), limit), nil
 	}
 	if own := slices.Index(cubeDims[:], d); own >= 0 && p.usesCube() {
-		counts := make([]int64, len(dict.keys))
+		counts := make([]int64, dict.len())
 		p.fromCube(own, counts)
 		return dict.sortedGroups(counts, limit), nil
 	}
@@ -83,15 +82,13 @@ func (x *Index) groups(sel analytics.Selection, d analytics.Dimension, limit int
 			if out.lo == out.hi {
 				continue
 			}
-			for _, part := range out.run(col, len(dict.keys)) {
-				for code, n := range part {
-					counts[code] -= n
-				}
+			for code, n := range p.cat.fold(d, sum(out.run(col, size))) {
+				counts[code] -= n
 			}
 		}
 		return dict.sortedGroups(counts, limit), nil
 	}
-	return dict.sortedGroups(sum(p.run(col, len(dict.keys))), limit), nil
+	return dict.sortedGroups(p.cat.fold(d, sum(p.run(col, size))), limit), nil
 }
 
 // sum adds the parts' counts into the first part.
@@ -115,9 +112,14 @@ type plan struct {
 	end       int64 // exclusive; math.MaxInt64 when open
 	filters   []filter
 	allowBy   [dimensions][]uint8 // each filter's allow, by dimension; nil when unfiltered
+	// comboAllowed is which combinations pass the topic, model and
+	// persona filters; nil when there are none.
+	comboAllowed []uint8
 	// postings, when set, are the positions of the only rows that can
 	// match (a selective question or answer filter): count those alone.
-	postings [][]int32
+	// postingsCol is the column of the filter they come from.
+	postings    [][]int32
+	postingsCol *codeColumn
 }
 
 // filter is one filtered dimension: allow[code] is 1 for the codes of
@@ -125,7 +127,7 @@ type plan struct {
 // count loops AND them without a branch: with filters that pass rows in
 // an unpredictable pattern, branches cost more than the whole count.
 type filter struct {
-	col   []uint32
+	col   *codeColumn
 	allow []uint8
 }
 
@@ -135,7 +137,7 @@ func (x *Index) plan(sel analytics.Selection) (plan, bool) {
 	if c == nil {
 		return plan{}, false
 	}
-	p := plan{cat: c, start: minMicros, end: maxMicros, hi: len(c.at)}
+	p := plan{cat: c, start: minMicros, end: maxMicros, hi: c.at.len()}
 	if !sel.Range.Start.IsZero() {
 		p.start = ceilMicros(sel.Range.Start)
 	}
@@ -143,8 +145,7 @@ func (x *Index) plan(sel analytics.Selection) (plan, bool) {
 		p.end = ceilMicros(sel.Range.End)
 	}
 	if c.sorted {
-		p.lo = sort.Search(len(c.at), func(k int) bool { return c.at[k] >= p.start })
-		p.hi = sort.Search(len(c.at), func(k int) bool { return c.at[k] >= p.end })
+		p.lo, p.hi = c.at.search(p.start), c.at.search(p.end)
 		if p.lo >= p.hi {
 			return plan{}, false
 		}
@@ -157,21 +158,48 @@ func (x *Index) plan(sel analytics.Selection) (plan, bool) {
 			continue
 		}
 		dict := &c.dicts[d]
-		allow := make([]uint8, len(dict.keys))
+		allow := make([]uint8, dict.len())
 		matched := false
 		for _, v := range vals {
-			for _, code := range dict.byKey[v] {
+			for code := range dict.codesOf(v) {
 				allow[code], matched = 1, true
 			}
 		}
 		if !matched {
 			return plan{}, false
 		}
-		p.filters = append(p.filters, filter{col: c.codes[d], allow: allow})
 		p.allowBy[d] = allow
+		if col, _ := c.column(d); col != &c.combo {
+			p.filters = append(p.filters, filter{col: col, allow: allow})
+		}
+	}
+	if p.comboAllowed = p.comboAllow(); p.comboAllowed != nil {
+		p.filters = append(p.filters, filter{col: &c.combo, allow: p.comboAllowed})
 	}
 	p.choosePostings(sel.Filters.Values)
 	return p, true
+}
+
+// comboAllow returns which combinations pass the plan's topic, model
+// and persona filters, nil when it has none.
+func (p plan) comboAllow() []uint8 {
+	var allow []uint8
+	for k, d := range cubeDims {
+		a := p.allowBy[d]
+		if a == nil {
+			continue
+		}
+		if allow == nil {
+			allow = make([]uint8, len(p.cat.combos))
+			for combo := range allow {
+				allow[combo] = 1
+			}
+		}
+		for combo, codes := range p.cat.combos {
+			allow[combo] &= a[codes[k]]
+		}
+	}
+	return allow
 }
 
 const (
@@ -193,7 +221,7 @@ func ceilMicros(t time.Time) int64 {
 // are many. With col nil it counts rows (one counter per part); otherwise
 // it counts per code of col, size codes. It returns one count slice per
 // part.
-func (p plan) run(col []uint32, size int) [][]int64 {
+func (p plan) run(col *codeColumn, size int) [][]int64 {
 	if p.postings != nil {
 		counts := make([]int64, max(size, 1))
 		p.countPostings(counts, col)
@@ -224,86 +252,40 @@ func (p plan) run(col []uint32, size int) [][]int64 {
 
 // count adds the matching rows of [lo, hi) to counts: per code of col, or
 // all to counts[0] when col is nil.
-func (p plan) count(counts []int64, col []uint32, lo, hi int) {
+func (p plan) count(counts []int64, col *codeColumn, lo, hi int) {
+	if len(p.filters) == 0 && !p.checkTime {
+		if col == nil {
+			counts[0] += int64(hi - lo)
+			return
+		}
+		countBlock(counts, nil, col, lo, hi)
+		return
+	}
+	if len(p.filters) == 1 && !p.checkTime && col != nil {
+		countFiltered(counts, col, p.filters[0], lo, hi)
+		return
+	}
+	pass := make([]uint8, blockRows)
+	var times []int64
 	if p.checkTime {
-		p.countChecked(counts, col, lo, hi)
-		return
+		times = make([]int64, blockRows)
 	}
-	if col == nil {
-		counts[0] += p.countRows(lo, hi)
-		return
-	}
-	switch len(p.filters) {
-	case 0:
-		for _, code := range col[lo:hi] {
-			counts[code]++
+	for from := lo; from < hi; from += blockRows {
+		to := min(from+blockRows, hi)
+		pass := pass[:to-from]
+		for k := range pass {
+			pass[k] = 1
 		}
-	case 1:
-		a, ac := p.filters[0].allow, p.filters[0].col
-		for k := lo; k < hi; k++ {
-			counts[col[k]] += int64(a[ac[k]])
+		if p.checkTime {
+			filterTimes(pass, p.cat.at.decode(times, from, to), p.start, p.end)
 		}
-	case 2:
-		a, ac := p.filters[0].allow, p.filters[0].col
-		b, bc := p.filters[1].allow, p.filters[1].col
-		for k := lo; k < hi; k++ {
-			counts[col[k]] += int64(a[ac[k]] & b[bc[k]])
-		}
-	default:
-		for k := lo; k < hi; k++ {
-			pass := uint8(1)
-			for _, f := range p.filters {
-				pass &= f.allow[f.col[k]]
-			}
-			counts[col[k]] += int64(pass)
-		}
-	}
-}
-
-// countRows counts the matching rows of [lo, hi).
-func (p plan) countRows(lo, hi int) int64 {
-	var n int64
-	switch len(p.filters) {
-	case 0:
-		n = int64(hi - lo)
-	case 1:
-		a, ac := p.filters[0].allow, p.filters[0].col
-		for k := lo; k < hi; k++ {
-			n += int64(a[ac[k]])
-		}
-	case 2:
-		a, ac := p.filters[0].allow, p.filters[0].col
-		b, bc := p.filters[1].allow, p.filters[1].col
-		for k := lo; k < hi; k++ {
-			n += int64(a[ac[k]] & b[bc[k]])
-		}
-	default:
-		for k := lo; k < hi; k++ {
-			pass := uint8(1)
-			for _, f := range p.filters {
-				pass &= f.allow[f.col[k]]
-			}
-			n += int64(pass)
-		}
-	}
-	return n
-}
-
-// countChecked is count for a CAT whose rows are not in time order.
-func (p plan) countChecked(counts []int64, col []uint32, lo, hi int) {
-	at := p.cat.at
-	for k := lo; k < hi; k++ {
-		if at[k] < p.start || at[k] >= p.end {
-			continue
-		}
-		pass := uint8(1)
 		for _, f := range p.filters {
-			pass &= f.allow[f.col[k]]
+			filterBlock(pass, f.allow, f.col, from)
 		}
-		code := uint32(0)
-		if col != nil {
-			code = col[k]
+		if col == nil {
+			counts[0] += sumPass(pass)
+		} else {
+			countBlock(counts, pass, col, from, to)
 		}
-		counts[code] += int64(pass)
 	}
 }

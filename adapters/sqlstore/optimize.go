@@ -22,13 +22,12 @@ func (s *Store) Optimize(ctx context.Context) error {
 			return internal(err)
 		}
 	}
-	tables := append([]string{"interactions", "rollup_cube"}, dictionaryTables...)
+	tables := append([]string{"interactions", "rollup_cube", "dims_blocks"}, dictionaryTables...)
 	for _, t := range tables {
-		stmt := "ANALYZE " + t
+		stmt := "ANALYZE " + t // #nosec G202 -- table names come from this package's fixed list.
 		if t == "interactions" && s.dialect == postgresDialect {
 			stmt = "VACUUM (ANALYZE) " + t
 		}
-		// #nosec G202 -- table names come from this package's fixed list.
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {
 			return internal(err)
 		}

@@ -142,7 +142,7 @@ func (s *Store) passParts(ctx context.Context, n selection) ([]dayRange, error) 
 // outside the range.
 func (s *Store) passPart(ctx context.Context, cat string, days dayRange, rng analytics.Range, filters []passFilter, t *tally) error {
 	p := s.dialect.placeholders
-	query := "SELECT day, row_count, data FROM dims_blocks WHERE cat = " + p(1, 1) +
+	query := "SELECT day, row_count, data FROM dims_blocks WHERE cat = " + p(1, 1) + // #nosec G202 -- placeholders only
 		" AND day >= " + p(2, 1) + " AND day <= " + p(3, 1)
 	rows, err := s.db.DB.QueryContext(ctx, query, cat, days.first, days.last)
 	if err != nil {
