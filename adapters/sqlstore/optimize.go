@@ -7,9 +7,6 @@ import "context"
 // round to it, the planner takes a freshly filled table for a few rows and
 // picks plans for that (a bitmap scan with no parallel workers where a
 // parallel scan is faster); SQLite keeps no statistics at all until asked.
-// On PostgreSQL the raw table is also vacuumed: the raw pass reads only
-// its covering index, which PostgreSQL trusts without visiting the table
-// only for pages a vacuum has marked all-visible.
 func (s *Store) Optimize(ctx context.Context) error {
 	conn, err := s.db.DB.Conn(ctx)
 	if err != nil {
@@ -25,9 +22,6 @@ func (s *Store) Optimize(ctx context.Context) error {
 	tables := append([]string{"interactions", "rollup_cube", "dims_blocks"}, dictionaryTables...)
 	for _, t := range tables {
 		stmt := "ANALYZE " + t // #nosec G202 -- table names come from this package's fixed list.
-		if t == "interactions" && s.dialect == postgresDialect {
-			stmt = "VACUUM (ANALYZE) " + t
-		}
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {
 			return internal(err)
 		}
