@@ -147,7 +147,13 @@ func (w *writer) resolveCodes() error {
 		if err := w.insertEntries(table, numbers); err != nil {
 			return err
 		}
-		if err := w.loadCodes(table, numbers); err != nil {
+		var existing []int32
+		for _, n := range numbers {
+			if w.entries.codes[n] == 0 {
+				existing = append(existing, n)
+			}
+		}
+		if err := w.loadCodes(table, existing); err != nil {
 			return err
 		}
 		for _, n := range numbers {
@@ -159,8 +165,9 @@ func (w *writer) resolveCodes() error {
 	return nil
 }
 
-// insertEntries adds the entries to their dictionary, skipping those that
-// exist (committed by an earlier Append or written earlier in this one).
+// insertEntries adds the entries to their dictionary and records the codes
+// of those it added, skipping those that exist (committed by an earlier
+// Append or written earlier in this one; loadCodes finds theirs).
 func (w *writer) insertEntries(table int, numbers []int32) error {
 	name := dictionaryTables[table]
 	batch := batchRows(w.dialect, 4)
@@ -168,16 +175,18 @@ func (w *writer) insertEntries(table int, numbers []int32) error {
 		chunk := numbers[:min(batch, len(numbers))]
 		numbers = numbers[len(chunk):]
 		args := w.dictArgs[:0]
+		byDigest := make(map[string]int32, len(chunk))
 		for _, n := range chunk {
 			e := w.entries.list[n]
-			args = append(args, e.cat, e.digest(), e.id, e.text)
+			d := e.digest()
+			byDigest[string(d)] = n
+			args = append(args, e.cat, d, e.id, e.text)
 		}
 		w.dictArgs = args
-		query := func() string {
-			return "INSERT INTO " + name + " (cat, digest, item_id, item_text) VALUES " +
-				w.dialect.valuesClause(len(chunk), 4) + " ON CONFLICT (digest) DO NOTHING"
-		}
-		if err := execCached(w.ctx, w.dict, w.dictStmts, stmtKey{name, len(chunk)}, query, args); err != nil {
+		// #nosec G202 -- the table name comes from a fixed list, the values are bound.
+		query := "INSERT INTO " + name + " (cat, digest, item_id, item_text) VALUES " +
+			w.dialect.valuesClause(len(chunk), 4) + " ON CONFLICT (digest) DO NOTHING RETURNING code, digest"
+		if err := w.readCodes(query, args, byDigest); err != nil {
 			return err
 		}
 	}

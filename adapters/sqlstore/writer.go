@@ -22,8 +22,9 @@ const (
 )
 
 // writer writes one Append's batches in its transaction: the raw rows at
-// once, the rollups aggregated in memory and flushed now and then. It runs
-// on its own goroutine, the only one using the transaction until it ends.
+// once, the rollups and blocks (blocks.go) gathered in memory and flushed
+// now and then. It runs on its own goroutine (a PostgreSQL import on two,
+// see pipeline.go), the only one using the transaction until it ends.
 type writer struct {
 	ctx     context.Context
 	tx      *sql.Tx
@@ -44,7 +45,7 @@ type writer struct {
 	blocks   *blockBuffer
 	entries  *entries
 	// conn, when set, is the PostgreSQL connection of tx: raw rows then
-	// go in by COPY (see copyRaw).
+	// go in by COPY (see pipeline.go).
 	conn *sql.Conn
 	// rowEntries and dimsBuf are codeBatch's per-batch scratch.
 	rowEntries [][5]int32
