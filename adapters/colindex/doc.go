@@ -19,6 +19,10 @@
 // (requests without question or answer filters, over whole days) and
 // per-code posting lists of questions and answers (a selective filter on
 // them; a code with one row keeps its position in place of a list).
+// When a result's lists would each read the same rows again, Total counts
+// them in the same pass as itself (or leaves the pass for the first list
+// that needs it) and keeps them, for a few seconds and only until the
+// rows change, for the Groups calls that follow (see pass.go, memo.go).
 // A row older than its CAT's newest is inserted at its place, moving the
 // later rows and their postings by one; a late batch that would move more
 // rows than a sort costs is appended and the CAT sorted once.

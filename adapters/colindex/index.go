@@ -28,6 +28,10 @@ type Index struct {
 	cats map[string]*catIndex
 	high int64 // the highest id applied
 	rows int
+	// gen counts the changes to the rows (applied, sorted, trimmed): a
+	// memoized list is served only in the generation it was counted in.
+	gen  uint64
+	memo passMemo
 }
 
 // Build reads every api interaction from the source into a new index.
@@ -40,6 +44,7 @@ func Build(ctx context.Context, src Source) (*Index, error) {
 	for _, c := range x.cats {
 		c.trim()
 	}
+	x.changed()
 	x.mu.Unlock()
 	return x, nil
 }
@@ -75,6 +80,9 @@ func (x *Index) apply(last bool) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.stage.len() > 0 {
+		x.changed()
+	}
 	for k := range x.stage.len() {
 		r := x.stage.row(k)
 		c, ok := x.cats[string(r.Cat)]
@@ -96,6 +104,13 @@ func (x *Index) apply(last bool) {
 	}
 }
 
+// changed bumps the generation, under the write lock, after the rows
+// changed: no list counted before is served after.
+func (x *Index) changed() {
+	x.gen++
+	x.memo.forget()
+}
+
 // sortUnsorted restores time order in the CATs that received older rows
 // than they held. Until then their queries check each row's time.
 func (x *Index) sortUnsorted() {
@@ -115,6 +130,7 @@ func (x *Index) sortUnsorted() {
 	for _, c := range todo {
 		x.mu.Lock()
 		c.sortByTime()
+		x.changed()
 		x.mu.Unlock()
 	}
 }

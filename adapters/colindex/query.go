@@ -22,15 +22,29 @@ func (x *Index) Total(_ context.Context, sel analytics.Selection) (int64, error)
 	if !ok {
 		return 0, nil
 	}
-	if len(p.filters) == 0 && !p.checkTime {
-		return int64(p.hi - p.lo), nil
-	}
-	if p.usesCube() {
-		return p.fromCube(-1, nil), nil
-	}
 	var total int64
-	for _, n := range p.run(nil, 0) {
-		total += n[0]
+	switch {
+	case len(p.filters) == 0 && !p.checkTime:
+		total = int64(p.hi - p.lo)
+	case p.usesCube():
+		total = p.fromCube(-1, nil)
+	case p.postings == nil && !p.checkTime:
+		// A scan: count the lists in the same pass if they read the rows too.
+		if pass := newPass(p, x.gen, p.hi-p.lo); pass != nil {
+			pass.forTotal = true
+			pass.run()
+			x.memo.put(sel, pass)
+			return pass.total, nil
+		}
+		fallthrough
+	default:
+		for _, n := range p.run(nil, 0) {
+			total += n[0]
+		}
+	}
+	// Total read few rows or none: the lists' pass waits for them.
+	if pass := newPass(p, x.gen, 0); pass != nil {
+		x.memo.put(sel, pass)
 	}
 	return total, nil
 }
@@ -58,6 +72,11 @@ func (x *Index) groups(sel analytics.Selection, d analytics.Dimension, limit int
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	if pass := x.memo.take(sel, d, x.gen); pass != nil {
+		if counts, ok := pass.list(d); ok {
+			return pass.p.cat.dicts[d].sortedGroups(counts, limit), nil
+		}
+	}
 	p, ok := x.plan(sel)
 	if !ok {
 		return nil, nil
