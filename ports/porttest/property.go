@@ -16,6 +16,8 @@ import (
 const (
 	propertyLogs    = 10
 	propertyQueries = 25
+	// propertyLogsRace is propertyLogs under the race detector.
+	propertyLogsRace = 3
 )
 
 // PropertySeedEnv names the environment variable that fixes the property
@@ -32,7 +34,11 @@ func testProperty(t *testing.T, open func(t *testing.T) (ports.InteractionLog, p
 			t.Fatalf("%s=%q: %v", PropertySeedEnv, s, err)
 		}
 	}
-	for k := range uint64(propertyLogs) {
+	logs := uint64(propertyLogs)
+	if underRace {
+		logs = propertyLogsRace
+	}
+	for k := range logs {
 		seed := base + k
 		t.Run("seed="+strconv.FormatUint(seed, 10), func(t *testing.T) {
 			t.Cleanup(func() {

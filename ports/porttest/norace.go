@@ -1,0 +1,6 @@
+//go:build !race
+
+package porttest
+
+// underRace is set when the race detector is on (see race.go).
+const underRace = false
