@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/catsrv/catsrv/adapters/internal/listmemo"
 	"github.com/catsrv/catsrv/core/errs"
 	"github.com/catsrv/catsrv/ports"
 )
@@ -28,15 +29,14 @@ type Index struct {
 	cats map[string]*catIndex
 	high int64 // the highest id applied
 	rows int
-	// gen counts the changes to the rows (applied, sorted, trimmed): a
-	// memoized list is served only in the generation it was counted in.
-	gen  uint64
-	memo passMemo
+	// memo keeps the lists of one-pass counts (see memo.go); its
+	// generation counts the changes to the rows.
+	memo *listmemo.Memo[*onePass]
 }
 
 // Build reads every api interaction from the source into a new index.
 func Build(ctx context.Context, src Source) (*Index, error) {
-	x := &Index{src: src, cats: map[string]*catIndex{}}
+	x := &Index{src: src, cats: map[string]*catIndex{}, memo: newPassMemo()}
 	if err := x.Refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -107,8 +107,7 @@ func (x *Index) apply(last bool) {
 // changed bumps the generation, under the write lock, after the rows
 // changed: no list counted before is served after.
 func (x *Index) changed() {
-	x.gen++
-	x.memo.forget()
+	x.memo.Invalidate()
 }
 
 // sortUnsorted restores time order in the CATs that received older rows

@@ -134,17 +134,17 @@ func checkLists(t *testing.T, idx, ref *Index, sel analytics.Selection) {
 				t.Errorf("groups(%v, limit %d):\n got  %v\n want %v", d, n, got, want)
 			}
 		}
-		if len(idx.memo.entries) != 0 {
-			t.Errorf("the lists left %d memo entries unserved", len(idx.memo.entries))
+		if len(idx.memo.Values()) != 0 {
+			t.Errorf("the lists left %d memo entries unserved", len(idx.memo.Values()))
 		}
-		if len(ref.memo.entries) != 0 {
+		if len(ref.memo.Values()) != 0 {
 			t.Fatalf("the reference index used its memo")
 		}
 		want, err := ref.Total(t.Context(), sel)
 		if err != nil {
 			t.Fatalf("Total: %v", err)
 		}
-		ref.memo.forget()
+		ref.memo.Invalidate()
 		if total != want {
 			t.Errorf("Total = %d, without the memo %d", total, want)
 		}
@@ -163,10 +163,10 @@ func TestPassListsEqualGroups(t *testing.T) {
 			if _, err := idx.Total(t.Context(), tc.sel); err != nil {
 				t.Fatalf("Total: %v", err)
 			}
-			if got := len(idx.memo.entries) > 0; got != tc.wantPass {
+			if got := len(idx.memo.Values()) > 0; got != tc.wantPass {
 				t.Fatalf("a pass kept: %v, want %v", got, tc.wantPass)
 			}
-			idx.memo.forget()
+			idx.memo.Invalidate()
 			checkLists(t, idx, ref, tc.sel)
 		})
 	}
@@ -188,12 +188,12 @@ func TestPassNotServedAfterRefresh(t *testing.T) {
 				if _, err := idx.Total(t.Context(), tc.sel); err != nil {
 					t.Fatalf("Total: %v", err)
 				}
-				if len(idx.memo.entries) == 0 {
+				if len(idx.memo.Values()) == 0 {
 					t.Fatalf("Total kept no pass")
 				}
 				if counted {
-					for _, e := range idx.memo.entries {
-						e.pass.run()
+					for _, pass := range idx.memo.Values() {
+						pass.run()
 					}
 				}
 				src.add(r, 3000)

@@ -30,10 +30,10 @@ func (x *Index) Total(_ context.Context, sel analytics.Selection) (int64, error)
 		total = p.fromCube(-1, nil)
 	case p.postings == nil && !p.checkTime:
 		// A scan: count the lists in the same pass if they read the rows too.
-		if pass := newPass(p, x.gen, p.hi-p.lo); pass != nil {
+		if pass := newPass(p, x.memo.Generation(), p.hi-p.lo); pass != nil {
 			pass.forTotal = true
 			pass.run()
-			x.memo.put(sel, pass)
+			x.putPass(sel, pass)
 			return pass.total, nil
 		}
 		fallthrough
@@ -43,8 +43,8 @@ func (x *Index) Total(_ context.Context, sel analytics.Selection) (int64, error)
 		}
 	}
 	// Total read few rows or none: the lists' pass waits for them.
-	if pass := newPass(p, x.gen, 0); pass != nil {
-		x.memo.put(sel, pass)
+	if pass := newPass(p, x.memo.Generation(), 0); pass != nil {
+		x.putPass(sel, pass)
 	}
 	return total, nil
 }
@@ -72,7 +72,7 @@ func (x *Index) groups(sel analytics.Selection, d analytics.Dimension, limit int
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	if pass := x.memo.take(sel, d, x.gen); pass != nil {
+	if pass, ok := x.memo.Take(memoKey(sel, d)); ok {
 		if counts, ok := pass.list(d); ok {
 			return pass.p.cat.dicts[d].sortedGroups(counts, limit), nil
 		}

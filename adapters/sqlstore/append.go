@@ -110,7 +110,7 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 		return 0, internal(err)
 	}
 	committed = true
-	s.memo.invalidate()
+	s.memo.Invalidate()
 	return n, nil
 }
 

@@ -43,7 +43,7 @@ func (s *Store) WriteTx(ctx context.Context, fn func(ctx context.Context, tx bun
 		return internal(err)
 	}
 	committed = true
-	s.memo.invalidate()
+	s.memo.Invalidate()
 	return nil
 }
 

@@ -24,13 +24,13 @@ func (s *Store) Total(ctx context.Context, sel analytics.Selection) (int64, erro
 	if n.empty {
 		return 0, nil
 	}
-	gen := s.memo.generation()
+	gen := s.memo.Generation()
 	t, err := s.onePass(ctx, n)
 	if err != nil {
 		return 0, err
 	}
 	for _, d := range analytics.Dimensions {
-		s.memo.put(memoKey(n.withoutFilter(d), d), t.lists[d], gen)
+		s.memo.Put(memoKey(n.withoutFilter(d), d), t.lists[d], gen)
 	}
 	return t.total, nil
 }
@@ -94,10 +94,10 @@ func (s *Store) dimensionCounts(ctx context.Context, sel analytics.Selection, d 
 	if n.empty {
 		return nil, nil
 	}
-	if counts, ok := s.memo.take(memoKey(n, d)); ok {
+	if counts, ok := s.memo.Take(memoKey(n, d)); ok {
 		return counts, nil
 	}
-	gen := s.memo.generation()
+	gen := s.memo.Generation()
 	t, err := s.onePass(ctx, n)
 	if err != nil {
 		return nil, err
@@ -106,7 +106,7 @@ func (s *Store) dimensionCounts(ctx context.Context, sel analytics.Selection, d 
 	// too: keep them as Total would.
 	for _, other := range analytics.Dimensions {
 		if other != d {
-			s.memo.put(memoKey(n.withoutFilter(other), other), t.lists[other], gen)
+			s.memo.Put(memoKey(n.withoutFilter(other), other), t.lists[other], gen)
 		}
 	}
 	counts := t.lists[d]

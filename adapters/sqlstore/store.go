@@ -25,6 +25,7 @@ import (
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/driver/sqliteshim"
 
+	"github.com/catsrv/catsrv/adapters/internal/listmemo"
 	"github.com/catsrv/catsrv/core/errs"
 	"github.com/catsrv/catsrv/ports"
 )
@@ -59,7 +60,7 @@ type Store struct {
 	writeMu sync.Mutex
 	// memo hands the lists of a one-pass Total to the Groups calls of
 	// the same request.
-	memo rawMemo
+	memo *listmemo.Memo[codeCounts]
 }
 
 // Open connects to the database the DSN names and brings its schema up to
@@ -97,7 +98,7 @@ func open(ctx context.Context, dsn string, steps []Migration) (*Store, error) {
 	} else {
 		db = bun.NewDB(sqldb, pgdialect.New())
 	}
-	s := &Store{db: db, dialect: d}
+	s := &Store{db: db, dialect: d, memo: newRawMemo()}
 	if err := ping(ctx, db); err != nil {
 		_ = db.Close()
 		return nil, errs.Wrap(errs.KindUnavailable, err, "database unreachable")
