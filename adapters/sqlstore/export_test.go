@@ -53,3 +53,6 @@ func InsertVersion1(ctx context.Context, s *Store, rows []analytics.Interaction)
 	}
 	return nil
 }
+
+// CheckSessionSettings is the check every new PostgreSQL connection passes.
+var CheckSessionSettings = checkSessionSettings

@@ -176,7 +176,8 @@ func openPostgres(dsn string) (*sql.DB, error) {
 		// pgx redacts the password from its own message; ours names none.
 		return nil, errs.Wrap(errs.KindInvalid, err, "invalid PostgreSQL DSN")
 	}
-	return stdlib.OpenDB(*cfg), nil
+	forceSessionSettings(cfg)
+	return stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(checkSessionSettings)), nil
 }
 
 // Close closes the database.

@@ -71,6 +71,46 @@ func PostgresDSN(t testing.TB) string {
 	return u.String()
 }
 
+// PostgresDatabaseDSN creates an empty database for one test, with the
+// given database-level defaults (ALTER DATABASE … SET name = value, for
+// example standard_conforming_strings off), dropped when the test ends,
+// and returns its DSN. Use it where a test needs a server setting a
+// schema cannot carry.
+func PostgresDatabaseDSN(t testing.TB, settings map[string]string) string {
+	t.Helper()
+	base := ServerDSN(t)
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	name := "catsrv_test_" + hex.EncodeToString(b[:])
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("open %s: %v", PostgresEnv, err)
+	}
+	t.Cleanup(func() { _ = admin.Close() })
+	if _, err := admin.ExecContext(t.Context(), "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		if _, err := admin.Exec("DROP DATABASE " + name + " WITH (FORCE)"); err != nil {
+			t.Errorf("drop database %s: %v", name, err)
+		}
+	})
+	for setting, value := range settings {
+		//nolint:gosec // test-only names and values chosen by the test itself
+		if _, err := admin.ExecContext(t.Context(), "ALTER DATABASE "+name+" SET "+setting+" = "+value); err != nil {
+			t.Fatalf("alter database %s set %s: %v", name, setting, err)
+		}
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("parse %s: %v", PostgresEnv, err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
 // SQLiteDSN returns the DSN of a new SQLite file in a directory that does
 // not exist yet (sqlstore.Open creates it).
 func SQLiteDSN(t testing.TB) string {

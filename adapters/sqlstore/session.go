@@ -1,0 +1,64 @@
+package sqlstore
+
+import (
+	"context"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/catsrv/catsrv/core/errs"
+)
+
+// sessionSettings are the PostgreSQL settings the SQL text of this
+// package relies on. bun writes values into the statement text as
+// standard string literals ('…' with quotes doubled): they are safe only
+// while standard_conforming_strings is on, since with it off a backslash
+// before a quote escapes it and a value can end its literal early. The
+// others fix how values are read and how days are cut, whatever the
+// database's, the role's or the DSN's defaults say.
+var sessionSettings = [...]struct{ name, value string }{
+	{"standard_conforming_strings", "on"},
+	{"client_encoding", "UTF8"},
+	{"DateStyle", "ISO, MDY"},
+	{"IntervalStyle", "postgres"},
+	{"TimeZone", "UTC"},
+}
+
+// forceSessionSettings makes every connection start with the settings:
+// startup parameters override the database's and the role's defaults,
+// and the server applies them after (so they win over) the "-c" switches
+// of a DSN's "options". The DSN's own values for them are dropped.
+func forceSessionSettings(cfg *pgx.ConnConfig) {
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	for name := range cfg.RuntimeParams {
+		for _, s := range sessionSettings {
+			if strings.EqualFold(name, s.name) {
+				delete(cfg.RuntimeParams, name)
+			}
+		}
+	}
+	for _, s := range sessionSettings {
+		cfg.RuntimeParams[s.name] = s.value
+	}
+}
+
+// checkSessionSettings runs on every new connection before it is used:
+// it refuses the connection (so Open fails, and a pool never hands it
+// out) unless the server reports every setting as forced. A connection
+// pooler or proxy that drops startup parameters is caught here.
+func checkSessionSettings(ctx context.Context, conn *pgx.Conn) error {
+	for _, s := range sessionSettings {
+		var got string
+		if err := conn.QueryRow(ctx, "SELECT current_setting($1)", s.name).Scan(&got); err != nil {
+			return errs.Wrap(errs.KindUnavailable, err, "reading the PostgreSQL session settings failed")
+		}
+		if !strings.EqualFold(got, s.value) {
+			return errs.New(errs.KindUnavailable,
+				"PostgreSQL session setting %s is %q and could not be set to %q: catsrv refuses connections that do not have it",
+				s.name, got, s.value)
+		}
+	}
+	return nil
+}
