@@ -81,7 +81,16 @@ func secondsUntil(t, now time.Time) int {
 	return s
 }
 
-// cookieValue returns the named cookie's value, "" when absent.
+// cookieValue returns the value of the first cookie named name in the
+// request's Cookie headers, "" when absent. Every route reads its cookies
+// here (the analytics routes through captureAuthorization), so all parse
+// them alike and leniently, the way browsers send them: a pair that is not
+// a valid cookie (a non-ASCII or quoted-inside value, an empty or spaced
+// name, a stray ';') is skipped and the valid ones around it are kept, so
+// an unrelated cookie of another application on the same host, such as
+// lang=français, never signs the user out. These are net/http's
+// Request.Cookies rules; http.ParseCookie, which fails the whole header
+// on one bad pair, must not be used.
 func cookieValue(r *http.Request, name string) string {
 	c, err := r.Cookie(name)
 	if err != nil {
