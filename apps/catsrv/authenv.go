@@ -58,6 +58,10 @@ func (e environ) authDeps(ctx context.Context, addr string, cats ports.CatDirect
 	if _, err := url.ParseRequestURI(publicURL); err != nil {
 		return nil, fmt.Errorf("CATSRV_PUBLIC_URL %q is not a URL", publicURL)
 	}
+	publicOrigin, err := e.publicOrigin()
+	if err != nil {
+		return nil, err
+	}
 	cookies, err := e.cookiePolicy(publicURL)
 	if err != nil {
 		return nil, err
@@ -105,6 +109,7 @@ func (e environ) authDeps(ctx context.Context, addr string, cats ports.CatDirect
 		DefaultCat:     defaultCat,
 		Cookies:        cookies,
 		AllowedOrigins: origins,
+		PublicOrigin:   publicOrigin,
 		PostLoginURL:   e.get("CATSRV_POST_LOGIN_URL", "/"),
 	}, nil
 }
@@ -125,6 +130,21 @@ func (e environ) admins() ([]string, error) {
 		out = append(out, entry)
 	}
 	return out, nil
+}
+
+// publicOrigin is the origin of CATSRV_PUBLIC_URL when it is set: the
+// only origin the CSRF check takes for the server's own. Unset, each
+// request's own origin is used (see httpapi.AuthDeps.PublicOrigin).
+func (e environ) publicOrigin() (string, error) {
+	raw := e.get("CATSRV_PUBLIC_URL", "")
+	if raw == "" {
+		return "", nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return "", fmt.Errorf("CATSRV_PUBLIC_URL %q is not an http or https URL", raw)
+	}
+	return u.Scheme + "://" + u.Host, nil
 }
 
 // cookiePolicy reads CATSRV_COOKIE_SAMESITE, CATSRV_COOKIE_DOMAIN and

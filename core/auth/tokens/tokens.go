@@ -4,9 +4,12 @@
 package tokens
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -47,6 +50,56 @@ type registered struct {
 	jwt.RegisteredClaims
 }
 
+// numericDates are the claims that must be JSON numbers (RFC 7519 §2,
+// NumericDate), read by the same (case-insensitive) rules as the claims
+// themselves.
+type numericDates struct {
+	Exp json.RawMessage `json:"exp"`
+	Nbf json.RawMessage `json:"nbf"`
+	Iat json.RawMessage `json:"iat"`
+}
+
+// UnmarshalJSON refuses an exp, nbf or iat that is not a JSON number:
+// jwt.NumericDate alone also takes a number in a string ("9999999999").
+func (r *registered) UnmarshalJSON(b []byte) error {
+	var d numericDates
+	if err := json.Unmarshal(b, &d); err != nil {
+		return err
+	}
+	for _, c := range [...]struct {
+		name  string
+		value json.RawMessage
+	}{{"exp", d.Exp}, {"nbf", d.Nbf}, {"iat", d.Iat}} {
+		if c.value != nil && !isJSONNumber(c.value) {
+			return fmt.Errorf("%w: %s", errNotNumericDate, c.name)
+		}
+	}
+	type plain registered // without this method
+	return json.Unmarshal(b, (*plain)(r))
+}
+
+// isJSONNumber reports whether v, a valid JSON value, is a number: the
+// only JSON values that start with '-' or a digit.
+func isJSONNumber(v json.RawMessage) bool {
+	v = bytes.TrimLeft(v, " \t\r\n")
+	return len(v) > 0 && (v[0] == '-' || ('0' <= v[0] && v[0] <= '9'))
+}
+
+var (
+	errNotNumericDate = errors.New("claim is not a JSON number")
+	errCritical       = errors.New("critical header parameters are not supported")
+)
+
+// refuseCritical is the key function: catsrv understands no JWS
+// extension, so a token with a crit header parameter (even an empty
+// list, which RFC 7515 §4.1.11 forbids) is refused, whatever it names.
+func (s *Service) refuseCritical(t *jwt.Token) (any, error) {
+	if _, ok := t.Header["crit"]; ok {
+		return nil, errCritical
+	}
+	return s.secret, nil
+}
+
 // Issue signs a token for subject with role, valid for ttl from now.
 func (s *Service) Issue(subject, role string, ttl time.Duration) (string, auth.Claims, error) {
 	return s.IssueForSession(subject, role, "", ttl)
@@ -85,7 +138,9 @@ func (s *Service) IssueForSession(subject, role, sessionID string, ttl time.Dura
 }
 
 // Verify checks a token's signature (HS256 only), expiry (required),
-// not-before, issuer and audience, and returns its claims.
+// not-before, issued-at, issuer and audience, and returns its claims. exp,
+// nbf and iat must be JSON numbers, and a token with a crit header is
+// refused.
 func (s *Service) Verify(token string) (auth.Claims, error) {
 	var rc registered
 	parser := jwt.NewParser(
@@ -97,7 +152,7 @@ func (s *Service) Verify(token string) (auth.Claims, error) {
 		jwt.WithLeeway(Leeway),
 		jwt.WithTimeFunc(s.clock.Now),
 	)
-	_, err := parser.ParseWithClaims(token, &rc, func(*jwt.Token) (any, error) { return s.secret, nil })
+	_, err := parser.ParseWithClaims(token, &rc, s.refuseCritical)
 	if err != nil {
 		return auth.Claims{}, errs.Wrap(errs.KindUnauthorized, err, reason(err))
 	}
@@ -127,6 +182,10 @@ func (s *Service) VerifyBearer(header string) (auth.Claims, error) {
 // reason turns a jwt error into a short client-safe reason.
 func reason(err error) string {
 	switch {
+	case errors.Is(err, errCritical):
+		return "invalid token: unsupported critical header"
+	case errors.Is(err, errNotNumericDate):
+		return "invalid token: exp, nbf and iat must be numbers"
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return "invalid token: expired"
 	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):

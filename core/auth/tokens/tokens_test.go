@@ -3,6 +3,10 @@ package tokens_test
 import (
 	"crypto/rand"
 	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +51,33 @@ func sign(t *testing.T, m jwt.SigningMethod, key any, c jwt.MapClaims) string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// signWithHeader signs the good claims with the right key and extra
+// header parameters.
+func signWithHeader(t *testing.T, header map[string]any) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, goodClaims())
+	for k, v := range header {
+		tok.Header[k] = v
+	}
+	s, err := tok.SignedString(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// signRaw signs a payload written by hand with HS256 and the right key.
+func signRaw(t *testing.T, payload string) string {
+	t.Helper()
+	enc := base64.RawURLEncoding
+	unsigned := enc.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`)) + "." + enc.EncodeToString([]byte(payload))
+	sig, err := jwt.SigningMethodHS256.Sign(unsigned, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return unsigned + "." + enc.EncodeToString(sig)
 }
 
 func with(change func(jwt.MapClaims)) jwt.MapClaims {
@@ -106,6 +137,56 @@ func TestVerifyRefusesForgedAndBrokenTokens(t *testing.T) {
 		{"missing subject", sign(t, jwt.SigningMethodHS256, secret, with(func(c jwt.MapClaims) { delete(c, "sub") }))},
 		{"missing jti", sign(t, jwt.SigningMethodHS256, secret, with(func(c jwt.MapClaims) { delete(c, "jti") }))},
 	}
+	// Each signed with the right key, so that only the detail named is
+	// wrong: a NumericDate that is not a JSON number (RFC 7519 §2), a crit
+	// header catsrv does not understand (RFC 7515 §4.1.11).
+	future := now.Add(time.Hour).Unix()
+	reasons := map[string]string{} // the public reason of the added cases
+	for _, claim := range []string{"exp", "nbf", "iat"} {
+		value := goodClaims()[claim].(int64)
+		for kind, v := range map[string]any{
+			"string":       strconv.FormatInt(value, 10),
+			"far string":   "9999999999",
+			"float string": strconv.FormatInt(value, 10) + ".0",
+			"boolean":      true,
+			"object":       map[string]any{"n": value},
+			"array":        []any{value},
+			"null":         nil,
+		} {
+			tests = append(tests, struct {
+				name  string
+				token string
+			}{claim + " as " + kind, sign(t, jwt.SigningMethodHS256, secret, with(func(c jwt.MapClaims) { c[claim] = v }))})
+			reasons[claim+" as "+kind] = "exp, nbf and iat must be numbers"
+		}
+	}
+	// encoding/json matches keys regardless of case: an upper-case EXP
+	// after the real exp sets the expiry.
+	for _, claim := range []string{"EXP", "Nbf", "iaT"} {
+		name := claim + " as a string after the lower-case claim"
+		payload := fmt.Sprintf(`{"sub":"alice","role":"admin","jti":"id-1","iss":%q,"aud":%q,"iat":%d,"nbf":%d,"exp":%d,%q:"%d"}`,
+			issuer, audience, now.Unix(), now.Unix(), future, claim, now.Unix())
+		tests = append(tests, struct {
+			name  string
+			token string
+		}{name, signRaw(t, payload)})
+		reasons[name] = "exp, nbf and iat must be numbers"
+	}
+	for name, header := range map[string]map[string]any{
+		"crit naming an extension":        {"crit": []any{"x-catsrv-ext"}, "x-catsrv-ext": true},
+		"crit naming a claim copy":        {"crit": []any{"exp"}, "exp": future},
+		"crit with b64 (RFC 7797)":        {"crit": []any{"b64"}, "b64": true},
+		"crit empty (invalid)":            {"crit": []any{}},
+		"crit naming an absent parameter": {"crit": []any{"x-absent"}},
+		"crit as a string":                {"crit": "x-catsrv-ext", "x-catsrv-ext": true},
+		"crit null":                       {"crit": nil},
+	} {
+		tests = append(tests, struct {
+			name  string
+			token string
+		}{name, signWithHeader(t, header)})
+		reasons[name] = "unsupported critical header"
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := s.Verify(tt.token)
@@ -115,10 +196,22 @@ func TestVerifyRefusesForgedAndBrokenTokens(t *testing.T) {
 			if errs.KindOf(err) != errs.KindUnauthorized {
 				t.Fatalf("kind = %v, want unauthorized", errs.KindOf(err))
 			}
+			if msg := errs.PublicMessage(err, ""); !strings.Contains(msg, reasons[tt.name]) {
+				t.Fatalf("reason %q, want %q", msg, reasons[tt.name])
+			}
 		})
 	}
-	if _, err := s.Verify(good); err != nil {
-		t.Fatalf("the untampered token must pass: %v", err)
+	// The controls: the same tokens with every detail right pass.
+	for name, tok := range map[string]string{
+		"the untampered token":               good,
+		"a hand-written payload":             signRaw(t, fmt.Sprintf(`{"sub":"alice","role":"admin","jti":"id-1","iss":%q,"aud":%q,"iat":%d,"nbf":%d,"exp":%d}`, issuer, audience, now.Unix(), now.Unix(), future)),
+		"extra header parameters, no crit":   signWithHeader(t, map[string]any{"kid": "k1", "x-catsrv-ext": true}),
+		"numeric dates as fractions":         sign(t, jwt.SigningMethodHS256, secret, with(func(c jwt.MapClaims) { c["exp"] = float64(future) + 0.5 })),
+		"numeric dates in exponent notation": sign(t, jwt.SigningMethodHS256, secret, with(func(c jwt.MapClaims) { c["iat"] = json.Number("1.7487792e9") })),
+	} {
+		if _, err := s.Verify(tok); err != nil {
+			t.Errorf("%s must pass: %v", name, err)
+		}
 	}
 }
 

@@ -2,10 +2,10 @@ package httpapi
 
 import (
 	"context"
-	"net/http"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/catsrv/catsrv/core/auth"
 	"github.com/catsrv/catsrv/core/errs"
@@ -21,15 +21,12 @@ type authorizationKey struct{}
 type accessCookieKey struct{}
 
 // captureAuthorization passes the Authorization header and the access
-// cookie to the handler.
+// cookie (parsed by cookieValue, like on every other route) to the handler.
 func captureAuthorization(ctx huma.Context, next func(huma.Context)) {
+	r, _ := humago.Unwrap(ctx)
 	ctx = huma.WithValue(ctx, authorizationKey{}, ctx.Header("Authorization"))
-	if cookies, err := http.ParseCookie(ctx.Header("Cookie")); err == nil {
-		for _, c := range cookies {
-			if c.Name == accessCookie {
-				ctx = huma.WithValue(ctx, accessCookieKey{}, c.Value)
-			}
-		}
+	if cookie := cookieValue(r, accessCookie); cookie != "" {
+		ctx = huma.WithValue(ctx, accessCookieKey{}, cookie)
 	}
 	next(ctx)
 }

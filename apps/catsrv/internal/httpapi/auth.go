@@ -41,6 +41,11 @@ type AuthDeps struct {
 	// AllowedOrigins is the CORS allowlist (scheme://host[:port]); the same
 	// origins may use the session cookies in state-changing requests.
 	AllowedOrigins []string
+	// PublicOrigin is the server's own origin as browsers see it
+	// (scheme://host[:port], from CATSRV_PUBLIC_URL): cookie-authenticated
+	// requests from it pass the CSRF check. "" takes the origin each
+	// request was sent to (https when its connection is TLS).
+	PublicOrigin string
 	// PostLoginURL is where a browser goes after a successful login; ""
 	// means "/".
 	PostLoginURL string
@@ -51,6 +56,8 @@ type authAPI struct {
 	d       AuthDeps
 	log     *slog.Logger
 	origins map[string]bool
+	// public is d.PublicOrigin normalized, "" when unset or invalid.
+	public string
 }
 
 func newAuthAPI(d *AuthDeps, log *slog.Logger) *authAPI {
@@ -62,6 +69,9 @@ func newAuthAPI(d *AuthDeps, log *slog.Logger) *authAPI {
 		if n, ok := normalizeOrigin(o); ok {
 			a.origins[n] = true
 		}
+	}
+	if n, ok := normalizeOrigin(d.PublicOrigin); ok {
+		a.public = n
 	}
 	if a.d.PostLoginURL == "" {
 		a.d.PostLoginURL = "/"

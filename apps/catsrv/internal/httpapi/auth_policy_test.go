@@ -1,8 +1,12 @@
 package httpapi_test
 
 import (
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +64,12 @@ func TestCSRF(t *testing.T) {
 	b.login(auth.ProviderA)
 	access := b.cookie("catsrv_access", "/")
 	body := `{"preferences":{"k":1}}`
+	host := strings.TrimPrefix(e.srv.URL, "https://")
+	hostname, port, err := net.SplitHostPort(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherPort := net.JoinHostPort(hostname, strconv.Itoa((mustAtoi(t, port)+1)%65536))
 	cases := []struct {
 		name   string
 		header []string
@@ -71,6 +81,12 @@ func TestCSRF(t *testing.T) {
 		{"cookie from the allowed origin", []string{"Origin", allowedOrigin}, http.StatusOK},
 		{"cookie from the same origin", []string{"Origin", e.srv.URL}, http.StatusOK},
 		{"cookie with a same-origin Referer", []string{"Referer", e.srv.URL + "/ui/"}, http.StatusOK},
+		// An origin is scheme, host and port: the server is https here.
+		{"cookie from the same host over http", []string{"Origin", "http://" + host}, http.StatusForbidden},
+		{"cookie with a same-host Referer over http", []string{"Referer", "http://" + host + "/ui/"}, http.StatusForbidden},
+		{"cookie from the same host on another port", []string{"Origin", "https://" + otherPort}, http.StatusForbidden},
+		{"cookie from the allowed host over http", []string{"Origin", "http://app.example.com"}, http.StatusForbidden},
+		{"cookie from the allowed host on another port", []string{"Origin", allowedOrigin + ":8443"}, http.StatusForbidden},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -89,6 +105,59 @@ func TestCSRF(t *testing.T) {
 			t.Fatalf("%d %s", r.status, r.body)
 		}
 	})
+}
+
+// TestCSRFBehindAProxy serves the app over plain http, as behind a proxy
+// that terminates TLS, with the public origin configured: only that origin
+// is the server's own, whatever scheme or port the connection has.
+func TestCSRFBehindAProxy(t *testing.T) {
+	const public = "https://cat.example.com"
+	e := newAuthEnv(t, func(d *httpapi.AuthDeps) { d.PublicOrigin = public + ":443" })
+	b := e.browser(t)
+	b.login(auth.ProviderA)
+	access := b.cookie("catsrv_access", "/")
+	proxied := httptest.NewServer(e.srv.Config.Handler)
+	t.Cleanup(proxied.Close)
+	cases := []struct {
+		name, origin string
+		status       int
+	}{
+		{"the public origin", public, http.StatusOK},
+		{"the public origin with its default port", public + ":443", http.StatusOK},
+		{"the allowed origin", allowedOrigin, http.StatusOK},
+		{"the public host over http", "http://cat.example.com", http.StatusForbidden},
+		{"the public host on another port", public + ":8443", http.StatusForbidden},
+		{"the connection's own origin", proxied.URL, http.StatusForbidden},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, proxied.URL+authPrefix+"/memory", strings.NewReader(`{"preferences":{"k":1}}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Host = "cat.example.com"
+			req.Header.Set("Cookie", "catsrv_access="+access)
+			req.Header.Set("Origin", c.origin)
+			resp, err := proxied.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode != c.status {
+				t.Fatalf("POST /memory from %s: %d %s, want %d", c.origin, resp.StatusCode, raw, c.status)
+			}
+		})
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func TestProviderSwitches(t *testing.T) {

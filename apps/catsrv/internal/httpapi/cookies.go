@@ -3,7 +3,6 @@ package httpapi
 import (
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/catsrv/catsrv/core/auth/session"
@@ -81,7 +80,16 @@ func secondsUntil(t, now time.Time) int {
 	return s
 }
 
-// cookieValue returns the named cookie's value, "" when absent.
+// cookieValue returns the value of the first cookie named name in the
+// request's Cookie headers, "" when absent. Every route reads its cookies
+// here (the analytics routes through captureAuthorization), so all parse
+// them alike and leniently, the way browsers send them: a pair that is not
+// a valid cookie (a non-ASCII or quoted-inside value, an empty or spaced
+// name, a stray ';') is skipped and the valid ones around it are kept, so
+// an unrelated cookie of another application on the same host, such as
+// lang=français, never signs the user out. These are net/http's
+// Request.Cookies rules; http.ParseCookie, which fails the whole header
+// on one bad pair, must not be used.
 func cookieValue(r *http.Request, name string) string {
 	c, err := r.Cookie(name)
 	if err != nil {
@@ -92,9 +100,10 @@ func cookieValue(r *http.Request, name string) string {
 
 // checkOrigin is the CSRF defence of cookie-authenticated requests that
 // change state (on top of SameSite): the request must come from this
-// server's own origin or from one on the CORS allowlist. Browsers send
-// Origin on every cross-origin request and on same-origin POSTs; a request
-// with neither Origin nor Referer is refused.
+// server's own origin or from one on the CORS allowlist, compared as whole
+// origins: scheme, host and port (http://host is not https://host).
+// Browsers send Origin on every cross-origin request and on same-origin
+// POSTs; a request with neither Origin nor Referer is refused.
 func (a *authAPI) checkOrigin(r *http.Request) error {
 	origin := r.Header.Get("Origin")
 	if origin == "" || origin == "null" {
@@ -108,17 +117,28 @@ func (a *authAPI) checkOrigin(r *http.Request) error {
 		return errs.New(errs.KindForbidden, "cookie-authenticated requests must carry an Origin header (CSRF protection); API clients should send Authorization: Bearer")
 	}
 	n, ok := normalizeOrigin(origin)
-	if ok && (a.origins[n] || sameHost(n, r.Host)) {
+	if ok && (a.origins[n] || n == a.ownOrigin(r)) {
 		return nil
 	}
 	return errs.New(errs.KindForbidden, "origin %s may not use the session cookies: it is not in security.cors.allowed_origins", truncateOrigin(origin))
 }
 
-// sameHost reports whether an origin names the host the request was sent
-// to.
-func sameHost(origin, host string) bool {
-	_, h, ok := strings.Cut(origin, "://")
-	return ok && host != "" && strings.EqualFold(h, host)
+// ownOrigin is this server's origin as browsers see it: the public origin
+// when one is configured (behind a TLS-terminating proxy the connection
+// says nothing of the scheme browsers use), else the origin the request
+// was sent to, https when the connection is TLS. "" matches nothing.
+func (a *authAPI) ownOrigin(r *http.Request) string {
+	if a.public != "" {
+		return a.public
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if o, ok := normalizeOrigin(scheme + "://" + r.Host); ok {
+		return o
+	}
+	return ""
 }
 
 func truncateOrigin(o string) string {
