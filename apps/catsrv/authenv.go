@@ -91,6 +91,10 @@ func (e environ) authDeps(ctx context.Context, addr string, cats ports.CatDirect
 	if err != nil {
 		return nil, err
 	}
+	rateLimit, err := e.authRateLimit()
+	if err != nil {
+		return nil, err
+	}
 	secret := []byte(e.get("CATSRV_JWT_SECRET", ""))
 	clk := clock.System{}
 	return &httpapi.AuthDeps{
@@ -106,6 +110,7 @@ func (e environ) authDeps(ctx context.Context, addr string, cats ports.CatDirect
 		Cookies:        cookies,
 		AllowedOrigins: origins,
 		PostLoginURL:   e.get("CATSRV_POST_LOGIN_URL", "/"),
+		RateLimit:      rateLimit,
 	}, nil
 }
 
