@@ -60,6 +60,12 @@ type AuditLog interface {
 	// Events returns the events the filter selects, oldest first (events
 	// of the same time in the order recorded).
 	Events(ctx context.Context, f auth.AuditFilter) ([]auth.AuditEvent, error)
+	// Prune deletes every event older than before (events at before are
+	// kept) and returns how many it deleted. It deletes at most batch
+	// events per statement (batch <= 0: a store default), each batch
+	// committed on its own, so that a large log never holds a long lock;
+	// it repeats until none is left or ctx ends.
+	Prune(ctx context.Context, before time.Time, batch int) (int, error)
 }
 
 // MemoryStore keeps each user's memory (spec §2.5).

@@ -175,6 +175,16 @@ func (a *Auth) Events(_ context.Context, f auth.AuditFilter) ([]auth.AuditEvent,
 	return out, nil
 }
 
+// Prune deletes the audit events older than before. The store is in
+// memory: one pass under the lock, batch does not matter.
+func (a *Auth) Prune(_ context.Context, before time.Time, _ int) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := len(a.audit)
+	a.audit = slices.DeleteFunc(a.audit, func(e auth.AuditEvent) bool { return e.Time.Before(before) })
+	return n - len(a.audit), nil
+}
+
 // Memory returns a user's memory.
 func (a *Auth) Memory(_ context.Context, userID string) (auth.Memory, error) {
 	a.mu.Lock()

@@ -95,6 +95,10 @@ func (e environ) authDeps(ctx context.Context, addr string, cats ports.CatDirect
 	if err != nil {
 		return nil, err
 	}
+	rateLimit, err := e.authRateLimit()
+	if err != nil {
+		return nil, err
+	}
 	secret := []byte(e.get("CATSRV_JWT_SECRET", ""))
 	clk := clock.System{}
 	return &httpapi.AuthDeps{
@@ -111,6 +115,7 @@ func (e environ) authDeps(ctx context.Context, addr string, cats ports.CatDirect
 		AllowedOrigins: origins,
 		PublicOrigin:   publicOrigin,
 		PostLoginURL:   e.get("CATSRV_POST_LOGIN_URL", "/"),
+		RateLimit:      rateLimit,
 	}, nil
 }
 

@@ -65,6 +65,11 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	stopPruner, err := env.startAuditPruner(ctx, store, logger)
+	if err != nil {
+		return err
+	}
+	defer stopPruner()
 	chats, err := chatsql.Open(ctx, store, chatsql.Options{AfterCommit: indexRefresher(rollups, logger)})
 	if err != nil {
 		return fmt.Errorf("opening the conversation store: %w", err)

@@ -71,6 +71,10 @@ const (
 	AuditRefreshFailure   AuditKind = "refresh_failure"
 	AuditRefreshReuse     AuditKind = "refresh_reuse"
 	AuditLogout           AuditKind = "logout"
+	// AuditRateLimited is a client address refused for sending too many
+	// unauthenticated authentication requests; recorded once per window
+	// and address, not per refused request.
+	AuditRateLimited AuditKind = "rate_limited"
 )
 
 // AuditEvent is one line of the audit log.

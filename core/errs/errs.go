@@ -29,6 +29,9 @@ const (
 	KindUnavailable
 	// KindTooLarge means the input exceeds a configured size limit.
 	KindTooLarge
+	// KindRateLimited means the caller sent too many requests and must
+	// wait before trying again.
+	KindRateLimited
 )
 
 var kindNames = map[Kind]string{
@@ -40,6 +43,7 @@ var kindNames = map[Kind]string{
 	KindConflict:     "conflict",
 	KindUnavailable:  "unavailable",
 	KindTooLarge:     "too large",
+	KindRateLimited:  "rate limited",
 }
 
 // String names the kind.

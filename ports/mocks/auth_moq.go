@@ -526,6 +526,9 @@ var _ ports.AuditLog = &AuditLogMock{}
 //			EventsFunc: func(ctx context.Context, f auth.AuditFilter) ([]auth.AuditEvent, error) {
 //				panic("mock out the Events method")
 //			},
+//			PruneFunc: func(ctx context.Context, before time.Time, batch int) (int, error) {
+//				panic("mock out the Prune method")
+//			},
 //			RecordFunc: func(ctx context.Context, e auth.AuditEvent) error {
 //				panic("mock out the Record method")
 //			},
@@ -539,6 +542,9 @@ type AuditLogMock struct {
 	// EventsFunc mocks the Events method.
 	EventsFunc func(ctx context.Context, f auth.AuditFilter) ([]auth.AuditEvent, error)
 
+	// PruneFunc mocks the Prune method.
+	PruneFunc func(ctx context.Context, before time.Time, batch int) (int, error)
+
 	// RecordFunc mocks the Record method.
 	RecordFunc func(ctx context.Context, e auth.AuditEvent) error
 
@@ -551,6 +557,15 @@ type AuditLogMock struct {
 			// F is the f argument value.
 			F auth.AuditFilter
 		}
+		// Prune holds details about calls to the Prune method.
+		Prune []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// Before is the before argument value.
+			Before time.Time
+			// Batch is the batch argument value.
+			Batch int
+		}
 		// Record holds details about calls to the Record method.
 		Record []struct {
 			// Ctx is the ctx argument value.
@@ -560,6 +575,7 @@ type AuditLogMock struct {
 		}
 	}
 	lockEvents sync.RWMutex
+	lockPrune  sync.RWMutex
 	lockRecord sync.RWMutex
 }
 
@@ -596,6 +612,46 @@ func (mock *AuditLogMock) EventsCalls() []struct {
 	mock.lockEvents.RLock()
 	calls = mock.calls.Events
 	mock.lockEvents.RUnlock()
+	return calls
+}
+
+// Prune calls PruneFunc.
+func (mock *AuditLogMock) Prune(ctx context.Context, before time.Time, batch int) (int, error) {
+	if mock.PruneFunc == nil {
+		panic("AuditLogMock.PruneFunc: method is nil but AuditLog.Prune was just called")
+	}
+	callInfo := struct {
+		Ctx    context.Context
+		Before time.Time
+		Batch  int
+	}{
+		Ctx:    ctx,
+		Before: before,
+		Batch:  batch,
+	}
+	mock.lockPrune.Lock()
+	mock.calls.Prune = append(mock.calls.Prune, callInfo)
+	mock.lockPrune.Unlock()
+	return mock.PruneFunc(ctx, before, batch)
+}
+
+// PruneCalls gets all the calls that were made to Prune.
+// Check the length with:
+//
+//	len(mockedAuditLog.PruneCalls())
+func (mock *AuditLogMock) PruneCalls() []struct {
+	Ctx    context.Context
+	Before time.Time
+	Batch  int
+} {
+	var calls []struct {
+		Ctx    context.Context
+		Before time.Time
+		Batch  int
+	}
+	mock.lockPrune.RLock()
+	calls = mock.calls.Prune
+	mock.lockPrune.RUnlock()
 	return calls
 }
 

@@ -2,12 +2,15 @@ package porttest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/catsrv/catsrv/adapters/clock"
 	"github.com/catsrv/catsrv/core/auth"
+	"github.com/catsrv/catsrv/core/auth/retention"
 	"github.com/catsrv/catsrv/core/errs"
 	"github.com/catsrv/catsrv/ports"
 )
@@ -36,6 +39,8 @@ func TestAuthStore(t *testing.T, open func(t *testing.T) AuthStore) {
 		{"ConcurrentConsumeOneWinner", testConcurrentConsume},
 		{"Revocations", testRevocations},
 		{"AuditFilters", testAuditFilters},
+		{"AuditPrune", testAuditPrune},
+		{"AuditRetentionPruner", testAuditRetention},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, open(t)) })
@@ -286,4 +291,136 @@ func testAuditFilters(t *testing.T, s AuthStore) {
 func withTime(e auth.AuditEvent, at time.Time) auth.AuditEvent {
 	e.Time = at
 	return e
+}
+
+// auditAt records one login_start per time, the index in the user agent so
+// that the survivors can be told apart.
+func auditAt(t *testing.T, s AuthStore, times ...time.Time) []auth.AuditEvent {
+	t.Helper()
+	out := make([]auth.AuditEvent, 0, len(times))
+	for i, at := range times {
+		e := auth.AuditEvent{Time: at, Kind: auth.AuditLoginStart, Provider: "provider_a", Cat: "demo", IP: "192.0.2.1", UserAgent: fmt.Sprintf("ua-%d", i)}
+		if err := s.Record(t.Context(), e); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// checkAudit fails unless the log holds exactly want (by time and user
+// agent), oldest first.
+func checkAudit(t *testing.T, s AuthStore, want []auth.AuditEvent) {
+	t.Helper()
+	got, err := s.Events(t.Context(), auth.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = slices.Clone(want)
+	slices.SortStableFunc(want, func(a, b auth.AuditEvent) int { return a.Time.Compare(b.Time) })
+	if !slices.EqualFunc(got, want, func(a, b auth.AuditEvent) bool { return a.Time.Equal(b.Time) && a.UserAgent == b.UserAgent }) {
+		t.Fatalf("audit log holds %d events:\n%v\nwant %d:\n%v", len(got), agents(got), len(want), agents(want))
+	}
+}
+
+func agents(es []auth.AuditEvent) []string {
+	out := make([]string, 0, len(es))
+	for _, e := range es {
+		out = append(out, e.UserAgent+"@"+e.Time.Format(time.RFC3339Nano))
+	}
+	return out
+}
+
+// testAuditPrune: Prune deletes exactly the events older than the cut
+// (one at the cut stays), across several batches, and reports how many.
+func testAuditPrune(t *testing.T, s AuthStore) {
+	ctx := t.Context()
+	cut := t0.Add(30 * 24 * time.Hour)
+	var times []time.Time
+	// 11 old events (more than three batches of 3), interleaved in
+	// recording order with newer ones.
+	for i := range 11 {
+		times = append(times, cut.Add(-time.Duration(i+1)*time.Hour), cut.Add(time.Duration(i)*time.Minute))
+	}
+	times = append(times, cut.Add(-time.Microsecond), cut.Add(time.Microsecond))
+	all := auditAt(t, s, times...)
+	var keep []auth.AuditEvent
+	for _, e := range all {
+		if !e.Time.Before(cut) {
+			keep = append(keep, e)
+		}
+	}
+	n, err := s.Prune(ctx, cut, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(all) - len(keep); n != want {
+		t.Fatalf("Prune deleted %d, want %d", n, want)
+	}
+	checkAudit(t, s, keep)
+	// Nothing left to prune: a second pass deletes none, whatever the batch.
+	if n, err := s.Prune(ctx, cut, 0); err != nil || n != 0 {
+		t.Fatalf("second Prune = %d, %v; want 0", n, err)
+	}
+	checkAudit(t, s, keep)
+	// A cut before everything deletes nothing; one after everything, all.
+	if n, err := s.Prune(ctx, t0, 2); err != nil || n != 0 {
+		t.Fatalf("Prune before all = %d, %v; want 0", n, err)
+	}
+	if n, err := s.Prune(ctx, cut.Add(time.Hour), 2); err != nil || n != len(keep) {
+		t.Fatalf("Prune after all = %d, %v; want %d", n, err, len(keep))
+	}
+	checkAudit(t, s, nil)
+}
+
+// testAuditRetention runs the background pruner over the store, driven by
+// a fake clock and hand-fed ticks: the events older than the retention go
+// at start and at each tick as the clock moves, newer ones stay.
+func testAuditRetention(t *testing.T, s AuthStore) {
+	const keepFor = 90 * 24 * time.Hour
+	now := t0.Add(365 * 24 * time.Hour)
+	clk := clock.NewFixed(now)
+	day := 24 * time.Hour
+	all := auditAt(t, s,
+		now.Add(-200*day), now.Add(-91*day), now.Add(-keepFor-time.Second), // gone at start
+		now.Add(-keepFor+time.Hour), now.Add(-89*day), // gone after two days
+		now.Add(-10*day), now, // stay
+	)
+	p, err := retention.New(s, clk, keepFor, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ticks := make(chan time.Time)
+	type pass struct {
+		n   int
+		err error
+	}
+	passes := make(chan pass)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.Run(ctx, ticks, func(n int, err error) { passes <- pass{n, err} })
+	}()
+	defer func() { cancel(); <-done }()
+	wait := func(want int) {
+		t.Helper()
+		select {
+		case got := <-passes:
+			if got.err != nil || got.n != want {
+				t.Fatalf("pruner pass = %d, %v; want %d deleted", got.n, got.err, want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the pruner did not run")
+		}
+	}
+	wait(3) // the pass at start
+	checkAudit(t, s, all[3:])
+	ticks <- clk.Now() // the clock has not moved: nothing more is old
+	wait(0)
+	checkAudit(t, s, all[3:])
+	clk.Advance(2 * day)
+	ticks <- clk.Now()
+	wait(2)
+	checkAudit(t, s, all[5:])
 }

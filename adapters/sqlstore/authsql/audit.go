@@ -3,6 +3,7 @@ package authsql
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/catsrv/catsrv/core/auth"
 )
@@ -58,4 +59,38 @@ func (s *Store) Events(ctx context.Context, f auth.AuditFilter) ([]auth.AuditEve
 		return nil, internal(err)
 	}
 	return out, nil
+}
+
+// DefaultPruneBatch is how many audit rows one statement of Prune deletes
+// when the caller names no batch size.
+const DefaultPruneBatch = 1000
+
+// Prune deletes the audit events older than before, oldest first, at most
+// batch rows per statement. Each statement commits on its own (the pool
+// runs it outside any transaction), so the table is locked only for one
+// batch at a time; the index on at finds the rows.
+func (s *Store) Prune(ctx context.Context, before time.Time, batch int) (int, error) {
+	if batch <= 0 {
+		batch = DefaultPruneBatch
+	}
+	cut := micros(before)
+	total := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		res, err := s.db.ExecContext(ctx, `DELETE FROM auth_audit WHERE seq IN
+			(SELECT seq FROM auth_audit WHERE at < ? ORDER BY at LIMIT ?)`, cut, batch)
+		if err != nil {
+			return total, internal(err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return total, internal(err)
+		}
+		total += int(n)
+		if n < int64(batch) {
+			return total, nil
+		}
+	}
 }

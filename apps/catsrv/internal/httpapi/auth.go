@@ -49,6 +49,10 @@ type AuthDeps struct {
 	// PostLoginURL is where a browser goes after a successful login; ""
 	// means "/".
 	PostLoginURL string
+	// RateLimit limits, per client address, the routes an anonymous
+	// client can make write the audit log (ratelimit.go); the zero value
+	// is the defaults.
+	RateLimit RateLimit
 }
 
 // authAPI serves the /api/v1/auth routes.
@@ -58,6 +62,8 @@ type authAPI struct {
 	origins map[string]bool
 	// public is d.PublicOrigin normalized, "" when unset or invalid.
 	public string
+	// limiter is nil when the rate limit is off.
+	limiter *clientLimiter
 }
 
 func newAuthAPI(d *AuthDeps, log *slog.Logger) *authAPI {
@@ -76,21 +82,27 @@ func newAuthAPI(d *AuthDeps, log *slog.Logger) *authAPI {
 	if a.d.PostLoginURL == "" {
 		a.d.PostLoginURL = "/"
 	}
+	if !d.RateLimit.Disabled {
+		a.limiter = newClientLimiter(d.RateLimit)
+	}
 	return a
 }
 
 // configured reports whether the routes have their dependencies.
 func (a *authAPI) configured() bool { return a.d.Sessions != nil }
 
-// registerAuth adds the /api/v1/auth routes to the mux.
+// registerAuth adds the /api/v1/auth routes to the mux. The routes an
+// anonymous client can make write the audit log (start, callback,
+// refresh, logout) are rate-limited per client address; the memory routes
+// need a session, and /providers writes nothing.
 func registerAuth(mux *http.ServeMux, a *authAPI) {
 	for _, p := range auth.Providers {
-		mux.HandleFunc("POST "+AuthPrefix+"/"+p, a.guard(func(w http.ResponseWriter, r *http.Request) { a.start(w, r, p) }))
-		mux.HandleFunc("GET "+AuthPrefix+"/"+p+"/callback", a.guard(func(w http.ResponseWriter, r *http.Request) { a.callback(w, r, p) }))
+		mux.HandleFunc("POST "+AuthPrefix+"/"+p, a.guard(a.limited(func(w http.ResponseWriter, r *http.Request) { a.start(w, r, p) })))
+		mux.HandleFunc("GET "+AuthPrefix+"/"+p+"/callback", a.guard(a.limited(func(w http.ResponseWriter, r *http.Request) { a.callback(w, r, p) })))
 	}
 	mux.HandleFunc("GET "+AuthPrefix+"/providers", a.guard(a.listProviders))
-	mux.HandleFunc("POST "+AuthPrefix+"/refresh", a.guard(a.refresh))
-	mux.HandleFunc("POST "+AuthPrefix+"/logout", a.guard(a.logout))
+	mux.HandleFunc("POST "+AuthPrefix+"/refresh", a.guard(a.limited(a.refresh)))
+	mux.HandleFunc("POST "+AuthPrefix+"/logout", a.guard(a.limited(a.logout)))
 	mux.HandleFunc("GET "+AuthPrefix+"/memory", a.guard(a.getMemory))
 	mux.HandleFunc("POST "+AuthPrefix+"/memory", a.guard(a.postMemory))
 	mux.HandleFunc("DELETE "+AuthPrefix+"/memory", a.guard(a.deleteMemory))

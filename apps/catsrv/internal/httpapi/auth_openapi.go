@@ -60,6 +60,7 @@ func documentAuth(api huma.API) {
 		oapi.AddOperation(op)
 	}
 
+	tooMany := "This client address sent too many login, callback, refresh and logout requests; Retry-After says when to try again."
 	for _, p := range auth.Providers {
 		id := strings.ReplaceAll(p, "_", "-")
 		add(&huma.Operation{
@@ -72,6 +73,7 @@ func documentAuth(api huma.API) {
 			http.StatusForbidden:           "The provider is disabled for the CAT.",
 			http.StatusNotFound:            "Unknown CAT.",
 			http.StatusServiceUnavailable:  "The provider's credentials are not set, or authentication is not configured.",
+			http.StatusTooManyRequests:     tooMany,
 			http.StatusInternalServerError: "The server failed; the cause is logged, not shown.",
 		})
 		session := jsonBody("The session, when Accept names application/json and not text/html; the refresh token stays in its cookie.",
@@ -91,6 +93,7 @@ func documentAuth(api huma.API) {
 			http.StatusUnauthorized:        "The login expired or was replayed, or the provider refused it.",
 			http.StatusForbidden:           "The provider is disabled for the CAT.",
 			http.StatusServiceUnavailable:  "The provider is unreachable, or authentication is not configured.",
+			http.StatusTooManyRequests:     tooMany,
 			http.StatusInternalServerError: "The server failed; the cause is logged, not shown.",
 		})
 		oapi.Paths[AuthPrefix+"/"+p+"/callback"].Get.Responses["303"] = &huma.Response{
@@ -125,6 +128,7 @@ func documentAuth(api huma.API) {
 		http.StatusForbidden:             "The cookie came from an origin not allowed (CSRF).",
 		http.StatusRequestEntityTooLarge: "The body is too large.",
 		http.StatusServiceUnavailable:    "Authentication is not configured.",
+		http.StatusTooManyRequests:       tooMany,
 		http.StatusInternalServerError:   "The server failed; the cause is logged, not shown.",
 	})
 	add(&huma.Operation{
@@ -140,6 +144,7 @@ func documentAuth(api huma.API) {
 		http.StatusForbidden:             "A cookie came from an origin not allowed (CSRF).",
 		http.StatusRequestEntityTooLarge: "The body is too large.",
 		http.StatusServiceUnavailable:    "Authentication is not configured.",
+		http.StatusTooManyRequests:       tooMany,
 		http.StatusInternalServerError:   "The server failed; the cause is logged, not shown.",
 	})
 
@@ -186,9 +191,14 @@ func authErrorResponses(errBody *huma.Schema, descriptions map[int]string) map[s
 	out := make(map[string]*huma.Response, len(descriptions)+1)
 	for status, desc := range descriptions {
 		r := &huma.Response{Description: desc, Content: map[string]*huma.MediaType{"application/json": {Schema: errBody}}}
-		if status == http.StatusUnauthorized {
+		switch status {
+		case http.StatusUnauthorized:
 			r.Headers = map[string]*huma.Header{
 				"WWW-Authenticate": {Description: "Always Bearer.", Schema: &huma.Schema{Type: huma.TypeString}},
+			}
+		case http.StatusTooManyRequests:
+			r.Headers = map[string]*huma.Header{
+				"Retry-After": {Description: "Seconds to wait before the next request is admitted.", Schema: &huma.Schema{Type: huma.TypeInteger}},
 			}
 		}
 		out[strconv.Itoa(status)] = r

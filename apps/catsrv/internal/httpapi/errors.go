@@ -60,6 +60,7 @@ var authKindResponses = map[errs.Kind]kindResponse{
 	errs.KindConflict:     {http.StatusConflict, "CONFLICT", true},
 	errs.KindTooLarge:     {http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", true},
 	errs.KindUnavailable:  {http.StatusServiceUnavailable, "UNAVAILABLE", true},
+	errs.KindRateLimited:  {http.StatusTooManyRequests, "TOO_MANY_REQUESTS", true},
 	errs.KindInternal:     {http.StatusInternalServerError, "INTERNAL_ERROR", false},
 }
 

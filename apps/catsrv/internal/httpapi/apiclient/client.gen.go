@@ -6283,6 +6283,11 @@ type AuthLogoutResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// AuthLogoutResponse429Headers the declared response headers of an HTTP 429 response for AuthLogout
+type AuthLogoutResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AuthLogoutResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6296,12 +6301,16 @@ type AuthLogoutResponse struct {
 	JSON403 *ErrorBody
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *ErrorBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthLogoutResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AuthLogoutResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6327,6 +6336,11 @@ func (r AuthLogoutResponse) GetJSON403() *ErrorBody {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r AuthLogoutResponse) GetJSON413() *ErrorBody {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AuthLogoutResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6603,6 +6617,11 @@ func (r AuthUpdateMemoryResponse) ContentType() string {
 	return ""
 }
 
+// AuthStartProviderAResponse429Headers the declared response headers of an HTTP 429 response for AuthStartProviderA
+type AuthStartProviderAResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AuthStartProviderAResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6614,10 +6633,14 @@ type AuthStartProviderAResponse struct {
 	JSON403 *ErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AuthStartProviderAResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6638,6 +6661,11 @@ func (r AuthStartProviderAResponse) GetJSON403() *ErrorBody {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AuthStartProviderAResponse) GetJSON404() *ErrorBody {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AuthStartProviderAResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6689,6 +6717,11 @@ type AuthCallbackProviderAResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// AuthCallbackProviderAResponse429Headers the declared response headers of an HTTP 429 response for AuthCallbackProviderA
+type AuthCallbackProviderAResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AuthCallbackProviderAResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6700,6 +6733,8 @@ type AuthCallbackProviderAResponse struct {
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -6708,6 +6743,8 @@ type AuthCallbackProviderAResponse struct {
 	Headers303 *AuthCallbackProviderAResponse303Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthCallbackProviderAResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AuthCallbackProviderAResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6728,6 +6765,11 @@ func (r AuthCallbackProviderAResponse) GetJSON401() *ErrorBody {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r AuthCallbackProviderAResponse) GetJSON403() *ErrorBody {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AuthCallbackProviderAResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6769,6 +6811,11 @@ func (r AuthCallbackProviderAResponse) ContentType() string {
 	return ""
 }
 
+// AuthStartProviderBResponse429Headers the declared response headers of an HTTP 429 response for AuthStartProviderB
+type AuthStartProviderBResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AuthStartProviderBResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6780,10 +6827,14 @@ type AuthStartProviderBResponse struct {
 	JSON403 *ErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AuthStartProviderBResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6804,6 +6855,11 @@ func (r AuthStartProviderBResponse) GetJSON403() *ErrorBody {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AuthStartProviderBResponse) GetJSON404() *ErrorBody {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AuthStartProviderBResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6855,6 +6911,11 @@ type AuthCallbackProviderBResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// AuthCallbackProviderBResponse429Headers the declared response headers of an HTTP 429 response for AuthCallbackProviderB
+type AuthCallbackProviderBResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AuthCallbackProviderBResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6866,6 +6927,8 @@ type AuthCallbackProviderBResponse struct {
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -6874,6 +6937,8 @@ type AuthCallbackProviderBResponse struct {
 	Headers303 *AuthCallbackProviderBResponse303Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthCallbackProviderBResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AuthCallbackProviderBResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6894,6 +6959,11 @@ func (r AuthCallbackProviderBResponse) GetJSON401() *ErrorBody {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r AuthCallbackProviderBResponse) GetJSON403() *ErrorBody {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AuthCallbackProviderBResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -6935,6 +7005,11 @@ func (r AuthCallbackProviderBResponse) ContentType() string {
 	return ""
 }
 
+// AuthStartProviderCResponse429Headers the declared response headers of an HTTP 429 response for AuthStartProviderC
+type AuthStartProviderCResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AuthStartProviderCResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6946,10 +7021,14 @@ type AuthStartProviderCResponse struct {
 	JSON403 *ErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AuthStartProviderCResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6970,6 +7049,11 @@ func (r AuthStartProviderCResponse) GetJSON403() *ErrorBody {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AuthStartProviderCResponse) GetJSON404() *ErrorBody {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AuthStartProviderCResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7021,6 +7105,11 @@ type AuthCallbackProviderCResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// AuthCallbackProviderCResponse429Headers the declared response headers of an HTTP 429 response for AuthCallbackProviderC
+type AuthCallbackProviderCResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AuthCallbackProviderCResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7032,6 +7121,8 @@ type AuthCallbackProviderCResponse struct {
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -7040,6 +7131,8 @@ type AuthCallbackProviderCResponse struct {
 	Headers303 *AuthCallbackProviderCResponse303Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthCallbackProviderCResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AuthCallbackProviderCResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7060,6 +7153,11 @@ func (r AuthCallbackProviderCResponse) GetJSON401() *ErrorBody {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r AuthCallbackProviderCResponse) GetJSON403() *ErrorBody {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AuthCallbackProviderCResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7175,6 +7273,11 @@ type AuthRefreshResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// AuthRefreshResponse429Headers the declared response headers of an HTTP 429 response for AuthRefresh
+type AuthRefreshResponse429Headers struct {
+	RetryAfter *int
+}
+
 type AuthRefreshResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7188,12 +7291,16 @@ type AuthRefreshResponse struct {
 	JSON403 *ErrorBody
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *ErrorBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthRefreshResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AuthRefreshResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7219,6 +7326,11 @@ func (r AuthRefreshResponse) GetJSON403() *ErrorBody {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r AuthRefreshResponse) GetJSON413() *ErrorBody {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AuthRefreshResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -9764,6 +9876,13 @@ func ParseAuthLogoutResponse(rsp *http.Response) (*AuthLogoutResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9791,6 +9910,16 @@ func ParseAuthLogoutResponse(rsp *http.Response) (*AuthLogoutResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AuthLogoutResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -10046,6 +10175,13 @@ func ParseAuthStartProviderAResponse(rsp *http.Response) (*AuthStartProviderARes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10060,6 +10196,19 @@ func ParseAuthStartProviderAResponse(rsp *http.Response) (*AuthStartProviderARes
 		}
 		response.JSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers AuthStartProviderAResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -10110,6 +10259,13 @@ func ParseAuthCallbackProviderAResponse(rsp *http.Response) (*AuthCallbackProvid
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10147,6 +10303,16 @@ func ParseAuthCallbackProviderAResponse(rsp *http.Response) (*AuthCallbackProvid
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AuthCallbackProviderAResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -10194,6 +10360,13 @@ func ParseAuthStartProviderBResponse(rsp *http.Response) (*AuthStartProviderBRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10208,6 +10381,19 @@ func ParseAuthStartProviderBResponse(rsp *http.Response) (*AuthStartProviderBRes
 		}
 		response.JSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers AuthStartProviderBResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -10258,6 +10444,13 @@ func ParseAuthCallbackProviderBResponse(rsp *http.Response) (*AuthCallbackProvid
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10295,6 +10488,16 @@ func ParseAuthCallbackProviderBResponse(rsp *http.Response) (*AuthCallbackProvid
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AuthCallbackProviderBResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -10342,6 +10545,13 @@ func ParseAuthStartProviderCResponse(rsp *http.Response) (*AuthStartProviderCRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10356,6 +10566,19 @@ func ParseAuthStartProviderCResponse(rsp *http.Response) (*AuthStartProviderCRes
 		}
 		response.JSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers AuthStartProviderCResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -10406,6 +10629,13 @@ func ParseAuthCallbackProviderCResponse(rsp *http.Response) (*AuthCallbackProvid
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10443,6 +10673,16 @@ func ParseAuthCallbackProviderCResponse(rsp *http.Response) (*AuthCallbackProvid
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AuthCallbackProviderCResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -10551,6 +10791,13 @@ func ParseAuthRefreshResponse(rsp *http.Response) (*AuthRefreshResponse, error) 
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10578,6 +10825,16 @@ func ParseAuthRefreshResponse(rsp *http.Response) (*AuthRefreshResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers AuthRefreshResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

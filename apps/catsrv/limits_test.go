@@ -1,0 +1,152 @@
+package main
+
+import (
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/catsrv/catsrv/adapters/sqlstore"
+	"github.com/catsrv/catsrv/adapters/sqlstore/authsql"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/core/auth"
+)
+
+func TestAuthRateLimitEnvironment(t *testing.T) {
+	cases := []struct {
+		env  environ
+		want httpapi.RateLimit
+		err  string
+	}{
+		{environ{}, httpapi.RateLimit{PerSecond: 1, Burst: 20}, ""},
+		{environ{"CATSRV_AUTH_RATE_LIMIT=0.5", "CATSRV_AUTH_RATE_BURST=5"}, httpapi.RateLimit{PerSecond: 0.5, Burst: 5}, ""},
+		{environ{"CATSRV_AUTH_RATE_LIMIT=off"}, httpapi.RateLimit{Disabled: true, Burst: 20}, ""},
+		{environ{"CATSRV_AUTH_RATE_LIMIT=0"}, httpapi.RateLimit{Disabled: true, Burst: 20}, ""},
+		{environ{"CATSRV_AUTH_RATE_LIMIT=-1"}, httpapi.RateLimit{}, "CATSRV_AUTH_RATE_LIMIT"},
+		{environ{"CATSRV_AUTH_RATE_LIMIT=NaN"}, httpapi.RateLimit{}, "CATSRV_AUTH_RATE_LIMIT"},
+		{environ{"CATSRV_AUTH_RATE_LIMIT=fast"}, httpapi.RateLimit{}, "CATSRV_AUTH_RATE_LIMIT"},
+		{environ{"CATSRV_AUTH_RATE_BURST=0"}, httpapi.RateLimit{}, "CATSRV_AUTH_RATE_BURST"},
+		{environ{"CATSRV_AUTH_RATE_BURST=2.5"}, httpapi.RateLimit{}, "CATSRV_AUTH_RATE_BURST"},
+	}
+	for _, c := range cases {
+		got, err := c.env.authRateLimit()
+		switch {
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("%v: %+v, %v; want %+v", c.env, got, err, c.want)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%v: error %v, want one naming %s", c.env, err, c.err)
+		}
+	}
+}
+
+func TestAuditRetentionEnvironment(t *testing.T) {
+	day := 24 * time.Hour
+	cases := []struct {
+		value string
+		want  time.Duration
+		bad   bool
+	}{
+		{"", 90 * day, false},
+		{"30d", 30 * day, false},
+		{"2160h", 90 * day, false},
+		{"36h30m", 36*time.Hour + 30*time.Minute, false},
+		{"off", 0, false},
+		{"0", 0, false},
+		{"10m", 0, true},
+		{"0d", 0, true},
+		{"-5d", 0, true},
+		{"1.5d", 0, true},
+		{"forever", 0, true},
+	}
+	for _, c := range cases {
+		got, err := environ{"CATSRV_AUDIT_RETENTION=" + c.value}.auditRetention()
+		if c.bad != (err != nil) || got != c.want {
+			t.Errorf("CATSRV_AUDIT_RETENTION=%q: %s, %v; want %s (error %v)", c.value, got, err, c.want, c.bad)
+		}
+	}
+}
+
+// TestServeLimitsAndPrunes drives the real binary: audit events older than
+// CATSRV_AUDIT_RETENTION are pruned when serve starts, newer ones kept, and
+// a client over CATSRV_AUTH_RATE_BURST gets 429 with Retry-After, audited
+// once.
+func TestServeLimitsAndPrunes(t *testing.T) {
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "catsrv.db")
+	store, err := sqlstore.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	records, err := authsql.Open(t.Context(), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	for _, at := range []time.Time{now.AddDate(0, 0, -400), now.AddDate(0, 0, -31), now.AddDate(0, 0, -29), now.Add(-time.Hour)} {
+		if err := records.Record(t.Context(), auth.AuditEvent{Time: at, Kind: auth.AuditLogout, UserID: "u_seed"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	addr := freeAddr(t)
+	srv := exec.Command(binary, "serve", "--config", configDir(t), "--db", dsn, "--addr", addr)
+	srv.Env = []string{"PATH=" + os.Getenv("PATH"), "CATSRV_JWT_SECRET=" + testSecret,
+		"CATSRV_AUDIT_RETENTION=30d", "CATSRV_AUTH_RATE_BURST=3", "CATSRV_AUTH_RATE_LIMIT=0.01"}
+	var logs syncBuffer
+	srv.Stderr = &logs
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	waitReady(t, "http://"+addr+"/readyz")
+
+	// The pass at start runs in the background: wait for its log line.
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), `"msg":"audit log pruned","deleted":2`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no pruning at start:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	var statuses []int
+	retryAfter := ""
+	for range 6 {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+addr+"/api/v1/auth/provider_a", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		statuses = append(statuses, resp.StatusCode)
+		if resp.StatusCode == http.StatusTooManyRequests {
+			retryAfter = resp.Header.Get("Retry-After")
+		}
+	}
+	// The default CAT does not enable provider_a: 403 until the burst is spent.
+	want := []int{403, 403, 403, 429, 429, 429}
+	if !slices.Equal(statuses, want) || retryAfter != "100" {
+		t.Fatalf("statuses %v (Retry-After %q), want %v with Retry-After 100", statuses, retryAfter, want)
+	}
+
+	out := catsrv(t, nil, nil, "audit", "--db", dsn, "--json")
+	if out.code != 0 {
+		t.Fatalf("audit: %d %s", out.code, out.stderr)
+	}
+	counts := map[string]int{}
+	for _, kind := range []string{"logout", "provider_disabled", "rate_limited"} {
+		counts[kind] = strings.Count(out.stdout, `"event":"`+kind+`"`)
+	}
+	if counts["logout"] != 2 || counts["provider_disabled"] != 3 || counts["rate_limited"] != 1 {
+		t.Fatalf("audit after start and flood: %v, want the 2 recent seeded events, 3 refusals of provider_a, 1 rate_limited:\n%s", counts, out.stdout)
+	}
+}
