@@ -82,15 +82,46 @@ func (c *catIndex) fold(d analytics.Dimension, counts []int64) []int64 {
 // moves every row about log2(rows) times.
 const lateBudget = 4
 
-// add puts the row at its place in time order: a late row is inserted,
-// moving the later rows by one, until the refresh's budget is spent.
-func (c *catIndex) add(r Row) {
+// add codes the row and puts it at its place in time order.
+func (c *catIndex) add(r *Row) {
+	topic := c.dicts[analytics.Topic].code(r.Topic, r.Topic)
+	model := c.dicts[analytics.Model].code(r.Model, r.Model)
+	persona := c.dicts[analytics.Persona].code(r.Persona, r.Persona)
+	question := c.dicts[analytics.Question].code(r.QuestionID, r.Question)
+	answer := c.dicts[analytics.Answer].code(r.AnswerID, r.Answer)
+	combo := [3]uint32{topic, model, persona}
+	comboCode, ok := c.comboOf[combo]
+	if !ok {
+		comboCode = c.newCombo(combo)
+	}
+	c.put(codedRow{micros: r.Micros, combo: comboCode, question: question, answer: answer})
+}
+
+// newCombo adds a (topic, model, persona) combination and returns its code.
+func (c *catIndex) newCombo(combo [3]uint32) uint32 {
+	code := uint32(len(c.combos)) // #nosec G115 -- fewer than 2^32 combinations
+	c.comboOf[combo] = code
+	c.combos = append(c.combos, combo)
+	return code
+}
+
+// codedRow is a row whose values are coded in its CAT's dictionaries: the
+// time, the combination's code and the question and answer codes.
+type codedRow struct {
+	micros                  int64
+	combo, question, answer uint32
+}
+
+// put puts the coded row at its place in time order: a late row is
+// inserted, moving the later rows by one, until the refresh's budget is
+// spent. Its codes must be in the dictionaries and combinations.
+func (c *catIndex) put(r codedRow) {
 	n := c.at.len()
 	at := n
-	if n > 0 && r.Micros < c.at.last() {
+	if n > 0 && r.micros < c.at.last() {
 		// Insert after the rows of equal time, as the stable sort would.
 		if c.sorted {
-			at = c.at.search(r.Micros + 1)
+			at = c.at.search(r.micros + 1)
 		}
 		if !c.sorted || c.shifted+n-at > lateBudget*n {
 			c.sorted = false
@@ -99,40 +130,27 @@ func (c *catIndex) add(r Row) {
 			c.shifted += n - at
 		}
 	}
-	c.at.insert(at, r.Micros)
+	c.at.insert(at, r.micros)
+	combo := c.combos[r.combo]
 	var codes [dimensions]uint32
-	codes[analytics.Topic] = c.code(analytics.Topic, r.Topic, r.Topic)
-	codes[analytics.Model] = c.code(analytics.Model, r.Model, r.Model)
-	codes[analytics.Persona] = c.code(analytics.Persona, r.Persona, r.Persona)
-	codes[analytics.Question] = c.code(analytics.Question, r.QuestionID, r.Question)
-	codes[analytics.Answer] = c.code(analytics.Answer, r.AnswerID, r.Answer)
-	combo := [3]uint32{codes[analytics.Topic], codes[analytics.Model], codes[analytics.Persona]}
-	comboCode, ok := c.comboOf[combo]
-	if !ok {
-		comboCode = uint32(len(c.combos)) // #nosec G115 -- fewer than 2^32 combinations
-		c.comboOf[combo] = comboCode
-		c.combos = append(c.combos, combo)
+	codes[analytics.Topic], codes[analytics.Model], codes[analytics.Persona] = combo[0], combo[1], combo[2]
+	codes[analytics.Question], codes[analytics.Answer] = r.question, r.answer
+	for d, code := range codes {
+		if int(code) == len(c.totals[d]) {
+			c.totals[d] = append(c.totals[d], 0)
+		}
+		c.totals[d][code]++
 	}
-	c.combo.insert(at, comboCode)
-	c.question.insert(at, codes[analytics.Question])
-	c.answer.insert(at, codes[analytics.Answer])
+	c.combo.insert(at, r.combo)
+	c.question.insert(at, r.question)
+	c.answer.insert(at, r.answer)
 	for k, d := range postingDims {
 		if at < n {
 			c.shiftPostings(k, d, at)
 		}
 		c.postings[k].insert(codes[d], at)
 	}
-	c.cube.add(r.Micros, comboCode)
-}
-
-// code codes the value and counts it in the totals.
-func (c *catIndex) code(d analytics.Dimension, key, text []byte) uint32 {
-	code := c.dicts[d].code(key, text)
-	if int(code) == len(c.totals[d]) {
-		c.totals[d] = append(c.totals[d], 0)
-	}
-	c.totals[d][code]++
-	return code
+	c.cube.add(r.micros, r.combo)
 }
 
 // sortByTime orders the rows by time, keeping the order of equal times.
@@ -167,41 +185,4 @@ func (c *catIndex) trim() {
 	for k := range c.postings {
 		c.postings[k].trim()
 	}
-}
-
-// staging holds rows read from the source until they are applied, copied
-// out of the source's buffers.
-type staging struct {
-	buf  []byte
-	rows []stagedRow
-}
-
-type stagedRow struct {
-	id, micros int64
-	start      int
-	ends       [8]int // end offsets in buf of the row's fields, in Row order
-}
-
-func (s *staging) reset()   { s.buf, s.rows = s.buf[:0], s.rows[:0] }
-func (s *staging) len() int { return len(s.rows) }
-
-func (s *staging) add(r *Row) {
-	sr := stagedRow{id: r.ID, micros: r.Micros, start: len(s.buf)}
-	for k, f := range [8][]byte{r.Cat, r.Topic, r.Model, r.Persona, r.QuestionID, r.Question, r.AnswerID, r.Answer} {
-		s.buf = append(s.buf, f...)
-		sr.ends[k] = len(s.buf)
-	}
-	s.rows = append(s.rows, sr)
-}
-
-func (s *staging) row(k int) Row {
-	sr := s.rows[k]
-	var f [8][]byte
-	from := sr.start
-	for i, end := range sr.ends {
-		f[i] = s.buf[from:end:end]
-		from = end
-	}
-	return Row{ID: sr.id, Micros: sr.micros, Cat: f[0], Topic: f[1], Model: f[2], Persona: f[3],
-		QuestionID: f[4], Question: f[5], AnswerID: f[6], Answer: f[7]}
 }
