@@ -52,11 +52,7 @@ func Build(ctx context.Context, src Source) (*Index, error) {
 func (x *Index) Refresh(ctx context.Context) error {
 	x.refreshMu.Lock()
 	defer x.refreshMu.Unlock()
-	b := batch{cats: map[string]*catDraft{}}
-	_, err := x.src.ReadSince(ctx, x.high, func(r *Row) error {
-		b.add(x.cats, r)
-		return nil
-	})
+	b, err := x.read(ctx)
 	if err != nil {
 		return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed")
 	}
@@ -64,15 +60,30 @@ func (x *Index) Refresh(ctx context.Context) error {
 		return nil
 	}
 	b.prepare()
+	x.apply(&b)
+	x.rank(&b)
+	x.sortUnsorted()
+	return nil
+}
+
+// read reads the interactions stored since the last refresh into a batch.
+func (x *Index) read(ctx context.Context) (batch, error) {
+	b := batch{cats: map[string]*catDraft{}}
+	_, err := x.src.ReadSince(ctx, x.high, func(r *Row) error {
+		b.add(x.cats, r)
+		return nil
+	})
+	return b, err
+}
+
+// apply makes the batch's rows visible, under one hold of the write lock.
+func (x *Index) apply(b *batch) {
 	x.mu.Lock()
+	defer x.mu.Unlock()
 	b.apply(x.cats)
 	x.high = max(x.high, b.high)
 	x.rows += b.rows
 	x.changed()
-	x.mu.Unlock()
-	x.rank(&b)
-	x.sortUnsorted()
-	return nil
 }
 
 // rank orders the entries the batch added to the dictionaries of CATs
