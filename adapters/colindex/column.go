@@ -13,37 +13,47 @@ import (
 // narrow column stands for three dimensions and a filter on any of them
 // is one lookup per row.
 type catIndex struct {
-	at timeColumn
-	// combo, question and answer are the code columns; combos lists each
-	// combination's topic, model and persona codes (in cubeDims order).
-	combo, question, answer codeColumn
-	combos                  [][3]uint32
-	comboOf                 map[[3]uint32]uint32
-	dicts                   [dimensions]dictionary
+	catRows
+	combos  [][3]uint32 // each combination's topic, model and persona codes (in cubeDims order)
+	comboOf map[[3]uint32]uint32
+	dicts   [dimensions]dictionary
 	// totals counts every row per code: a range covering most of the
 	// CAT is counted as the totals minus the rows outside it.
 	totals [dimensions][]int64
 	cube   cube
-	// postings lists, per question and answer code, its rows' positions
-	// in time order (see postings.go); indexed like postingDims.
-	postings [len(postingDims)]postingLists
 	// seen marks the codes shiftPostings has shifted; all false between
 	// calls, kept to spare an allocation per late row.
 	seen [len(postingDims)][]bool
-	// sorted is false while rows older than the newest are appended last;
-	// queries then check each row's time instead of slicing.
-	sorted bool
 	// shifted counts the rows moved by late inserts since the last
 	// refresh: past lateBudget, late rows are appended and sorted once.
 	shifted int
+}
+
+// catRows is a CAT's rows: the code columns, the time column and the
+// posting lists. A large refresh builds the next catRows beside the one
+// readers use and swaps it in (see catDraft.prepareBulk); the swap takes
+// a struct copy under the write lock.
+type catRows struct {
+	at timeColumn
+	// combo, question and answer are the code columns: the row's
+	// combination (see catIndex.combos), question and answer codes.
+	combo, question, answer codeColumn
+	// postings lists, per question and answer code, its rows' positions
+	// in time order (see postings.go); indexed like postingDims.
+	postings [len(postingDims)]postingLists
+	// sorted is false while rows older than the newest are appended last;
+	// queries then check each row's time instead of slicing. The first
+	// inOrder rows are in time order then.
+	sorted  bool
+	inOrder int
 }
 
 // dimensions is how many analytics.Dimension values there are.
 const dimensions = 5
 
 func newCatIndex() *catIndex {
-	c := &catIndex{sorted: true, comboOf: map[[3]uint32]uint32{},
-		combo: newCodeColumn(), question: newCodeColumn(), answer: newCodeColumn()}
+	c := &catIndex{comboOf: map[[3]uint32]uint32{}, catRows: catRows{sorted: true,
+		combo: newCodeColumn(), question: newCodeColumn(), answer: newCodeColumn()}}
 	for d := range c.dicts {
 		c.dicts[d] = newDictionary()
 	}
@@ -124,7 +134,9 @@ func (c *catIndex) put(r codedRow) {
 			at = c.at.search(r.micros + 1)
 		}
 		if !c.sorted || c.shifted+n-at > lateBudget*n {
-			c.sorted = false
+			if c.sorted {
+				c.sorted, c.inOrder = false, n
+			}
 			at = n
 		} else {
 			c.shifted += n - at
@@ -153,24 +165,56 @@ func (c *catIndex) put(r codedRow) {
 	c.cube.add(r.micros, r.combo)
 }
 
-// sortByTime orders the rows by time, keeping the order of equal times.
-func (c *catIndex) sortByTime() {
-	if c.sorted {
+// sortByTime orders the rows by time, keeping the order of equal times,
+// in new storage (readers may be using the old); totals counts the rows
+// per code (for the posting lists).
+func (r *catRows) sortByTime(totals *[dimensions][]int64) {
+	if r.sorted {
 		return
 	}
-	times := c.at.all()
+	times := r.at.all()
+	perm := mergedOrder(times, r.inOrder)
+	r.at.set(permuted(times, perm))
+	for _, col := range []*codeColumn{&r.combo, &r.question, &r.answer} {
+		col.permute(perm)
+	}
+	for k, d := range postingDims {
+		r.postings[k].rebuild(totals[d], r.postingColumn(k))
+	}
+	r.sorted, r.inOrder = true, 0
+}
+
+// postingColumn returns the code column of postingDims[k].
+func (r *catRows) postingColumn(k int) *codeColumn {
+	if postingDims[k] == analytics.Question {
+		return &r.question
+	}
+	return &r.answer
+}
+
+// mergedOrder returns the row order that sorts times stably, the first
+// sorted of them in order already: the others sorted, then both merged.
+func mergedOrder(times []int64, sorted int) []int32 {
 	perm := make([]int32, len(times))
 	for k := range perm {
 		perm[k] = int32(k) // #nosec G115 -- a CAT holds fewer than 2^31 rows
 	}
-	slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(times[a], times[b]) })
-	c.at.set(permuted(times, perm))
-	for _, col := range []*codeColumn{&c.combo, &c.question, &c.answer} {
-		col.permute(perm)
+	byTime := func(a, b int32) int { return cmp.Compare(times[a], times[b]) }
+	tail := perm[sorted:]
+	slices.SortStableFunc(tail, byTime)
+	if sorted == 0 || len(tail) == 0 {
+		return perm
 	}
-	c.rebuildPostings()
-	c.sorted = true
-	c.shifted = 0
+	head := perm[:sorted]
+	out := make([]int32, 0, len(perm))
+	for len(head) > 0 && len(tail) > 0 {
+		if byTime(tail[0], head[0]) < 0 {
+			out, tail = append(out, tail[0]), tail[1:]
+		} else {
+			out, head = append(out, head[0]), head[1:]
+		}
+	}
+	return append(append(out, head...), tail...)
 }
 
 // trim drops the spare capacity that growing the columns left behind.

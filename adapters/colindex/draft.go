@@ -86,7 +86,7 @@ func (b *batch) prepare() {
 			for d := range cd.c.dicts {
 				cd.c.dicts[d].updateRanks()
 			}
-			cd.c.sortByTime()
+			cd.c.sortByTime(&cd.c.totals)
 			cd.c.shifted = 0
 			continue
 		}

@@ -124,24 +124,19 @@ func (x *Index) changed() {
 }
 
 // sortUnsorted restores time order in the CATs that received older rows
-// than they held. Until then their queries check each row's time.
+// than they held. Until then their queries check each row's time. Each
+// CAT is sorted into new storage without the write lock, then swapped in
+// under it.
 func (x *Index) sortUnsorted() {
-	x.mu.RLock()
-	var todo []*catIndex
 	for _, c := range x.cats {
-		if !c.sorted {
-			todo = append(todo, c)
+		c.shifted = 0 // only refreshes read it
+		if c.sorted {
+			continue
 		}
-	}
-	x.mu.RUnlock()
-	x.mu.Lock()
-	for _, c := range x.cats {
-		c.shifted = 0
-	}
-	x.mu.Unlock()
-	for _, c := range todo {
+		next := c.catRows
+		next.sortByTime(&c.totals)
 		x.mu.Lock()
-		c.sortByTime()
+		c.catRows = next
 		x.changed()
 		x.mu.Unlock()
 	}

@@ -1,6 +1,7 @@
 package colindex
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -333,6 +334,28 @@ func TestSortedGroupsBetweenMerges(t *testing.T) {
 		}
 		if limit == 0 && len(waiting) != nonzero {
 			t.Errorf("%d groups, want %d", len(waiting), nonzero)
+		}
+	}
+}
+
+// TestMergedOrder holds the merge of a sorted prefix with the sorted
+// rest to the stable sort of all the times, ties between the two parts
+// included.
+func TestMergedOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, c := range []struct{ n, sorted int }{{0, 0}, {1, 1}, {10, 0}, {10, 10}, {1000, 600}, {1000, 1}, {1000, 999}} {
+		times := make([]int64, c.n)
+		for k := range times {
+			times[k] = r.Int64N(50)
+		}
+		slices.Sort(times[:c.sorted])
+		want := make([]int32, c.n)
+		for k := range want {
+			want[k] = int32(k)
+		}
+		slices.SortStableFunc(want, func(a, b int32) int { return cmp.Compare(times[a], times[b]) })
+		if got := mergedOrder(times, c.sorted); !slices.Equal(got, want) {
+			t.Errorf("%d times, %d sorted: order %v, want %v", c.n, c.sorted, got, want)
 		}
 	}
 }
