@@ -2,6 +2,7 @@ package colindex
 
 import (
 	"hash/maphash"
+	"slices"
 
 	"github.com/catsrv/catsrv/core/analytics"
 )
@@ -16,6 +17,13 @@ import (
 // coded rows in their columns, and installs the new CATs. What is left
 // under the lock is the per-row work that moves what readers read: the
 // columns, the posting lists, the running totals and the cube.
+
+// bulkRows is the fewest rows of a CAT in one refresh for which the
+// refresh builds the CAT's next columns and posting lists beside the ones
+// readers use (see prepareBulk), leaving the lock a swap, the running
+// totals and the cube's new cells; fewer are put in place under the lock
+// (about a third of a microsecond a row).
+const bulkRows = 4096
 
 // batch is the rows of one refresh until they are applied.
 type batch struct {
@@ -35,6 +43,79 @@ type catDraft struct {
 	combos  [][3]uint32          // new combinations, coded after c's
 	comboOf map[[3]uint32]uint32 // their codes
 	rows    []codedRow
+	bulk    *bulk // the CAT's next rows, for bulkRows rows or more
+}
+
+// bulk is a CAT's rows, totals and the new rows' cube cells after a large
+// batch, built without the write lock.
+type bulk struct {
+	rows   catRows
+	totals [dimensions][]int64
+	cube   cube // the batch's rows only
+}
+
+// combo returns the topic, model and persona codes of a combination.
+func (cd *catDraft) combo(code uint32) [3]uint32 {
+	if n := uint32(len(cd.c.combos)); code >= n { // #nosec G115 -- fewer than 2^32 combinations
+		return cd.combos[code-n]
+	}
+	return cd.c.combos[code]
+}
+
+// prepareBulk builds the CAT's rows with the batch's: the columns are
+// lengthened past their ends (or copied when full), where no reader
+// looks; the posting lists' tables are copied and lengthened likewise
+// when every new row is newer than the CAT's rows, else rebuilt after
+// the rows are sorted into new storage, the CAT's merged with the new.
+func (cd *catDraft) prepareBulk() {
+	c := cd.c
+	b := &bulk{rows: c.catRows}
+	for d := range b.totals {
+		b.totals[d] = make([]int64, cd.dicts[d].to.len()+cd.dicts[d].add.len())
+		copy(b.totals[d], c.totals[d])
+	}
+	next, n := &b.rows, c.at.len()
+	inOrder := next.sorted
+	if inOrder && n > 0 {
+		last := c.at.last()
+		for _, r := range cd.rows {
+			if r.micros < last {
+				inOrder = false
+				break
+			}
+			last = r.micros
+		}
+	}
+	if inOrder {
+		for k := range next.postings {
+			next.postings[k].ref = slices.Clone(next.postings[k].ref)
+			next.postings[k].lists = slices.Clone(next.postings[k].lists)
+		}
+	} else if next.sorted {
+		next.sorted, next.inOrder = false, n
+	}
+	for k, r := range cd.rows {
+		at := n + k
+		next.at.insert(at, r.micros)
+		next.combo.insert(at, r.combo)
+		next.question.insert(at, r.question)
+		next.answer.insert(at, r.answer)
+		combo := cd.combo(r.combo)
+		var codes [dimensions]uint32
+		codes[analytics.Topic], codes[analytics.Model], codes[analytics.Persona] = combo[0], combo[1], combo[2]
+		codes[analytics.Question], codes[analytics.Answer] = r.question, r.answer
+		for d, code := range codes {
+			b.totals[d][code]++
+		}
+		if inOrder {
+			for k, d := range postingDims {
+				next.postings[k].insert(codes[d], at)
+			}
+		}
+		b.cube.add(r.micros, r.combo)
+	}
+	next.sortByTime(&b.totals)
+	cd.bulk = b
 }
 
 // add reads one row into the batch; cats are the index's CATs.
@@ -93,6 +174,9 @@ func (b *batch) prepare() {
 		for d := range cd.dicts {
 			cd.dicts[d].prepare()
 		}
+		if len(cd.rows) >= bulkRows {
+			cd.prepareBulk()
+		}
 	}
 }
 
@@ -108,6 +192,11 @@ func (b *batch) apply(cats map[string]*catIndex) {
 		}
 		for _, combo := range cd.combos {
 			cd.c.newCombo(combo)
+		}
+		if b := cd.bulk; b != nil {
+			cd.c.catRows, cd.c.totals = b.rows, b.totals
+			cd.c.cube.merge(&b.cube)
+			continue
 		}
 		for _, r := range cd.rows {
 			cd.c.put(r)
