@@ -87,8 +87,11 @@ func importVisibleAtOnce(t *testing.T, db string) {
 		var body struct {
 			Total *int64 `json:"total_interactions"`
 		}
-		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusOK || body.Total == nil {
-			return 0, fmt.Errorf("%s: status %d, %v", route, resp.StatusCode, err)
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			return 0, fmt.Errorf("%s: status %d: %w", route, resp.StatusCode, err)
+		}
+		if resp.StatusCode != http.StatusOK || body.Total == nil {
+			return 0, fmt.Errorf("%s: status %d, no total", route, resp.StatusCode)
 		}
 		return *body.Total, nil
 	}
