@@ -12,17 +12,17 @@ import (
 // not at all. It reads them without the write lock into a batch: a new
 // CAT is built aside in full; the rows of a CAT readers are using are
 // coded against its dictionaries into a catDraft, their new values kept
-// aside in dictDrafts. Then one hold of the write lock merges the drafts'
-// new values (their bytes already in place, see dictDraft) and puts the
-// coded rows in their columns, and installs the new CATs. What is left
-// under the lock is the per-row work that moves what readers read: the
-// columns, the posting lists, the running totals and the cube.
+// aside in dictDrafts (their bytes already where the dictionary will
+// read them, see dictDraft). For a few rows, one hold of the write lock
+// then merges the new values, puts the coded rows in their columns, posting
+// lists, running totals and cube (about a third of a microsecond a row),
+// and installs the new CATs. For bulkRows rows or more of a CAT, the
+// CAT's next columns, posting lists and totals are built beside the ones
+// readers use (see prepareBulk), leaving the lock the new values, the
+// cube's new cells and a swap.
 
-// bulkRows is the fewest rows of a CAT in one refresh for which the
-// refresh builds the CAT's next columns and posting lists beside the ones
-// readers use (see prepareBulk), leaving the lock a swap, the running
-// totals and the cube's new cells; fewer are put in place under the lock
-// (about a third of a microsecond a row).
+// bulkRows is the fewest rows of a CAT in one refresh that are applied
+// by building its next rows beside the ones readers use.
 const bulkRows = 4096
 
 // batch is the rows of one refresh until they are applied.
