@@ -117,6 +117,33 @@ func (x *Index) rank(b *batch) {
 	}
 }
 
+var _ ports.SnapshotAggregator = (*Index)(nil)
+
+// snapshotKey is the context key of a snapshot: its value is the index
+// whose read lock the snapshot holds.
+type snapshotKey struct{}
+
+// Snapshot holds the index's read lock until release, so that the calls
+// made with the returned context (which take no lock of their own) count
+// the same rows: a refresh waits until release to apply. Release soon:
+// every reader that comes after the waiting refresh waits too.
+func (x *Index) Snapshot(ctx context.Context) (context.Context, func()) {
+	x.mu.RLock()
+	var once sync.Once
+	return context.WithValue(ctx, snapshotKey{}, x), func() { once.Do(x.mu.RUnlock) }
+}
+
+// readLock takes the read lock for a query and returns its release; none
+// within a snapshot of the index, which holds it already (a second read
+// lock would wait for a refresh waiting for the snapshot).
+func (x *Index) readLock(ctx context.Context) func() {
+	if held, _ := ctx.Value(snapshotKey{}).(*Index); held == x {
+		return func() {}
+	}
+	x.mu.RLock()
+	return x.mu.RUnlock
+}
+
 // changed bumps the generation, under the write lock, after the rows
 // changed: no list counted before is served after.
 func (x *Index) changed() {

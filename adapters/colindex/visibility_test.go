@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/core/analytics"
@@ -157,4 +158,68 @@ func TestRefreshIsAtomic(t *testing.T) {
 		}
 	}
 	t.Logf("reader observations (query: value: times): %v", seen)
+}
+
+// readDone is a Source that reports when a read has returned.
+type readDone struct {
+	colindex.Source
+	done chan struct{}
+}
+
+func (s readDone) ReadSince(ctx context.Context, after int64, fn func(*colindex.Row) error) (int64, error) {
+	defer func() {
+		select {
+		case s.done <- struct{}{}:
+		default:
+		}
+	}()
+	return s.Source.ReadSince(ctx, after, fn)
+}
+
+// TestSnapshotHoldsOneState: the calls made with a snapshot's context
+// (the six of one /all_warehouse result) count the rows as they were
+// when it was taken, while a refresh that has read new rows waits to
+// apply them, and they do not wait for that refresh (a read lock taken
+// again behind a waiting writer would). After release, the refresh
+// applies and the counts are the new ones.
+func TestSnapshotHoldsOneState(t *testing.T) {
+	ctx := t.Context()
+	m := newMemLog()
+	r := rand.New(rand.NewPCG(17, 18))
+	if _, err := m.Append(ctx, analytics.Each(tiedLog(r, 300))); err != nil {
+		t.Fatalf("Append: %v", err)
+	}
+	src := readDone{Source: m, done: make(chan struct{}, 1)}
+	idx := build(t, src)
+	<-src.done
+	cats := [2]string{"c", "new"}
+	before := observe(ctx, t, idx, cats)
+
+	pinned, release := idx.Snapshot(ctx)
+	more := tiedLog(r, 200)
+	if _, err := m.Append(ctx, analytics.Each(more)); err != nil {
+		t.Fatalf("Append: %v", err)
+	}
+	refreshed := make(chan error, 1)
+	go func() { refreshed <- idx.Refresh(ctx) }()
+	<-src.done                        // the refresh has read the rows: it goes on to wait for the write lock
+	time.Sleep(20 * time.Millisecond) // (most likely waiting by now)
+	for range 3 {
+		if got := observe(pinned, t, idx, cats); got != before {
+			t.Fatalf("within the snapshot: %+v, want the counts it was taken with %+v", got, before)
+		}
+	}
+	select {
+	case err := <-refreshed:
+		t.Fatalf("the refresh applied within the snapshot (%v)", err)
+	default:
+	}
+	release()
+	release() // a second release does nothing
+	if err := <-refreshed; err != nil {
+		t.Fatalf("Refresh: %v", err)
+	}
+	if got := observe(ctx, t, idx, cats); got.totals[0] != 500 {
+		t.Errorf("after release and the refresh: %+v, want a total of 500", got)
+	}
 }
