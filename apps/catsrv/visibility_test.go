@@ -21,8 +21,9 @@ import (
 // a long import into the database of a running server, /all (raw SQL)
 // and /all_warehouse (the column index, which reads the import in many
 // chunks' worth of rows) each show the total from before the import or
-// the total after it, never a part of it; at the end both show the
-// total after. On SQLite and on PostgreSQL.
+// the total after it, never a part of it, and each answer's topic counts
+// add up to its total; at the end both show the total after. On SQLite
+// and on PostgreSQL.
 func TestImportVisibleAtOnce(t *testing.T) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
@@ -85,13 +86,25 @@ func importVisibleAtOnce(t *testing.T, db string) {
 		}
 		defer resp.Body.Close()
 		var body struct {
-			Total *int64 `json:"total_interactions"`
+			Total  *int64 `json:"total_interactions"`
+			Topics []struct {
+				Count int64 `json:"count"`
+			} `json:"topic_counts"`
 		}
 		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 			return 0, fmt.Errorf("%s: status %d: %w", route, resp.StatusCode, err)
 		}
 		if resp.StatusCode != http.StatusOK || body.Total == nil {
 			return 0, fmt.Errorf("%s: status %d, no total", route, resp.StatusCode)
+		}
+		// Every demo interaction has a topic: the topic list of one
+		// answer counts the rows of its total, from the same state.
+		var topics int64
+		for _, tc := range body.Topics {
+			topics += tc.Count
+		}
+		if topics != *body.Total {
+			return 0, fmt.Errorf("%s: total_interactions %d but the topic counts add up to %d", route, *body.Total, topics)
 		}
 		return *body.Total, nil
 	}
