@@ -108,8 +108,8 @@ func (cd *catDraft) prepareBulk() {
 			b.totals[d][code]++
 		}
 		if inOrder {
-			for k, d := range postingDims {
-				next.postings[k].insert(codes[d], at)
+			for p, d := range postingDims {
+				next.postings[p].insert(codes[d], at)
 			}
 		}
 		b.cube.add(r.micros, r.combo)
@@ -160,7 +160,8 @@ func (b *batch) add(cats map[string]*catIndex, r *Row) {
 }
 
 // prepare does, before the write lock, what readers cannot see: it ranks
-// and sorts the new CATs and grows the hash tables the drafts will need.
+// and sorts the new CATs, grows the hash tables the drafts will need and
+// builds the next rows of the CATs that receive bulkRows rows or more.
 func (b *batch) prepare() {
 	for _, cd := range b.cats {
 		if cd.fresh {
