@@ -53,6 +53,19 @@ type TopAggregator interface {
 	TopGroups(ctx context.Context, s analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error)
 }
 
+// SnapshotAggregator is an Aggregator whose reads can be held to one
+// state of its rows: every call made with the context Snapshot returns,
+// until release, counts the same rows, so that a result assembled from
+// several calls never mixes counts from before a write with counts from
+// after it. The calls may not write through the same store meanwhile.
+// Adapters implement it optionally.
+type SnapshotAggregator interface {
+	Aggregator
+	// Snapshot returns the context to make the calls with, and release,
+	// which the caller must call once it has made them.
+	Snapshot(ctx context.Context) (pinned context.Context, release func())
+}
+
 // InteractionLog is the raw log of interactions: it stores them and counts
 // over the raw rows.
 type InteractionLog interface {

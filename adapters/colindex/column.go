@@ -13,37 +13,47 @@ import (
 // narrow column stands for three dimensions and a filter on any of them
 // is one lookup per row.
 type catIndex struct {
-	at timeColumn
-	// combo, question and answer are the code columns; combos lists each
-	// combination's topic, model and persona codes (in cubeDims order).
-	combo, question, answer codeColumn
-	combos                  [][3]uint32
-	comboOf                 map[[3]uint32]uint32
-	dicts                   [dimensions]dictionary
+	catRows
+	combos  [][3]uint32 // each combination's topic, model and persona codes (in cubeDims order)
+	comboOf map[[3]uint32]uint32
+	dicts   [dimensions]dictionary
 	// totals counts every row per code: a range covering most of the
 	// CAT is counted as the totals minus the rows outside it.
 	totals [dimensions][]int64
 	cube   cube
-	// postings lists, per question and answer code, its rows' positions
-	// in time order (see postings.go); indexed like postingDims.
-	postings [len(postingDims)]postingLists
 	// seen marks the codes shiftPostings has shifted; all false between
 	// calls, kept to spare an allocation per late row.
 	seen [len(postingDims)][]bool
-	// sorted is false while rows older than the newest are appended last;
-	// queries then check each row's time instead of slicing.
-	sorted bool
 	// shifted counts the rows moved by late inserts since the last
 	// refresh: past lateBudget, late rows are appended and sorted once.
 	shifted int
+}
+
+// catRows is a CAT's rows: the code columns, the time column and the
+// posting lists. A large refresh builds the next catRows beside the one
+// readers use and swaps it in (see catDraft.prepareBulk); the swap takes
+// a struct copy under the write lock.
+type catRows struct {
+	at timeColumn
+	// combo, question and answer are the code columns: the row's
+	// combination (see catIndex.combos), question and answer codes.
+	combo, question, answer codeColumn
+	// postings lists, per question and answer code, its rows' positions
+	// in time order (see postings.go); indexed like postingDims.
+	postings [len(postingDims)]postingLists
+	// sorted is false while rows older than the newest are appended last;
+	// queries then check each row's time instead of slicing. The first
+	// inOrder rows are in time order then.
+	sorted  bool
+	inOrder int
 }
 
 // dimensions is how many analytics.Dimension values there are.
 const dimensions = 5
 
 func newCatIndex() *catIndex {
-	c := &catIndex{sorted: true, comboOf: map[[3]uint32]uint32{},
-		combo: newCodeColumn(), question: newCodeColumn(), answer: newCodeColumn()}
+	c := &catIndex{comboOf: map[[3]uint32]uint32{}, catRows: catRows{sorted: true,
+		combo: newCodeColumn(), question: newCodeColumn(), answer: newCodeColumn()}}
 	for d := range c.dicts {
 		c.dicts[d] = newDictionary()
 	}
@@ -82,77 +92,129 @@ func (c *catIndex) fold(d analytics.Dimension, counts []int64) []int64 {
 // moves every row about log2(rows) times.
 const lateBudget = 4
 
-// add puts the row at its place in time order: a late row is inserted,
-// moving the later rows by one, until the refresh's budget is spent.
-func (c *catIndex) add(r Row) {
+// add codes the row and puts it at its place in time order.
+func (c *catIndex) add(r *Row) {
+	topic := c.dicts[analytics.Topic].code(r.Topic, r.Topic)
+	model := c.dicts[analytics.Model].code(r.Model, r.Model)
+	persona := c.dicts[analytics.Persona].code(r.Persona, r.Persona)
+	question := c.dicts[analytics.Question].code(r.QuestionID, r.Question)
+	answer := c.dicts[analytics.Answer].code(r.AnswerID, r.Answer)
+	combo := [3]uint32{topic, model, persona}
+	comboCode, ok := c.comboOf[combo]
+	if !ok {
+		comboCode = c.newCombo(combo)
+	}
+	c.put(codedRow{micros: r.Micros, combo: comboCode, question: question, answer: answer})
+}
+
+// newCombo adds a (topic, model, persona) combination and returns its code.
+func (c *catIndex) newCombo(combo [3]uint32) uint32 {
+	code := uint32(len(c.combos)) // #nosec G115 -- fewer than 2^32 combinations
+	c.comboOf[combo] = code
+	c.combos = append(c.combos, combo)
+	return code
+}
+
+// codedRow is a row whose values are coded in its CAT's dictionaries: the
+// time, the combination's code and the question and answer codes.
+type codedRow struct {
+	micros                  int64
+	combo, question, answer uint32
+}
+
+// put puts the coded row at its place in time order: a late row is
+// inserted, moving the later rows by one, until the refresh's budget is
+// spent. Its codes must be in the dictionaries and combinations.
+func (c *catIndex) put(r codedRow) {
 	n := c.at.len()
 	at := n
-	if n > 0 && r.Micros < c.at.last() {
+	if n > 0 && r.micros < c.at.last() {
 		// Insert after the rows of equal time, as the stable sort would.
 		if c.sorted {
-			at = c.at.search(r.Micros + 1)
+			at = c.at.search(r.micros + 1)
 		}
 		if !c.sorted || c.shifted+n-at > lateBudget*n {
-			c.sorted = false
+			if c.sorted {
+				c.sorted, c.inOrder = false, n
+			}
 			at = n
 		} else {
 			c.shifted += n - at
 		}
 	}
-	c.at.insert(at, r.Micros)
+	c.at.insert(at, r.micros)
+	combo := c.combos[r.combo]
 	var codes [dimensions]uint32
-	codes[analytics.Topic] = c.code(analytics.Topic, r.Topic, r.Topic)
-	codes[analytics.Model] = c.code(analytics.Model, r.Model, r.Model)
-	codes[analytics.Persona] = c.code(analytics.Persona, r.Persona, r.Persona)
-	codes[analytics.Question] = c.code(analytics.Question, r.QuestionID, r.Question)
-	codes[analytics.Answer] = c.code(analytics.Answer, r.AnswerID, r.Answer)
-	combo := [3]uint32{codes[analytics.Topic], codes[analytics.Model], codes[analytics.Persona]}
-	comboCode, ok := c.comboOf[combo]
-	if !ok {
-		comboCode = uint32(len(c.combos)) // #nosec G115 -- fewer than 2^32 combinations
-		c.comboOf[combo] = comboCode
-		c.combos = append(c.combos, combo)
+	codes[analytics.Topic], codes[analytics.Model], codes[analytics.Persona] = combo[0], combo[1], combo[2]
+	codes[analytics.Question], codes[analytics.Answer] = r.question, r.answer
+	for d, code := range codes {
+		if int(code) == len(c.totals[d]) {
+			c.totals[d] = append(c.totals[d], 0)
+		}
+		c.totals[d][code]++
 	}
-	c.combo.insert(at, comboCode)
-	c.question.insert(at, codes[analytics.Question])
-	c.answer.insert(at, codes[analytics.Answer])
+	c.combo.insert(at, r.combo)
+	c.question.insert(at, r.question)
+	c.answer.insert(at, r.answer)
 	for k, d := range postingDims {
 		if at < n {
 			c.shiftPostings(k, d, at)
 		}
 		c.postings[k].insert(codes[d], at)
 	}
-	c.cube.add(r.Micros, comboCode)
+	c.cube.add(r.micros, r.combo)
 }
 
-// code codes the value and counts it in the totals.
-func (c *catIndex) code(d analytics.Dimension, key, text []byte) uint32 {
-	code := c.dicts[d].code(key, text)
-	if int(code) == len(c.totals[d]) {
-		c.totals[d] = append(c.totals[d], 0)
-	}
-	c.totals[d][code]++
-	return code
-}
-
-// sortByTime orders the rows by time, keeping the order of equal times.
-func (c *catIndex) sortByTime() {
-	if c.sorted {
+// sortByTime orders the rows by time, keeping the order of equal times,
+// in new storage (readers may be using the old); totals counts the rows
+// per code (for the posting lists).
+func (r *catRows) sortByTime(totals *[dimensions][]int64) {
+	if r.sorted {
 		return
 	}
-	times := c.at.all()
+	times := r.at.all()
+	perm := mergedOrder(times, r.inOrder)
+	r.at.set(permuted(times, perm))
+	for _, col := range []*codeColumn{&r.combo, &r.question, &r.answer} {
+		col.permute(perm)
+	}
+	for k, d := range postingDims {
+		r.postings[k].rebuild(totals[d], r.postingColumn(k))
+	}
+	r.sorted, r.inOrder = true, 0
+}
+
+// postingColumn returns the code column of postingDims[k].
+func (r *catRows) postingColumn(k int) *codeColumn {
+	if postingDims[k] == analytics.Question {
+		return &r.question
+	}
+	return &r.answer
+}
+
+// mergedOrder returns the row order that sorts times stably, the first
+// sorted of them in order already: the others sorted, then both merged.
+func mergedOrder(times []int64, sorted int) []int32 {
 	perm := make([]int32, len(times))
 	for k := range perm {
 		perm[k] = int32(k) // #nosec G115 -- a CAT holds fewer than 2^31 rows
 	}
-	slices.SortStableFunc(perm, func(a, b int32) int { return cmp.Compare(times[a], times[b]) })
-	c.at.set(permuted(times, perm))
-	for _, col := range []*codeColumn{&c.combo, &c.question, &c.answer} {
-		col.permute(perm)
+	byTime := func(a, b int32) int { return cmp.Compare(times[a], times[b]) }
+	tail := perm[sorted:]
+	slices.SortStableFunc(tail, byTime)
+	if sorted == 0 || len(tail) == 0 {
+		return perm
 	}
-	c.rebuildPostings()
-	c.sorted = true
-	c.shifted = 0
+	head := perm[:sorted]
+	out := make([]int32, 0, len(perm))
+	for len(head) > 0 && len(tail) > 0 {
+		if byTime(tail[0], head[0]) < 0 {
+			out, tail = append(out, tail[0]), tail[1:]
+		} else {
+			out, head = append(out, head[0]), head[1:]
+		}
+	}
+	return append(append(out, head...), tail...)
 }
 
 // trim drops the spare capacity that growing the columns left behind.
@@ -167,41 +229,4 @@ func (c *catIndex) trim() {
 	for k := range c.postings {
 		c.postings[k].trim()
 	}
-}
-
-// staging holds rows read from the source until they are applied, copied
-// out of the source's buffers.
-type staging struct {
-	buf  []byte
-	rows []stagedRow
-}
-
-type stagedRow struct {
-	id, micros int64
-	start      int
-	ends       [8]int // end offsets in buf of the row's fields, in Row order
-}
-
-func (s *staging) reset()   { s.buf, s.rows = s.buf[:0], s.rows[:0] }
-func (s *staging) len() int { return len(s.rows) }
-
-func (s *staging) add(r *Row) {
-	sr := stagedRow{id: r.ID, micros: r.Micros, start: len(s.buf)}
-	for k, f := range [8][]byte{r.Cat, r.Topic, r.Model, r.Persona, r.QuestionID, r.Question, r.AnswerID, r.Answer} {
-		s.buf = append(s.buf, f...)
-		sr.ends[k] = len(s.buf)
-	}
-	s.rows = append(s.rows, sr)
-}
-
-func (s *staging) row(k int) Row {
-	sr := s.rows[k]
-	var f [8][]byte
-	from := sr.start
-	for i, end := range sr.ends {
-		f[i] = s.buf[from:end:end]
-		from = end
-	}
-	return Row{ID: sr.id, Micros: sr.micros, Cat: f[0], Topic: f[1], Model: f[2], Persona: f[3],
-		QuestionID: f[4], Question: f[5], AnswerID: f[6], Answer: f[7]}
 }

@@ -39,7 +39,11 @@ func dayOf(micros int64) int64 {
 }
 
 func (c *cube) add(micros int64, combo uint32) {
-	day := dayOf(micros)
+	c.count(dayOf(micros), combo, 1)
+}
+
+// count adds n rows of the day and combination.
+func (c *cube) count(day int64, combo uint32, n int64) {
 	k := len(c.days) - 1
 	if k < 0 || c.days[k].day != day {
 		k = sort.Search(len(c.days), func(i int) bool { return c.days[i].day >= day })
@@ -51,11 +55,20 @@ func (c *cube) add(micros int64, combo uint32) {
 	}
 	dc := &c.days[k]
 	if i, ok := dc.index[combo]; ok {
-		dc.cells[i].n++
+		dc.cells[i].n += n
 		return
 	}
 	dc.index[combo] = int32(len(dc.cells)) // #nosec G115 -- a day has fewer than 2^31 combinations
-	dc.cells = append(dc.cells, cell{combo: combo, n: 1})
+	dc.cells = append(dc.cells, cell{combo: combo, n: n})
+}
+
+// merge adds the counts of another cube.
+func (c *cube) merge(o *cube) {
+	for _, dc := range o.days {
+		for _, cl := range dc.cells {
+			c.count(dc.day, cl.combo, cl.n)
+		}
+	}
 }
 
 // cubeDims are the dimensions the cube holds, in cell order.

@@ -15,9 +15,12 @@ import (
 // move (strings handed out point into them), 16 bytes of entry per pair,
 // and an open-addressing hash table of codes by key.
 type dictionary struct {
-	chunks  [][]byte
-	entries []entry
-	seed    maphash.Seed
+	chunks [][]byte
+	// chunkCap is the capacity of the last chunk made: the next is twice
+	// as large, up to chunkBytes.
+	chunkCap int
+	entries  []entry
+	seed     maphash.Seed
 	// slots holds, by the hash of a key, the key's first code plus one;
 	// 0 is an empty slot. Its length is a power of two, at most 3/4 full.
 	slots []uint32
@@ -104,14 +107,29 @@ func (d *dictionary) first(hash uint64, is func(uint32) bool) uint32 {
 // code returns the pair's code, adding the pair if it is new.
 func (d *dictionary) code(key, text []byte) uint32 {
 	hash := maphash.Bytes(d.seed, key)
-	first := d.first(hash, func(c uint32) bool { return d.key(c) == string(key) })
-	last := noCode
-	for c := first; c != noCode; c = d.sameKey[c] {
+	c, last := d.lookup(hash, key, text)
+	if c == noCode {
+		c = d.add(hash, key, text, last)
+	}
+	return c
+}
+
+// lookup returns the pair's code, noCode when it has none; and the last
+// code of its key, noCode when the key has none.
+func (d *dictionary) lookup(hash uint64, key, text []byte) (code, last uint32) {
+	last = noCode
+	for c := d.first(hash, func(c uint32) bool { return d.key(c) == string(key) }); c != noCode; c = d.sameKey[c] {
 		if d.text(c) == string(text) {
-			return c
+			return c, last
 		}
 		last = c
 	}
+	return noCode, last
+}
+
+// add adds a new pair, whose key's last code is last (noCode for a new
+// key), and returns its code.
+func (d *dictionary) add(hash uint64, key, text []byte, last uint32) uint32 {
 	c := uint32(len(d.entries)) // #nosec G115 -- fewer than 2^32 distinct values
 	d.entries = append(d.entries, d.store(key, text))
 	d.sameKey = append(d.sameKey, noCode)
@@ -133,10 +151,11 @@ func (d *dictionary) store(key, text []byte) entry {
 	if n := len(d.chunks); n == 0 || cap(d.chunks[n-1])-len(d.chunks[n-1]) < size {
 		// Chunks start small, for the dimensions of a few short values.
 		grown := 4096
-		if n > 0 {
-			grown = min(chunkBytes, 2*cap(d.chunks[n-1]))
+		if d.chunkCap > 0 {
+			grown = min(chunkBytes, 2*d.chunkCap)
 		}
-		d.chunks = append(d.chunks, make([]byte, 0, max(grown, size)))
+		d.chunkCap = max(grown, size)
+		d.chunks = append(d.chunks, make([]byte, 0, d.chunkCap))
 	}
 	k := len(d.chunks) - 1
 	e := entry{chunk: uint32(k), off: uint32(len(d.chunks[k])), keyLen: uint32(len(key)), textLen: sameText} // #nosec G115 -- chunks and fields are far below 4 GiB
@@ -156,20 +175,21 @@ func (d *dictionary) place(hash uint64, c uint32) {
 		d.slots = make([]uint32, max(64, 2*len(old)))
 		for _, s := range old {
 			if s != 0 {
-				d.put(maphash.String(d.seed, d.key(s-1)), s-1)
+				putSlot(d.slots, maphash.String(d.seed, d.key(s-1)), s-1)
 			}
 		}
 	}
-	d.put(hash, c)
+	putSlot(d.slots, hash, c)
 }
 
-func (d *dictionary) put(hash uint64, c uint32) {
-	mask := uint64(len(d.slots) - 1)
+// putSlot puts code c, whose key has the hash, in the first free slot.
+func putSlot(slots []uint32, hash uint64, c uint32) {
+	mask := uint64(len(slots) - 1)
 	i := hash & mask
-	for d.slots[i] != 0 {
+	for slots[i] != 0 {
 		i = (i + 1) & mask
 	}
-	d.slots[i] = c + 1
+	slots[i] = c + 1
 }
 
 // trim drops the spare capacity that growing left behind.

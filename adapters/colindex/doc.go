@@ -33,5 +33,9 @@
 // writes of other instances sharing the database, by polling the
 // interactions' ids above its high-water mark (see [Index.Follow]). Writers
 // serialize per database, so ids become visible in increasing order and a
-// high-water mark never skips a committed row.
+// high-water mark never skips a committed row. A refresh makes all the
+// rows one read returned (whole transactions) visible at once, under one
+// hold of the write lock, having read and coded them without it; a
+// large one builds a CAT's next columns beside those readers use and
+// swaps them in (see draft.go).
 package colindex

@@ -12,18 +12,12 @@ import (
 
 var _ ports.RollupStore = (*Index)(nil)
 
-// chunkRows is how many rows a refresh applies per hold of the write lock,
-// so that a large catch-up never stalls readers for long.
-const chunkRows = 4096
-
 // Index is the columnar index of one database's api interactions. Safe
 // for concurrent use: queries share a read lock, refreshes take turns.
 type Index struct {
 	src Source
 
-	refreshMu sync.Mutex // one refresh at a time; guards stage
-	stage     staging
-	unranked  bool // some dictionary has entries to rank (see updateRanks)
+	refreshMu sync.Mutex // one refresh at a time: the only writer
 
 	mu   sync.RWMutex
 	cats map[string]*catIndex
@@ -49,59 +43,105 @@ func Build(ctx context.Context, src Source) (*Index, error) {
 	return x, nil
 }
 
-// Refresh applies the interactions stored since the last refresh.
+// Refresh applies the interactions stored since the last refresh, all
+// that one read of the source returns (one snapshot of the database)
+// becoming visible to queries at once, under one hold of the write lock,
+// or, when the read fails, none (see draft.go). Only the refresh's own
+// goroutine changes the index, so it reads the index without the lock
+// until it applies.
 func (x *Index) Refresh(ctx context.Context) error {
 	x.refreshMu.Lock()
 	defer x.refreshMu.Unlock()
-	x.mu.RLock()
-	after := x.high
-	x.mu.RUnlock()
-	x.stage.reset()
-	_, err := x.src.ReadSince(ctx, after, func(r *Row) error {
-		x.stage.add(r)
-		if x.stage.len() >= chunkRows {
-			x.apply(false)
-		}
-		return nil
-	})
-	x.apply(true)
-	x.sortUnsorted()
+	b, err := x.read(ctx)
 	if err != nil {
 		return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed")
 	}
+	if b.rows == 0 {
+		return nil
+	}
+	b.prepare()
+	x.apply(&b)
+	x.rank(&b)
+	x.sortUnsorted()
 	return nil
 }
 
-// apply moves the staged rows into the index under the write lock; last
-// is set for a refresh's last chunk, after which every entry is ranked.
-func (x *Index) apply(last bool) {
-	if x.stage.len() == 0 && (!last || !x.unranked) {
+// read reads the interactions stored since the last refresh into a batch.
+func (x *Index) read(ctx context.Context) (batch, error) {
+	b := batch{cats: map[string]*catDraft{}}
+	_, err := x.src.ReadSince(ctx, x.high, func(r *Row) error {
+		b.add(x.cats, r)
+		return nil
+	})
+	return b, err
+}
+
+// apply makes the batch's rows visible, under one hold of the write lock.
+func (x *Index) apply(b *batch) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	b.apply(x.cats)
+	x.high = max(x.high, b.high)
+	x.rows += b.rows
+	x.changed()
+}
+
+// rank orders the entries the batch added to the dictionaries of CATs
+// readers were using: the order is computed without the write lock and
+// swapped in under it. Until then their lists order the new entries per
+// query (see sortedGroups).
+func (x *Index) rank(b *batch) {
+	type ranks struct {
+		d              *dictionary
+		byRank, byCode []uint32
+	}
+	var todo []ranks
+	for _, cd := range b.cats {
+		if cd.fresh {
+			continue
+		}
+		for d := range cd.c.dicts {
+			if dict := &cd.c.dicts[d]; dict.ranked < dict.len() {
+				byRank, byCode := dict.merged(nil)
+				todo = append(todo, ranks{d: dict, byRank: byRank, byCode: byCode})
+			}
+		}
+	}
+	if len(todo) == 0 {
 		return
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.stage.len() > 0 {
-		x.changed()
+	for _, r := range todo {
+		r.d.byRank, r.d.rank, r.d.ranked = r.byRank, r.byCode, len(r.byRank)
 	}
-	for k := range x.stage.len() {
-		r := x.stage.row(k)
-		c, ok := x.cats[string(r.Cat)]
-		if !ok {
-			c = newCatIndex()
-			x.cats[string(r.Cat)] = c
-		}
-		c.add(r)
-		x.high = max(x.high, r.ID)
-		x.rows++
+}
+
+var _ ports.SnapshotAggregator = (*Index)(nil)
+
+// snapshotKey is the context key of a snapshot: its value is the index
+// whose read lock the snapshot holds.
+type snapshotKey struct{}
+
+// Snapshot holds the index's read lock until release, so that the calls
+// made with the returned context (which take no lock of their own) count
+// the same rows: a refresh waits until release to apply. Release soon:
+// every reader that comes after the waiting refresh waits too.
+func (x *Index) Snapshot(ctx context.Context) (context.Context, func()) {
+	x.mu.RLock()
+	var once sync.Once
+	return context.WithValue(ctx, snapshotKey{}, x), func() { once.Do(x.mu.RUnlock) }
+}
+
+// readLock takes the read lock for a query and returns its release; none
+// within a snapshot of the index, which holds it already (a second read
+// lock would wait for a refresh waiting for the snapshot).
+func (x *Index) readLock(ctx context.Context) func() {
+	if held, _ := ctx.Value(snapshotKey{}).(*Index); held == x {
+		return func() {}
 	}
-	x.stage.reset()
-	x.unranked = false
-	for _, c := range x.cats {
-		for d := range c.dicts {
-			c.dicts[d].updateRanks(last)
-			x.unranked = x.unranked || c.dicts[d].ranked < c.dicts[d].len()
-		}
-	}
+	x.mu.RLock()
+	return x.mu.RUnlock
 }
 
 // changed bumps the generation, under the write lock, after the rows
@@ -111,24 +151,19 @@ func (x *Index) changed() {
 }
 
 // sortUnsorted restores time order in the CATs that received older rows
-// than they held. Until then their queries check each row's time.
+// than they held. Until then their queries check each row's time. Each
+// CAT is sorted into new storage without the write lock, then swapped in
+// under it.
 func (x *Index) sortUnsorted() {
-	x.mu.RLock()
-	var todo []*catIndex
 	for _, c := range x.cats {
-		if !c.sorted {
-			todo = append(todo, c)
+		c.shifted = 0 // only refreshes read it
+		if c.sorted {
+			continue
 		}
-	}
-	x.mu.RUnlock()
-	x.mu.Lock()
-	for _, c := range x.cats {
-		c.shifted = 0
-	}
-	x.mu.Unlock()
-	for _, c := range todo {
+		next := c.catRows
+		next.sortByTime(&c.totals)
 		x.mu.Lock()
-		c.sortByTime()
+		c.catRows = next
 		x.changed()
 		x.mu.Unlock()
 	}

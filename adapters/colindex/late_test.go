@@ -69,6 +69,11 @@ func TestLateRows(t *testing.T) {
 		{"a late batch larger than the CAT", series("b", day.AddDate(0, 0, -2), 3*time.Minute, 900, 40)},
 		{"late again after the re-sort", series("b", day.AddDate(0, 0, -1), 31*time.Minute, 20, 50)},
 		{"new newest rows", series("a", day.AddDate(0, 0, 2), time.Minute, 30, 60)},
+		// Refreshes of more than bulkRows rows of a CAT build its next
+		// rows beside the old (in order: lengthened; late: merged).
+		{"a bulk of newer rows, new values", withNew(series("a", day.AddDate(0, 0, 3), 10*time.Second, 5000, 70), "bulk a")},
+		{"a late bulk, new values", withNew(series("b", day.AddDate(0, 0, -1).Add(17*time.Second), 37*time.Second, 5000, 80), "bulk b")},
+		{"late after the bulk", []analytics.Interaction{row("b", day.Add(9*time.Hour), 90)}},
 	}
 	ranges := map[string]analytics.Range{
 		"open": {}, "whole day": {Start: day, End: day.AddDate(0, 0, 1)},
@@ -84,6 +89,8 @@ func TestLateRows(t *testing.T) {
 		"question and persona":     {QuestionIDs: []string{"q-1", "q-2"}, Personas: []string{"p1", "p9"}},
 		"answer":                   {AnswerIDs: []string{analytics.Interaction{Answer: "answer 4"}.Normalize().AnswerID}},
 		"persona":                  {Personas: []string{"p2"}}, "topic and model": {Topics: []string{"a", "z"}, Models: []string{"m1"}},
+		"bulk topic and a new question": {Topics: []string{"bulk a", "bulk b"},
+			QuestionIDs: []string{analytics.Interaction{Question: "bulk a question 1000"}.Normalize().QuestionID}},
 	}
 	for _, s := range steps {
 		if _, err := log.Append(t.Context(), analytics.Each(s.rows)); err != nil {
@@ -98,6 +105,21 @@ func TestLateRows(t *testing.T) {
 			}
 		}
 	}
+}
+
+// withNew gives every 50th row a question and answer new to the index
+// and every 1000th a new topic, named after tag.
+func withNew(rows []analytics.Interaction, tag string) []analytics.Interaction {
+	for k := range rows {
+		if k%50 == 0 {
+			rows[k].Question, rows[k].QuestionID = fmt.Sprintf("%s question %d", tag, k), ""
+			rows[k].Answer = fmt.Sprintf("%s answer %d", tag, k/100)
+		}
+		if k%1000 == 0 {
+			rows[k].Topic = tag
+		}
+	}
+	return rows
 }
 
 // checkAgainstReference compares Total, Groups and TopGroups with the

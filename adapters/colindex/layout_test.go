@@ -1,6 +1,7 @@
 package colindex
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -228,20 +229,92 @@ func TestDictionary(t *testing.T) {
 	}
 }
 
+// TestDictDraft codes pairs into a dictionary in rounds, each through a
+// draft merged at its end (as a refresh of a CAT readers use does), and
+// holds it to a dictionary that coded the same pairs directly: the same
+// codes, readable keys and texts (those written into the spare capacity
+// of the last chunk too), the same codes for every key, the hash table
+// grown across merges. Some rounds code new texts of old keys, repeat
+// pairs within the round, or add nothing new.
+func TestDictDraft(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	drafted, direct := newDictionary(), newDictionary()
+	type pair struct{ key, text string }
+	codes := map[pair]uint32{}
+	for round, size := range []int{1, 3, 0, 500, 7, 20000, 1, 3000} {
+		dd := newDictDraft(&drafted)
+		var round1 []pair
+		for k := range size {
+			n := r.IntN(2 * (len(codes) + size))
+			p := pair{fmt.Sprintf("q-%d", n), fmt.Sprintf("question %d", n)}
+			switch r.IntN(10) {
+			case 0:
+				p.text = fmt.Sprintf("another text %d of round %d", k, round) // an old or new key, a new text
+			case 1:
+				p.text = p.key
+			}
+			round1 = append(round1, p)
+		}
+		if size == 0 {
+			round1 = append(round1, pair{"q-0", "question 0"}) // nothing new
+		}
+		for _, p := range round1 {
+			c := dd.code([]byte(p.key), []byte(p.text))
+			if want := direct.code([]byte(p.key), []byte(p.text)); c != want {
+				t.Fatalf("round %d: draft coded %q/%q %d, want %d", round, p.key, p.text, c, want)
+			}
+			codes[p] = c
+		}
+		if drafted.len() != int(dd.base) {
+			t.Fatalf("round %d: the draft changed the dictionary before merge", round)
+		}
+		dd.prepare()
+		dd.merge()
+		if drafted.len() != direct.len() {
+			t.Fatalf("round %d: %d pairs after merge, want %d", round, drafted.len(), direct.len())
+		}
+	}
+	byKey := map[string][]uint32{}
+	for p, c := range codes {
+		if drafted.key(c) != p.key || drafted.text(c) != p.text {
+			t.Errorf("code %d reads %q/%q, want %q/%q", c, drafted.key(c), drafted.text(c), p.key, p.text)
+		}
+		if got := drafted.code([]byte(p.key), []byte(p.text)); got != c {
+			t.Errorf("after the merges %q/%q codes %d, want %d", p.key, p.text, got, c)
+		}
+		byKey[p.key] = append(byKey[p.key], c)
+	}
+	for key, want := range byKey {
+		got := slices.Sorted(drafted.codesOf(key))
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("codesOf(%q) = %v, want %v", key, got, want)
+		}
+	}
+	if len(drafted.chunks) != len(direct.chunks) {
+		// A draft that began a chunk of its own each time would waste
+		// most of one per refresh (per chat turn).
+		t.Errorf("%d chunks, want the %d of direct coding", len(drafted.chunks), len(direct.chunks))
+	}
+	if drafted.len() != len(codes) {
+		t.Errorf("len = %d, want %d distinct pairs", drafted.len(), len(codes))
+	}
+}
+
 // TestSortedGroupsBetweenMerges checks that groups come in the same order
-// while some entries wait to be ranked (within a long refresh) as after.
+// while some entries wait to be ranked (after a refresh applied them,
+// before it ranks them) as after.
 func TestSortedGroupsBetweenMerges(t *testing.T) {
 	d := newDictionary()
 	for k := range 100 {
 		d.code(fmt.Appendf(nil, "q-%d", k), fmt.Appendf(nil, "text %d", 100-k))
 	}
-	d.updateRanks(false)
+	d.updateRanks()
 	for k := range 5 {
 		d.code(fmt.Appendf(nil, "q-new-%d", k), fmt.Appendf(nil, "text %d", 3*k))
 	}
-	d.updateRanks(false)
 	if d.ranked != 100 {
-		t.Fatalf("ranked %d entries, want 100 until the new ones are an eighth", d.ranked)
+		t.Fatalf("ranked %d entries, want 100 until the new ones are ranked", d.ranked)
 	}
 	counts := make([]int64, d.len())
 	nonzero := 0
@@ -255,12 +328,34 @@ func TestSortedGroupsBetweenMerges(t *testing.T) {
 		waiting := d.sortedGroups(counts, limit)
 		ranked := d
 		ranked.rank = nil // not to share d's storage
-		ranked.updateRanks(true)
+		ranked.updateRanks()
 		if want := ranked.sortedGroups(counts, limit); !slices.Equal(waiting, want) {
 			t.Errorf("limit %d: groups before the merge\n %v\nafter\n %v", limit, waiting, want)
 		}
 		if limit == 0 && len(waiting) != nonzero {
 			t.Errorf("%d groups, want %d", len(waiting), nonzero)
+		}
+	}
+}
+
+// TestMergedOrder holds the merge of a sorted prefix with the sorted
+// rest to the stable sort of all the times, ties between the two parts
+// included.
+func TestMergedOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, c := range []struct{ n, sorted int }{{0, 0}, {1, 1}, {10, 0}, {10, 10}, {1000, 600}, {1000, 1}, {1000, 999}} {
+		times := make([]int64, c.n)
+		for k := range times {
+			times[k] = r.Int64N(50)
+		}
+		slices.Sort(times[:c.sorted])
+		want := make([]int32, c.n)
+		for k := range want {
+			want[k] = int32(k)
+		}
+		slices.SortStableFunc(want, func(a, b int32) int { return cmp.Compare(times[a], times[b]) })
+		if got := mergedOrder(times, c.sorted); !slices.Equal(got, want) {
+			t.Errorf("%d times, %d sorted: order %v, want %v", c.n, c.sorted, got, want)
 		}
 	}
 }

@@ -21,12 +21,11 @@ import (
 const bucketMax = 1024
 
 // updateRanks ranks the entries added since the last call, merging them
-// into the order of the others. Unless all is set, it waits until the new
-// entries are an eighth of the ranked ones: a merge costs every entry, so
-// a long refresh merges a few times, not once per applied chunk.
-func (d *dictionary) updateRanks(all bool) {
-	fresh := d.len() - d.ranked
-	if fresh == 0 || !all && fresh < d.ranked/8 {
+// into the order of the others. It reuses the storage of the ranks, so
+// it is for a dictionary no reader sees: the index ranks the others with
+// merged and swaps the result in (see Index.rank).
+func (d *dictionary) updateRanks() {
+	if d.ranked == d.len() {
 		return
 	}
 	d.byRank, d.rank = d.merged(d.rank)
@@ -70,7 +69,7 @@ func (d *dictionary) merged(rank []uint32) (byRank, ranks []uint32) {
 func (d *dictionary) sortedGroups(counts []int64, limit int) []analytics.Group {
 	byRank, rank := d.byRank, d.rank
 	if d.ranked < d.len() {
-		// Within a long refresh, between two merges: order this once.
+		// Between a refresh's apply and its ranks: order this once.
 		byRank, rank = d.merged(nil)
 	}
 	var (

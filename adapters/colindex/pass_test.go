@@ -122,11 +122,11 @@ func checkLists(t *testing.T, idx, ref *Index, sel analytics.Selection) {
 			if d == analytics.Question || d == analytics.Answer {
 				n = limit
 			}
-			got, err := idx.groups(listSelection(sel, d), d, n)
+			got, err := idx.groups(t.Context(), listSelection(sel, d), d, n)
 			if err != nil {
 				t.Fatalf("groups: %v", err)
 			}
-			want, err := ref.groups(listSelection(sel, d), d, n)
+			want, err := ref.groups(t.Context(), listSelection(sel, d), d, n)
 			if err != nil {
 				t.Fatalf("groups: %v", err)
 			}

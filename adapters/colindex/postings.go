@@ -48,14 +48,6 @@ func (c *catIndex) shiftPostings(k int, d analytics.Dimension, n int) {
 	}
 }
 
-// rebuildPostings recomputes the posting lists after the rows moved.
-func (c *catIndex) rebuildPostings() {
-	for k, d := range postingDims {
-		col, _ := c.column(d)
-		c.postings[k].rebuild(c.totals[d], col)
-	}
-}
-
 // choosePostings picks, among the plan's question and answer filters, the
 // one with the fewest rows in the range, if they are few enough; it sets
 // p.postings to those rows' positions, one slice per allowed code.

@@ -15,9 +15,8 @@ import (
 const parallelMin = 65536
 
 // Total counts the selection's interactions.
-func (x *Index) Total(_ context.Context, sel analytics.Selection) (int64, error) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
+func (x *Index) Total(ctx context.Context, sel analytics.Selection) (int64, error) {
+	defer x.readLock(ctx)()
 	p, ok := x.plan(sel)
 	if !ok {
 		return 0, nil
@@ -51,27 +50,26 @@ func (x *Index) Total(_ context.Context, sel analytics.Selection) (int64, error)
 
 // Groups counts the selection's interactions per distinct key and text of
 // the dimension.
-func (x *Index) Groups(_ context.Context, sel analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
-	return x.groups(sel, d, 0)
+func (x *Index) Groups(ctx context.Context, sel analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
+	return x.groups(ctx, sel, d, 0)
 }
 
 // TopGroups returns the first n groups of Groups in analytics.SortGroups
 // order, without building the others (ports.TopAggregator).
-func (x *Index) TopGroups(_ context.Context, sel analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error) {
+func (x *Index) TopGroups(ctx context.Context, sel analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error) {
 	if n < 1 {
 		return nil, errs.New(errs.KindInvalid, "top groups need n > 0, not %d", n)
 	}
-	return x.groups(sel, d, n)
+	return x.groups(ctx, sel, d, n)
 }
 
 // groups counts per group and returns the first limit groups in
 // SortGroups order, all of them when limit is 0.
-func (x *Index) groups(sel analytics.Selection, d analytics.Dimension, limit int) ([]analytics.Group, error) {
+func (x *Index) groups(ctx context.Context, sel analytics.Selection, d analytics.Dimension, limit int) ([]analytics.Group, error) {
 	if d < 0 || d >= dimensions {
 		return nil, errs.New(errs.KindInvalid, "unknown dimension %d", int(d))
 	}
-	x.mu.RLock()
-	defer x.mu.RUnlock()
+	defer x.readLock(ctx)()
 	if pass, ok := x.memo.Take(memoKey(sel, d)); ok {
 		if counts, ok := pass.list(d); ok {
 			return pass.p.cat.dicts[d].sortedGroups(counts, limit), nil

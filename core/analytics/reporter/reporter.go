@@ -113,7 +113,15 @@ func (r *Reporter) Cats(ctx context.Context) ([]catconfig.Cat, error) {
 	return r.cats.Cats(ctx)
 }
 
+// result counts the total and every list of the query, all from one
+// state of the store's rows when it can hold one (so a write another
+// process commits meanwhile is in all of them or none).
 func (r *Reporter) result(ctx context.Context, src ports.Aggregator, q analytics.Query) (analytics.Result, error) {
+	if snap, ok := src.(ports.SnapshotAggregator); ok {
+		var release func()
+		ctx, release = snap.Snapshot(ctx)
+		defer release()
+	}
 	c := analytics.Counts{Groups: make(map[analytics.Dimension][]analytics.Group, len(analytics.Dimensions))}
 	var err error
 	if c.Total, err = r.total(ctx, src, q.Selection()); err != nil {

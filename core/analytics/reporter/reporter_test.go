@@ -238,3 +238,50 @@ func TestLimitedListsAskForTopGroupsWhenOffered(t *testing.T) {
 		t.Fatalf("without a limit every list is whole: Groups %v, TopGroups %v", grouped, topped)
 	}
 }
+
+// snapshotStore is a rollup store that can hold a snapshot: it records
+// whether each call came with the snapshot's context, and the releases.
+type snapshotStore struct {
+	*mocks.RollupStoreMock
+	pinnedCalls, otherCalls, releases int
+	released                          bool
+}
+
+type pinKey struct{}
+
+func (s *snapshotStore) Snapshot(ctx context.Context) (context.Context, func()) {
+	return context.WithValue(ctx, pinKey{}, s), func() { s.releases++; s.released = true }
+}
+
+func (s *snapshotStore) record(ctx context.Context) {
+	if ctx.Value(pinKey{}) == s && !s.released {
+		s.pinnedCalls++
+	} else {
+		s.otherCalls++
+	}
+}
+
+// TestResultReadsOneSnapshot: a full result asks a store that can hold a
+// snapshot for its total and all its lists within one snapshot, released
+// once at the end, so that a write committed meanwhile is in all of them
+// or none.
+func TestResultReadsOneSnapshot(t *testing.T) {
+	s := &snapshotStore{}
+	s.RollupStoreMock = &mocks.RollupStoreMock{
+		TotalFunc: func(ctx context.Context, _ analytics.Selection) (int64, error) {
+			s.record(ctx)
+			return 7, nil
+		},
+		GroupsFunc: func(ctx context.Context, _ analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
+			s.record(ctx)
+			return []analytics.Group{{Key: d.String(), Text: d.String(), Count: 7}}, nil
+		},
+	}
+	rep := reporter.New(directory(), &mocks.InteractionLogMock{}, s, fixedClock(0))
+	if _, _, err := rep.Warehouse(context.Background(), analytics.Query{Cat: "demo"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := 1 + len(analytics.Dimensions); s.pinnedCalls != want || s.otherCalls != 0 || s.releases != 1 {
+		t.Errorf("%d calls within the snapshot, %d outside, %d releases; want %d, 0, 1", s.pinnedCalls, s.otherCalls, s.releases, want)
+	}
+}
