@@ -14,11 +14,13 @@ import (
 	"github.com/catsrv/catsrv/core/errs"
 )
 
-// turnWait bounds how long WriteTx waits on SQLite for the write lock: for
-// this process's other writers (writeTurn), then for another process's
-// write transaction, such as a long catsrv import (busy_timeout). Past it
-// the write is refused with a temporary errs.KindUnavailable error (503
-// with Retry-After) rather than left waiting for the import to end.
+// turnWait bounds how long WriteTx waits for the write lock: on SQLite
+// for this process's other writers (writeTurn), then for another
+// process's write transaction, such as a long catsrv import
+// (busy_timeout); on PostgreSQL for the append lock, which an import holds
+// for all of its transaction (lock_timeout). Past it the write is refused
+// with a temporary errs.KindUnavailable error (503 with Retry-After)
+// rather than left waiting for the import to end.
 const turnWait = 2 * time.Second
 
 // outcomeChecks and outcomePause bound how long WriteTx asks PostgreSQL
@@ -42,8 +44,9 @@ const (
 // is never run again blindly: the server is asked whether the transaction
 // committed (txid_status), and only one that did not is retried; when that
 // cannot be known, the error is errs.KindUnavailable and nothing is
-// retried. On SQLite, WriteTx waits at most turnWait for the write lock
-// and then fails with errs.KindUnavailable, having stored nothing.
+// retried. WriteTx waits at most turnWait for the write lock (held by an
+// import for as long as it runs) and then fails with
+// errs.KindUnavailable, having stored nothing.
 func (s *Store) WriteTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
 	if s.dialect == sqliteDialect {
 		return s.writeTxSQLite(ctx, fn)
@@ -125,6 +128,11 @@ func (s *Store) writeTxOnce(ctx context.Context, db bun.IDB, fn func(ctx context
 	}()
 	var xid int64
 	if s.dialect == postgresDialect {
+		// The append lock is held by an import for all of its
+		// transaction: wait for it (and for row locks) at most turnWait.
+		if _, err := tx.Tx.ExecContext(ctx, "SET LOCAL lock_timeout = "+strconv.FormatInt(turnWait.Milliseconds(), 10)); err != nil {
+			return internal(err)
+		}
 		// Native placeholders: the raw transaction, not bun's formatter.
 		if _, err := tx.Tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))", lockAppend); err != nil {
 			return internal(err)

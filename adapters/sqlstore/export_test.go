@@ -64,3 +64,7 @@ func SetWriteTxHooks(s *Store, before func(ctx context.Context, tx bun.Tx) error
 
 // TurnWait is how long WriteTx waits for SQLite's write lock.
 const TurnWait = turnWait
+
+// LockAppend is the first key of the append lock (the second is
+// hashtext(current_schema())).
+const LockAppend = lockAppend

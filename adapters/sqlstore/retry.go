@@ -36,8 +36,8 @@ const (
 	// failSerialization: the server rolled the transaction back
 	// (40001 serialization failure, 40P01 deadlock).
 	failSerialization
-	// failBusy: SQLite's write lock stayed with another writer longer
-	// than the wait allowed.
+	// failBusy: the write lock (SQLite's, or PostgreSQL's append lock)
+	// stayed with another writer longer than the wait allowed.
 	failBusy
 )
 
@@ -59,6 +59,8 @@ func classify(err error) failure {
 			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03",
 			pgErr.Code == "53300": // too many connections
 			return failConnection
+		case pgErr.Code == "55P03": // lock_timeout: an import holds the append lock
+			return failBusy
 		}
 		return failOther
 	}
