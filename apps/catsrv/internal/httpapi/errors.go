@@ -138,10 +138,15 @@ func errorBodyFor(ctx context.Context, log *slog.Logger, err error, table map[er
 		r = table[errs.KindInternal]
 	}
 	msg := internalMessage
-	if r.public {
-		msg = errs.PublicMessage(err, internalMessage)
-	} else {
+	switch {
+	case !r.public:
 		log.LogAttrs(ctx, slog.LevelError, "request failed", slog.String("kind", kind.String()), slog.String("error", err.Error()))
+	case kind == errs.KindUnavailable:
+		// The client sees the plain message; the operator, the cause.
+		msg = errs.PublicMessage(err, internalMessage)
+		log.LogAttrs(ctx, slog.LevelWarn, "request refused: unavailable", slog.String("error", err.Error()))
+	default:
+		msg = errs.PublicMessage(err, internalMessage)
 	}
 	return ErrorBody{Code: r.code, Status: r.status, Message: msg}
 }
@@ -177,10 +182,15 @@ func toHTTP(ctx context.Context, log *slog.Logger, err error) error {
 		r = kindResponses[errs.KindInternal]
 	}
 	msg := internalMessage
-	if r.public {
-		msg = errs.PublicMessage(err, internalMessage)
-	} else {
+	switch {
+	case !r.public:
 		log.LogAttrs(ctx, slog.LevelError, "request failed", slog.String("kind", kind.String()), slog.String("error", err.Error()))
+	case kind == errs.KindUnavailable:
+		// The client sees the plain message; the operator, the cause.
+		msg = errs.PublicMessage(err, internalMessage)
+		log.LogAttrs(ctx, slog.LevelWarn, "request refused: unavailable", slog.String("error", err.Error()))
+	default:
+		msg = errs.PublicMessage(err, internalMessage)
 	}
 	e := &apiError{ErrorBody: ErrorBody{Code: r.code, Status: r.status, Message: msg}}
 	e.headers = failureHeaders(err, r.status)
