@@ -193,9 +193,9 @@ func (s *Store) commitOutcome(ctx context.Context, xid int64, commitErr error) e
 			break
 		}
 	}
-	// %v, not %w: this error must not look like a lost connection, which
-	// would be retried.
-	cause := fmt.Errorf("commit of transaction %d lost (%v); its status: %s", xid, commitErr, status.String)
+	// The text only, not the error: this one must not look like a lost
+	// connection, which would be retried.
+	cause := fmt.Errorf("commit of transaction %d lost (%s); its status: %s", xid, commitErr.Error(), status.String)
 	return errs.Wrap(errs.KindUnavailable, errs.Temporary(cause),
 		"the database connection was lost while saving; the change may not have been stored, check before trying again")
 }
