@@ -58,7 +58,7 @@ func TestFailedKinds(t *testing.T) {
 		t.Errorf("another failure is kind %v, want internal", errs.KindOf(other))
 	}
 	notFound := errs.New(errs.KindNotFound, "conversation not found")
-	if got := Failed(notFound, "store failed"); got != notFound {
+	if got := Failed(notFound, "store failed"); !errors.Is(got, notFound) || errs.KindOf(got) != errs.KindNotFound || got.Error() != notFound.Error() {
 		t.Errorf("a core error was rewrapped: %v", got)
 	}
 }
