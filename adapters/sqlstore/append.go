@@ -25,8 +25,10 @@ const writerCache = "PRAGMA cache_size = -65536"
 // previous batches, so the two overlap.
 func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
 	if s.dialect == sqliteDialect {
-		s.writeMu.Lock()
-		defer s.writeMu.Unlock()
+		if err := s.takeTurn(ctx); err != nil {
+			return 0, err
+		}
+		defer s.endTurn()
 	}
 	// A connection of its own: on PostgreSQL the writer also speaks COPY
 	// on it, inside the transaction (see copyRaw).

@@ -2,11 +2,32 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/uptrace/bun"
 
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/errs"
+)
+
+// turnWait bounds how long WriteTx waits for the write lock: on SQLite
+// for this process's other writers (writeTurn), then for another
+// process's write transaction, such as a long catsrv import
+// (busy_timeout); on PostgreSQL for the append lock, which an import holds
+// for all of its transaction (lock_timeout). Past it the write is refused
+// with a temporary errs.KindUnavailable error (503 with Retry-After)
+// rather than left waiting for the import to end.
+const turnWait = 2 * time.Second
+
+// outcomeChecks and outcomePause bound how long WriteTx asks PostgreSQL
+// about a transaction still "in progress" after its commit was lost.
+const (
+	outcomeChecks = 20
+	outcomePause  = 50 * time.Millisecond
 )
 
 // WriteTx runs fn in one write transaction on the store's database and
@@ -15,36 +36,168 @@ import (
 // advisory lock on PostgreSQL), so sibling adapters can write their own
 // rows and interactions (AppendTx) all or nothing, and raw reads see the
 // interactions as soon as WriteTx returns.
+//
+// On PostgreSQL a transaction that fails because the connection was lost
+// or the server rolled it back (serialization failure, deadlock) is run
+// again, a few times with a jittered back-off, so fn must act only
+// through tx and may run more than once. A commit whose answer was lost
+// is never run again blindly: the server is asked whether the transaction
+// committed (txid_status), and only one that did not is retried; when that
+// cannot be known, the error is errs.KindUnavailable and nothing is
+// retried. WriteTx waits at most turnWait for the write lock (held by an
+// import for as long as it runs) and then fails with
+// errs.KindUnavailable, having stored nothing.
 func (s *Store) WriteTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
 	if s.dialect == sqliteDialect {
-		s.writeMu.Lock()
-		defer s.writeMu.Unlock()
+		return s.writeTxSQLite(ctx, fn)
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	for attempt := 1; ; attempt++ {
+		err := s.writeTxOnce(ctx, s.db, fn)
+		if err == nil {
+			s.memo.Invalidate()
+			return nil
+		}
+		if attempt == retryAttempts || !retryable(err) || ctx.Err() != nil || !sleep(ctx, backoff(attempt)) {
+			return giveUp(err)
+		}
+	}
+}
+
+// writeTxSQLite is WriteTx on SQLite: one attempt, with the wait for the
+// write lock bounded by turnWait.
+func (s *Store) writeTxSQLite(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
+	deadline := time.Now().Add(turnWait)
+	waitCtx, cancel := context.WithDeadline(ctx, deadline)
+	err := s.takeTurn(waitCtx)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return unavailable(err, busyMessage)
+	}
+	defer s.endTurn()
+	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return internal(err)
 	}
-	committed := false
+	defer conn.Close()
+	// The connection's busy wait, for the rest of turnWait, is put back
+	// afterwards; a connection where that fails is discarded.
+	wait := max(time.Until(deadline), 10*time.Millisecond)
+	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.FormatInt(wait.Milliseconds(), 10)); err != nil {
+		return internal(err)
+	}
 	defer func() {
-		if !committed {
+		if _, err := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA busy_timeout = "+strconv.Itoa(sqliteBusyTimeoutMS)); err != nil {
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	if err := s.writeTxOnce(ctx, conn, fn); err != nil {
+		return err
+	}
+	s.memo.Invalidate()
+	return nil
+}
+
+// takeTurn waits for this process's SQLite writer turn, or for ctx.
+func (s *Store) takeTurn(ctx context.Context) error {
+	select {
+	case s.writeTurn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// endTurn hands the writer turn on.
+func (s *Store) endTurn() { <-s.writeTurn }
+
+// writeTxOnce is one attempt of WriteTx on db (the pool, or one
+// connection of it).
+func (s *Store) writeTxOnce(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bun.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return internal(err)
+	}
+	done := false
+	defer func() {
+		if !done {
 			_ = tx.Rollback()
 		}
 	}()
+	var xid int64
 	if s.dialect == postgresDialect {
+		// The append lock is held by an import for all of its
+		// transaction: wait for it (and for row locks) at most turnWait.
+		if _, err := tx.Tx.ExecContext(ctx, "SET LOCAL lock_timeout = "+strconv.FormatInt(turnWait.Milliseconds(), 10)); err != nil {
+			return internal(err)
+		}
 		// Native placeholders: the raw transaction, not bun's formatter.
 		if _, err := tx.Tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))", lockAppend); err != nil {
+			return internal(err)
+		}
+		// The transaction's id, to ask about it should its commit be lost.
+		if err := tx.Tx.QueryRowContext(ctx, "SELECT txid_current()").Scan(&xid); err != nil {
 			return internal(err)
 		}
 	}
 	if err := fn(ctx, tx); err != nil {
 		return err
 	}
-	if err := tx.Commit(); err != nil {
+	if s.beforeCommit != nil {
+		if err := s.beforeCommit(ctx, tx); err != nil {
+			return err
+		}
+	}
+	done = true
+	commit := bun.Tx.Commit
+	if s.commit != nil {
+		commit = s.commit
+	}
+	if err := commit(tx); err != nil {
+		if s.dialect == postgresDialect && classify(err) == failConnection {
+			return s.commitOutcome(ctx, xid, err)
+		}
 		return internal(err)
 	}
-	committed = true
-	s.memo.Invalidate()
 	return nil
+}
+
+// commitOutcome settles a commit whose answer was lost with its
+// connection: it asks the server, on another connection, what became of
+// transaction xid. Committed is success; aborted is commitErr (worth
+// retrying: nothing was stored); anything else, a server that cannot be
+// asked included, is an errs.KindUnavailable error not worth retrying,
+// because the transaction may have committed.
+func (s *Store) commitOutcome(ctx context.Context, xid int64, commitErr error) error {
+	var status sql.NullString
+	for range outcomeChecks {
+		var err error
+		status, err = Retry(ctx, func(ctx context.Context) (sql.NullString, error) {
+			var st sql.NullString
+			err := s.db.DB.QueryRowContext(ctx, "SELECT txid_status($1)", xid).Scan(&st)
+			return st, err
+		})
+		if err != nil {
+			status.String = "unknown (" + err.Error() + ")"
+			break
+		}
+		if status.String == "committed" {
+			return nil
+		}
+		if status.String == "aborted" {
+			return internal(commitErr)
+		}
+		if !status.Valid || !sleep(ctx, outcomePause) {
+			break
+		}
+	}
+	// The text only, not the error: this one must not look like a lost
+	// connection, which would be retried.
+	cause := fmt.Errorf("commit of transaction %d lost (%s); its status: %s", xid, commitErr.Error(), status.String)
+	return errs.Wrap(errs.KindUnavailable, errs.Temporary(cause),
+		"the database connection was lost while saving; the change may not have been stored, check before trying again")
 }
 
 // AppendTx validates and stores interactions, with their rollups, in tx, a

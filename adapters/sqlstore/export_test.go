@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/uptrace/bun"
+
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
@@ -56,3 +58,16 @@ func InsertVersion1(ctx context.Context, s *Store, rows []analytics.Interaction)
 
 // CheckSessionSettings is the check every new PostgreSQL connection passes.
 var CheckSessionSettings = checkSessionSettings
+
+// SetWriteTxHooks sets WriteTx's test hooks: before runs just before the
+// commit, commit replaces tx.Commit (nil: the real one).
+func SetWriteTxHooks(s *Store, before func(ctx context.Context, tx bun.Tx) error, commit func(tx bun.Tx) error) {
+	s.beforeCommit, s.commit = before, commit
+}
+
+// TurnWait is how long WriteTx waits for SQLite's write lock.
+const TurnWait = turnWait
+
+// LockAppend is the first key of the append lock (the second is
+// hashtext(current_schema())).
+const LockAppend = lockAppend

@@ -13,10 +13,10 @@ import (
 
 var _ ports.TopAggregator = (*Store)(nil)
 
-// Total counts the selection's interactions in the raw log. It counts
+// total counts the selection's interactions in the raw log. It counts
 // every dimension's list of the same request in the same pass and keeps
 // them for the Groups calls that follow (see onePass).
-func (s *Store) Total(ctx context.Context, sel analytics.Selection) (int64, error) {
+func (s *Store) total(ctx context.Context, sel analytics.Selection) (int64, error) {
 	if err := checkMicrosecond(sel.Range); err != nil {
 		return 0, err
 	}
@@ -35,9 +35,9 @@ func (s *Store) Total(ctx context.Context, sel analytics.Selection) (int64, erro
 	return t.total, nil
 }
 
-// Groups counts the selection's interactions in the raw log per distinct
+// groups counts the selection's interactions in the raw log per distinct
 // key and text of the dimension.
-func (s *Store) Groups(ctx context.Context, sel analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
+func (s *Store) groups(ctx context.Context, sel analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
 	counts, err := s.dimensionCounts(ctx, sel, d)
 	if err != nil || len(counts) == 0 {
 		return nil, err
@@ -49,11 +49,11 @@ func (s *Store) Groups(ctx context.Context, sel analytics.Selection, d analytics
 	return s.groupsOf(ctx, d, codes, counts)
 }
 
-// TopGroups returns the first n groups of the dimension in
+// topGroups returns the first n groups of the dimension in
 // analytics.SortGroups order. Only the codes that can be among them (the
 // n highest counts and every code tied with the last) are looked up in the
 // dictionary.
-func (s *Store) TopGroups(ctx context.Context, sel analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error) {
+func (s *Store) topGroups(ctx context.Context, sel analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error) {
 	counts, err := s.dimensionCounts(ctx, sel, d)
 	if err != nil || len(counts) == 0 {
 		return nil, err

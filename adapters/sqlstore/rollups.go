@@ -27,13 +27,13 @@ type Rollups struct {
 
 var _ ports.TopAggregator = (*Rollups)(nil)
 
-// Total counts the selection's interactions.
-func (r *Rollups) Total(ctx context.Context, sel analytics.Selection) (int64, error) {
+// total counts the selection's interactions.
+func (r *Rollups) total(ctx context.Context, sel analytics.Selection) (int64, error) {
 	if _, _, err := dayBounds(sel.Range); err != nil {
 		return 0, err
 	}
 	if byQuestionOrAnswer(sel) {
-		return r.store.Total(ctx, sel)
+		return r.store.total(ctx, sel)
 	}
 	q, ok, err := r.where(sel)
 	if err != nil || !ok {
@@ -46,26 +46,26 @@ func (r *Rollups) Total(ctx context.Context, sel analytics.Selection) (int64, er
 	return n, nil
 }
 
-// Groups counts the selection's interactions per distinct key and text of
+// groups counts the selection's interactions per distinct key and text of
 // the dimension.
-func (r *Rollups) Groups(ctx context.Context, sel analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
+func (r *Rollups) groups(ctx context.Context, sel analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
 	if _, _, err := dayBounds(sel.Range); err != nil {
 		return nil, err
 	}
 	if !rolledUp(d) || byQuestionOrAnswer(sel) {
-		return r.store.Groups(ctx, sel, d)
+		return r.store.groups(ctx, sel, d)
 	}
 	return r.cubeGroups(ctx, sel, d)
 }
 
-// TopGroups returns the first n groups of the dimension in
+// topGroups returns the first n groups of the dimension in
 // analytics.SortGroups order.
-func (r *Rollups) TopGroups(ctx context.Context, sel analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error) {
+func (r *Rollups) topGroups(ctx context.Context, sel analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error) {
 	if _, _, err := dayBounds(sel.Range); err != nil {
 		return nil, err
 	}
 	if !rolledUp(d) || byQuestionOrAnswer(sel) {
-		return r.store.TopGroups(ctx, sel, d, n)
+		return r.store.topGroups(ctx, sel, d, n)
 	}
 	groups, err := r.cubeGroups(ctx, sel, d)
 	if err != nil {

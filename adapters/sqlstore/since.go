@@ -10,12 +10,12 @@ import (
 
 var _ colindex.Source = (*Store)(nil)
 
-// ReadSince streams the api interactions stored after the id, in id
+// readSince streams the api interactions stored after the id, in id
 // order, to fn: the source of the column index. Appends take turns per
 // database (a lock on PostgreSQL, the single writer on SQLite), so ids
 // commit in increasing order and a reader that remembers the last id it
 // saw never misses a row.
-func (s *Store) ReadSince(ctx context.Context, after int64, fn func(*colindex.Row) error) (int64, error) {
+func (s *Store) readSince(ctx context.Context, after int64, fn func(*colindex.Row) error) (int64, error) {
 	micros := "occurred_at"
 	if s.dialect == postgresDialect {
 		micros = "CAST(EXTRACT(EPOCH FROM occurred_at) * 1000000 AS BIGINT)"

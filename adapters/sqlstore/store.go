@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -55,9 +54,15 @@ const sqliteBusyTimeoutMS = 30000
 type Store struct {
 	db      *bun.DB
 	dialect dialect
-	// writeMu queues this process's SQLite writers: SQLite allows one
-	// writer at a time, and queueing here beats waiting on busy_timeout.
-	writeMu sync.Mutex
+	// writeTurn queues this process's SQLite writers (a one-slot
+	// semaphore, so that a chat turn can stop waiting, see turnWait):
+	// SQLite allows one writer at a time, and queueing here beats waiting
+	// on busy_timeout.
+	writeTurn chan struct{}
+	// beforeCommit, set by tests only, runs in WriteTx just before the
+	// commit, and commit replaces tx.Commit when set.
+	beforeCommit func(ctx context.Context, tx bun.Tx) error
+	commit       func(tx bun.Tx) error
 	// memo hands the lists of a one-pass Total to the Groups calls of
 	// the same request.
 	memo *listmemo.Memo[codeCounts]
@@ -98,7 +103,7 @@ func open(ctx context.Context, dsn string, steps []Migration) (*Store, error) {
 	} else {
 		db = bun.NewDB(sqldb, pgdialect.New())
 	}
-	s := &Store{db: db, dialect: d, memo: newRawMemo()}
+	s := &Store{db: db, dialect: d, memo: newRawMemo(), writeTurn: make(chan struct{}, 1)}
 	if err := ping(ctx, db); err != nil {
 		_ = db.Close()
 		return nil, errs.Wrap(errs.KindUnavailable, err, "database unreachable")
@@ -164,7 +169,7 @@ func openSQLite(path string) (*sql.DB, error) {
 		// a bounded pool bounds the memory. Four cover the raw pass's two
 		// readers, a writer and a refresh of the column index; nothing
 		// holds one connection while waiting for another, except a writer,
-		// and writers take turns (writeMu), so four cannot deadlock.
+		// and writers take turns (writeTurn), so four cannot deadlock.
 		sqldb.SetMaxOpenConns(sqliteMaxConns)
 	}
 	return sqldb, nil
@@ -215,5 +220,5 @@ func (s *Store) DB() *bun.DB { return s.db }
 func (s *Store) Rollups() *Rollups { return &Rollups{store: s} }
 
 func internal(err error) error {
-	return errs.Wrap(errs.KindInternal, err, "analytics store failed")
+	return Failed(err, "analytics store failed")
 }

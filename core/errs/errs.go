@@ -103,3 +103,18 @@ func PublicMessage(err error, fallback string) string {
 	}
 	return fallback
 }
+
+// ErrTemporary marks the cause of a failure that is expected to pass
+// without anyone acting (a database connection lost, a write lock held for
+// a while): the HTTP layer tells the client when to try again
+// (Retry-After). Test for it with errors.Is.
+var ErrTemporary = errors.New("temporary failure")
+
+// Temporary returns cause marked with ErrTemporary, for the cause of an
+// errs.KindUnavailable error.
+func Temporary(cause error) error {
+	if cause == nil {
+		return ErrTemporary
+	}
+	return fmt.Errorf("%w: %w", ErrTemporary, cause)
+}

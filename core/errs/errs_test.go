@@ -39,3 +39,20 @@ func TestKindOfAndPublicMessage(t *testing.T) {
 		t.Fatal("kind name")
 	}
 }
+
+func TestTemporary(t *testing.T) {
+	cause := errors.New("connection reset")
+	e := errs.Wrap(errs.KindUnavailable, errs.Temporary(cause), "try again shortly")
+	if !errors.Is(e, errs.ErrTemporary) || !errors.Is(e, cause) {
+		t.Fatalf("a temporary error lost its mark or its cause: %v", e)
+	}
+	if errs.PublicMessage(e, "fallback") != "try again shortly" {
+		t.Fatalf("the mark changed the public message: %q", errs.PublicMessage(e, "fallback"))
+	}
+	if errors.Is(errs.Wrap(errs.KindUnavailable, cause, "not configured"), errs.ErrTemporary) {
+		t.Fatal("an unmarked error is temporary")
+	}
+	if !errors.Is(errs.Temporary(nil), errs.ErrTemporary) {
+		t.Fatal("Temporary(nil) is not temporary")
+	}
+}

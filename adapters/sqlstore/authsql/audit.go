@@ -18,8 +18,8 @@ func (s *Store) Record(ctx context.Context, e auth.AuditEvent) error {
 	return nil
 }
 
-// Events returns the selected audit events, oldest first.
-func (s *Store) Events(ctx context.Context, f auth.AuditFilter) ([]auth.AuditEvent, error) {
+// events returns the selected audit events, oldest first.
+func (s *Store) events(ctx context.Context, f auth.AuditFilter) ([]auth.AuditEvent, error) {
 	var where []string
 	var args []any
 	if !f.Since.IsZero() {

@@ -121,11 +121,11 @@ func fromMicros(n int64) time.Time {
 }
 
 func internal(err error) error {
-	return errs.Wrap(errs.KindInternal, err, "auth store failed")
+	return sqlstore.Failed(err, "auth store failed")
 }
 
-// UpsertUser creates or refreshes the account of an identity.
-func (s *Store) UpsertUser(ctx context.Context, id auth.Identity, at time.Time) (auth.User, error) {
+// upsertUser creates or refreshes the account of an identity.
+func (s *Store) upsertUser(ctx context.Context, id auth.Identity, at time.Time) (auth.User, error) {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
 		return auth.User{}, errs.Wrap(errs.KindInternal, err, "no randomness")
@@ -140,8 +140,8 @@ func (s *Store) UpsertUser(ctx context.Context, id auth.Identity, at time.Time) 
 	return s.userWhere(ctx, "provider = ? AND subject = ?", id.Provider, id.Subject)
 }
 
-// User returns an account by id.
-func (s *Store) User(ctx context.Context, id string) (auth.User, error) {
+// user returns an account by id.
+func (s *Store) user(ctx context.Context, id string) (auth.User, error) {
 	return s.userWhere(ctx, "id = ?", id)
 }
 

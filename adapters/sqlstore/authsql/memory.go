@@ -12,8 +12,8 @@ import (
 	"github.com/catsrv/catsrv/core/errs"
 )
 
-// Memory returns a user's memory.
-func (s *Store) Memory(ctx context.Context, userID string) (auth.Memory, error) {
+// memory returns a user's memory.
+func (s *Store) memory(ctx context.Context, userID string) (auth.Memory, error) {
 	return readMemory(ctx, s.db, userID, "")
 }
 
@@ -64,8 +64,8 @@ func (s *Store) UpdateMemory(ctx context.Context, userID string, change func(aut
 	return out, nil
 }
 
-// DeleteMemory removes a user's memory.
-func (s *Store) DeleteMemory(ctx context.Context, userID string) error {
+// deleteMemory removes a user's memory.
+func (s *Store) deleteMemory(ctx context.Context, userID string) error {
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM auth_memory WHERE user_id = ?`, userID); err != nil {
 		return internal(err)
 	}

@@ -47,8 +47,8 @@ func (s *Store) ConsumeRefresh(ctx context.Context, hash string, at time.Time) (
 	return t, n == 1, nil
 }
 
-// RefreshToken returns a token by hash.
-func (s *Store) RefreshToken(ctx context.Context, hash string) (auth.RefreshToken, error) {
+// refreshToken returns a token by hash.
+func (s *Store) refreshToken(ctx context.Context, hash string) (auth.RefreshToken, error) {
 	var t auth.RefreshToken
 	var issued, expires, used, revoked int64
 	err := s.db.QueryRowContext(ctx, `SELECT `+refreshColumns+` FROM auth_refresh_tokens WHERE hash = ?`, hash).
@@ -63,8 +63,8 @@ func (s *Store) RefreshToken(ctx context.Context, hash string) (auth.RefreshToke
 	return t, nil
 }
 
-// RevokeFamily revokes every token of a family.
-func (s *Store) RevokeFamily(ctx context.Context, family string, at time.Time) error {
+// revokeFamily revokes every token of a family.
+func (s *Store) revokeFamily(ctx context.Context, family string, at time.Time) error {
 	if _, err := s.db.ExecContext(ctx, `UPDATE auth_refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at = 0`, micros(at), family); err != nil {
 		return internal(err)
 	}
@@ -87,8 +87,8 @@ func (s *Store) Revoke(ctx context.Context, id string, until, now time.Time) (bo
 	return n == 1, nil
 }
 
-// Revoked reports whether id is denied at `at`.
-func (s *Store) Revoked(ctx context.Context, id string, at time.Time) (bool, error) {
+// revoked reports whether id is denied at `at`.
+func (s *Store) revoked(ctx context.Context, id string, at time.Time) (bool, error) {
 	var n int
 	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM auth_revocations WHERE id = ? AND until > ?`, id, micros(at)).Scan(&n)
 	if err != nil {

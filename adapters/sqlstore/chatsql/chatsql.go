@@ -150,7 +150,7 @@ func nanos(t time.Time) int64 { return t.UnixNano() }
 func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
 
 func internal(err error) error {
-	return errs.Wrap(errs.KindInternal, err, "conversation store failed")
+	return sqlstore.Failed(err, "conversation store failed")
 }
 
 func clipID(id string) string {

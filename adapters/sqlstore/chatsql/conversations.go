@@ -42,9 +42,9 @@ func owned(ctx context.Context, db bun.IDB, owner chat.Owner, id string) (int64,
 	return seq, c, nil
 }
 
-// Conversation returns the owner's conversation and its messages in the
+// conversation returns the owner's conversation and its messages in the
 // order appended.
-func (s *Store) Conversation(ctx context.Context, owner chat.Owner, id string) (chat.Conversation, []chat.Message, error) {
+func (s *Store) conversation(ctx context.Context, owner chat.Owner, id string) (chat.Conversation, []chat.Message, error) {
 	seq, c, err := owned(ctx, s.db, owner, id)
 	if err != nil {
 		return chat.Conversation{}, nil, err
@@ -72,10 +72,10 @@ func (s *Store) Conversation(ctx context.Context, owner chat.Owner, id string) (
 	return c, messages, nil
 }
 
-// Conversations lists the owner's conversations as chat.ListPage does:
+// conversations lists the owner's conversations as chat.ListPage does:
 // newest first by (updated_at, id), after the cursor, one more row than
 // the limit telling whether a next page exists.
-func (s *Store) Conversations(ctx context.Context, owner chat.Owner, page chat.Page) (chat.ConversationPage, error) {
+func (s *Store) conversations(ctx context.Context, owner chat.Owner, page chat.Page) (chat.ConversationPage, error) {
 	limit, err := chat.Limited(page.Limit)
 	if err != nil {
 		return chat.ConversationPage{}, err
@@ -115,9 +115,9 @@ func (s *Store) Conversations(ctx context.Context, owner chat.Owner, page chat.P
 	return out, nil
 }
 
-// RenameConversation sets the owner's conversation's name and UpdatedAt;
+// renameConversation sets the owner's conversation's name and UpdatedAt;
 // the search index follows in the same statement.
-func (s *Store) RenameConversation(ctx context.Context, owner chat.Owner, id, name string, at time.Time) (chat.Conversation, error) {
+func (s *Store) renameConversation(ctx context.Context, owner chat.Owner, id, name string, at time.Time) (chat.Conversation, error) {
 	res, err := s.db.ExecContext(ctx, `UPDATE chat_conversations SET name = ?, name_terms = ?, updated_at = ? WHERE id = ? AND cat = ? AND user_id = ?`,
 		name, terms(name), nanos(at), id, owner.Cat, owner.UserID)
 	if err != nil {
@@ -136,7 +136,7 @@ func (s *Store) RenameConversation(ctx context.Context, owner chat.Owner, id, na
 // (and with them its search document). Its interactions stay: analytics
 // keeps what was answered.
 func (s *Store) DeleteConversation(ctx context.Context, owner chat.Owner, id string) error {
-	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return internal(s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		seq, _, err := owned(ctx, tx, owner, id)
 		if err != nil {
 			return err
@@ -150,5 +150,5 @@ func (s *Store) DeleteConversation(ctx context.Context, owner chat.Owner, id str
 			return internal(err)
 		}
 		return nil
-	})
+	}))
 }

@@ -5,9 +5,9 @@ import (
 	"slices"
 )
 
-// CatOverrides returns the stored runtime configuration document of every
+// catOverrides returns the stored runtime configuration document of every
 // CAT that has one.
-func (s *Store) CatOverrides(ctx context.Context) (map[string][]byte, error) {
+func (s *Store) catOverrides(ctx context.Context) (map[string][]byte, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT cat, doc FROM chat_cat_overrides`)
 	if err != nil {
 		return nil, internal(err)
@@ -30,8 +30,8 @@ func (s *Store) CatOverrides(ctx context.Context) (map[string][]byte, error) {
 	return out, nil
 }
 
-// SaveCatOverride replaces the CAT's document.
-func (s *Store) SaveCatOverride(ctx context.Context, cat string, doc []byte) error {
+// saveCatOverride replaces the CAT's document.
+func (s *Store) saveCatOverride(ctx context.Context, cat string, doc []byte) error {
 	if doc == nil {
 		doc = []byte{}
 	}

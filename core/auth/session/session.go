@@ -71,7 +71,7 @@ type Session struct {
 func (s *Service) Audit(ctx context.Context, e auth.AuditEvent) error {
 	e.Time = s.d.Clock.Now().UTC()
 	if err := s.d.Audit.Record(ctx, e); err != nil {
-		return errs.Wrap(errs.KindInternal, err, "cannot write the audit log")
+		return storeFailed(err, "cannot write the audit log")
 	}
 	return nil
 }
@@ -82,7 +82,7 @@ func (s *Service) Audit(ctx context.Context, e auth.AuditEvent) error {
 func (s *Service) ClaimState(ctx context.Context, fs FlowState) error {
 	first, err := s.d.Revocations.Revoke(ctx, usedStatePrefix+fs.State, fs.ExpiresAt, s.d.Clock.Now())
 	if err != nil {
-		return errs.Wrap(errs.KindInternal, err, "cannot record the login state")
+		return storeFailed(err, "cannot record the login state")
 	}
 	if !first {
 		return errs.New(errs.KindUnauthorized, "this login was already completed: start a new one")
@@ -154,7 +154,7 @@ func (s *Service) Refresh(ctx context.Context, token string, meta auth.RequestMe
 	// its sid: the family must not mint tokens again.
 	ended, err := s.d.Revocations.Revoked(ctx, revokedSessionPrefix+sessionID(old.Family), now)
 	if err != nil {
-		return Session{}, errs.Wrap(errs.KindInternal, err, "cannot check session revocation")
+		return Session{}, storeFailed(err, "cannot check session revocation")
 	}
 	if ended {
 		if err := s.d.Refresh.RevokeFamily(ctx, old.Family, now); err != nil {
@@ -195,7 +195,7 @@ func (s *Service) Logout(ctx context.Context, access *auth.Claims, refreshToken 
 	if access != nil {
 		userID = access.Subject
 		if _, err := s.d.Revocations.Revoke(ctx, revokedAccessPrefix+access.ID, access.ExpiresAt.Add(tokens.Leeway), now); err != nil {
-			return errs.Wrap(errs.KindInternal, err, "cannot revoke the access token")
+			return storeFailed(err, "cannot revoke the access token")
 		}
 		// The whole session ends too, even when the refresh token is not
 		// presented (a Bearer-only client): every access token of the login
@@ -203,7 +203,7 @@ func (s *Service) Logout(ctx context.Context, access *auth.Claims, refreshToken 
 		if access.SessionID != "" {
 			until := now.Add(s.d.RefreshLifetime + tokens.Leeway)
 			if _, err := s.d.Revocations.Revoke(ctx, revokedSessionPrefix+access.SessionID, until, now); err != nil {
-				return errs.Wrap(errs.KindInternal, err, "cannot revoke the session")
+				return storeFailed(err, "cannot revoke the session")
 			}
 		}
 	}
@@ -231,12 +231,12 @@ func (s *Service) Authenticate(ctx context.Context, token string) (auth.Claims, 
 	}
 	revoked, err := s.d.Revocations.Revoked(ctx, revokedAccessPrefix+c.ID, s.d.Clock.Now())
 	if err != nil {
-		return auth.Claims{}, errs.Wrap(errs.KindInternal, err, "cannot check token revocation")
+		return auth.Claims{}, storeFailed(err, "cannot check token revocation")
 	}
 	if !revoked && c.SessionID != "" {
 		revoked, err = s.d.Revocations.Revoked(ctx, revokedSessionPrefix+c.SessionID, s.d.Clock.Now())
 		if err != nil {
-			return auth.Claims{}, errs.Wrap(errs.KindInternal, err, "cannot check token revocation")
+			return auth.Claims{}, storeFailed(err, "cannot check token revocation")
 		}
 	}
 	if revoked {
@@ -253,7 +253,7 @@ func (s *Service) revokeSession(ctx context.Context, rt auth.RefreshToken, now t
 		return err
 	}
 	if _, err := s.d.Revocations.Revoke(ctx, revokedSessionPrefix+sessionID(rt.Family), rt.FamilyExpiresAt.Add(tokens.Leeway), now); err != nil {
-		return errs.Wrap(errs.KindInternal, err, "cannot revoke the session")
+		return storeFailed(err, "cannot revoke the session")
 	}
 	return nil
 }
@@ -304,4 +304,14 @@ func (s *Service) accessLifetime(ctx context.Context, cat string) (time.Duration
 
 func event(kind auth.AuditKind, user, provider, cat string, meta auth.RequestMeta, reason string) auth.AuditEvent {
 	return auth.AuditEvent{Kind: kind, UserID: user, Provider: provider, Cat: cat, IP: meta.IP, UserAgent: meta.UserAgent, Reason: reason}
+}
+
+// storeFailed is the error of a store call that failed: internal, except
+// that a store that is unavailable for now stays so (the client is told
+// to try again).
+func storeFailed(err error, message string) error {
+	if errs.KindOf(err) == errs.KindUnavailable {
+		return err
+	}
+	return errs.Wrap(errs.KindInternal, err, message)
 }

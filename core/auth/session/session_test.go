@@ -367,3 +367,21 @@ func TestBearerOnlyLogoutEndsTheSession(t *testing.T) {
 		t.Errorf("another login's token refused: %v", err)
 	}
 }
+
+// TestUnavailableStoreStaysUnavailable: a store that is down for now
+// (errs.KindUnavailable, e.g. a lost database) keeps its kind through the
+// session service, so the client is told to try again rather than given
+// an internal error; other store failures stay internal.
+func TestUnavailableStoreStaysUnavailable(t *testing.T) {
+	f := newFixture(t, 2, 24*time.Hour)
+	s := f.login(t)
+	down := errs.Wrap(errs.KindUnavailable, errs.Temporary(errors.New("connection lost")), "the database is temporarily unavailable")
+	f.revs.RevokedFunc = func(context.Context, string, time.Time) (bool, error) { return false, down }
+	if _, err := f.svc.Authenticate(t.Context(), s.AccessToken); errs.KindOf(err) != errs.KindUnavailable || !errors.Is(err, errs.ErrTemporary) {
+		t.Errorf("Authenticate with the store down: %v (kind %v), want it unavailable", err, errs.KindOf(err))
+	}
+	f.audit.RecordFunc = func(context.Context, auth.AuditEvent) error { return down }
+	if _, err := f.svc.Login(t.Context(), "shop", auth.Identity{Provider: auth.ProviderB, Subject: "42"}, auth.RequestMeta{}); errs.KindOf(err) != errs.KindUnavailable {
+		t.Errorf("Login with the audit store down: %v (kind %v), want it unavailable", err, errs.KindOf(err))
+	}
+}

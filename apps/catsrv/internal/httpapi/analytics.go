@@ -23,7 +23,7 @@ func analyticsOperation(api huma.API, id, path, summary, desc string, sec []map[
 		Security:    sec,
 		// A map of its own per operation: huma adds the 200 to it.
 		Responses: errorResponses(api, http.StatusUnauthorized, http.StatusForbidden,
-			http.StatusUnprocessableEntity, http.StatusInternalServerError),
+			http.StatusUnprocessableEntity, http.StatusInternalServerError, http.StatusServiceUnavailable),
 		Middlewares: huma.Middlewares{rejectMalformedQuery(api), captureAuthorization},
 	}
 }

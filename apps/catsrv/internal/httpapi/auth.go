@@ -128,9 +128,7 @@ func (a *authAPI) fail(w http.ResponseWriter, r *http.Request, err error) {
 
 func (a *authAPI) failWith(w http.ResponseWriter, r *http.Request, err error, table map[errs.Kind]kindResponse) {
 	body := errorBodyFor(r.Context(), a.log, err, table)
-	if body.Status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", "Bearer")
-	}
+	setFailureHeaders(w, err, body.Status)
 	writeJSON(w, body.Status, body)
 }
 

@@ -22,8 +22,9 @@ var chatErrorDescriptions = map[int]string{
 		"a configuration value out of range): the message names the field. Malformed bodies get the detail list of ValidationError.",
 	http.StatusInternalServerError: "The server failed; the cause is logged, not shown.",
 	http.StatusBadGateway:          "The model service failed; the user's message is kept in the conversation.",
-	http.StatusServiceUnavailable:  "Chat is not configured on this server, or the CAT's agent mode has no model endpoint.",
-	http.StatusGatewayTimeout:      "The model service did not answer in time; the user's message is kept in the conversation.",
+	http.StatusServiceUnavailable: "Chat is not configured on this server, or the CAT's agent mode has no model endpoint; " +
+		"or, with Retry-After, the database is unreachable or busy with an import for now: nothing of the request was stored.",
+	http.StatusGatewayTimeout: "The model service did not answer in time; the user's message is kept in the conversation.",
 }
 
 // chatErrorResponses documents the error responses of an /api/v1/cat
@@ -36,9 +37,14 @@ func chatErrorResponses(api huma.API, statuses ...int) map[string]*huma.Response
 			Description: chatErrorDescriptions[status],
 			Content:     map[string]*huma.MediaType{"application/json": {Schema: errBody}},
 		}
-		if status == http.StatusUnauthorized {
+		switch status {
+		case http.StatusUnauthorized:
 			r.Headers = map[string]*huma.Header{
 				"WWW-Authenticate": {Description: "Always Bearer.", Schema: &huma.Schema{Type: huma.TypeString}},
+			}
+		case http.StatusServiceUnavailable:
+			r.Headers = map[string]*huma.Header{
+				"Retry-After": {Description: "Seconds to wait before trying again, when the failure is expected to pass.", Schema: &huma.Schema{Type: huma.TypeInteger}},
 			}
 		}
 		out[strconv.Itoa(status)] = r

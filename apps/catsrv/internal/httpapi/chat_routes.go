@@ -163,9 +163,7 @@ func (c *chatAPI) chat(ctx context.Context, in *chatInput, handler string, send 
 // stream's content type that nothing has been written under yet.
 func (c *chatAPI) writeError(ctx context.Context, w http.ResponseWriter, err error) {
 	body := chatErrorBody(ctx, c.log, err)
-	if body.Status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", "Bearer")
-	}
+	setFailureHeaders(w, err, body.Status)
 	writeJSON(w, body.Status, body)
 }
 

@@ -46,7 +46,33 @@ var kindResponses = map[errs.Kind]kindResponse{
 	errs.KindInvalid:      {http.StatusInternalServerError, AnalyticsErrorCode, true},
 	errs.KindUnauthorized: {http.StatusUnauthorized, "UNAUTHORIZED", true},
 	errs.KindForbidden:    {http.StatusForbidden, "FORBIDDEN", true},
+	errs.KindUnavailable:  {http.StatusServiceUnavailable, AnalyticsErrorCode, true},
 	errs.KindInternal:     {http.StatusInternalServerError, AnalyticsErrorCode, false},
+}
+
+// RetryAfterSeconds is the Retry-After of a 503 for a failure that is
+// expected to pass (errs.ErrTemporary: a database connection lost, a
+// write lock held by an import).
+const RetryAfterSeconds = 2
+
+// failureHeaders are the headers that go with err's answer of status: the
+// scheme a 401 asks for (RFC 6750), and when to try again after a 503
+// that is expected to pass.
+func failureHeaders(err error, status int) http.Header {
+	switch {
+	case status == http.StatusUnauthorized:
+		return http.Header{"WWW-Authenticate": {"Bearer"}}
+	case status == http.StatusServiceUnavailable && errors.Is(err, errs.ErrTemporary):
+		return http.Header{"Retry-After": {strconv.Itoa(RetryAfterSeconds)}}
+	}
+	return nil
+}
+
+// setFailureHeaders adds failureHeaders to a response not yet written.
+func setFailureHeaders(w http.ResponseWriter, err error, status int) {
+	for k, v := range failureHeaders(err, status) {
+		w.Header()[k] = v
+	}
 }
 
 // authKindResponses is the table of the /api/v1/auth routes, whose errors
@@ -100,9 +126,7 @@ func chatErrorBody(ctx context.Context, log *slog.Logger, err error) ErrorBody {
 // chatError is chatErrorBody as an error huma writes.
 func chatError(ctx context.Context, log *slog.Logger, err error) error {
 	e := &apiError{ErrorBody: chatErrorBody(ctx, log, err)}
-	if e.Status == http.StatusUnauthorized {
-		e.headers = http.Header{"WWW-Authenticate": {"Bearer"}}
-	}
+	e.headers = failureHeaders(err, e.Status)
 	return e
 }
 
@@ -115,10 +139,15 @@ func errorBodyFor(ctx context.Context, log *slog.Logger, err error, table map[er
 		r = table[errs.KindInternal]
 	}
 	msg := internalMessage
-	if r.public {
-		msg = errs.PublicMessage(err, internalMessage)
-	} else {
+	switch {
+	case !r.public:
 		log.LogAttrs(ctx, slog.LevelError, "request failed", slog.String("kind", kind.String()), slog.String("error", err.Error()))
+	case kind == errs.KindUnavailable:
+		// The client sees the plain message; the operator, the cause.
+		msg = errs.PublicMessage(err, internalMessage)
+		log.LogAttrs(ctx, slog.LevelWarn, "request refused: unavailable", slog.String("error", err.Error()))
+	default:
+		msg = errs.PublicMessage(err, internalMessage)
 	}
 	return ErrorBody{Code: r.code, Status: r.status, Message: msg}
 }
@@ -154,16 +183,18 @@ func toHTTP(ctx context.Context, log *slog.Logger, err error) error {
 		r = kindResponses[errs.KindInternal]
 	}
 	msg := internalMessage
-	if r.public {
-		msg = errs.PublicMessage(err, internalMessage)
-	} else {
+	switch {
+	case !r.public:
 		log.LogAttrs(ctx, slog.LevelError, "request failed", slog.String("kind", kind.String()), slog.String("error", err.Error()))
+	case kind == errs.KindUnavailable:
+		// The client sees the plain message; the operator, the cause.
+		msg = errs.PublicMessage(err, internalMessage)
+		log.LogAttrs(ctx, slog.LevelWarn, "request refused: unavailable", slog.String("error", err.Error()))
+	default:
+		msg = errs.PublicMessage(err, internalMessage)
 	}
 	e := &apiError{ErrorBody: ErrorBody{Code: r.code, Status: r.status, Message: msg}}
-	if r.status == http.StatusUnauthorized {
-		// RFC 6750: a 401 names the scheme the client should use.
-		e.headers = http.Header{"WWW-Authenticate": {"Bearer"}}
-	}
+	e.headers = failureHeaders(err, r.status)
 	return e
 }
 

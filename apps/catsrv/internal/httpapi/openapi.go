@@ -37,6 +37,7 @@ func errorResponses(api huma.API, statuses ...int) map[string]*huma.Response {
 		http.StatusUnprocessableEntity: "A parameter is missing or invalid; the body lists each problem.",
 		http.StatusInternalServerError: "Error " + AnalyticsErrorCode + ": the CAT is not configured, a date is not YYYY-MM-DD, " +
 			"startDate is not before endDate, or the analytics store failed.",
+		http.StatusServiceUnavailable: "Error " + AnalyticsErrorCode + ": the database is unreachable for now; try again after Retry-After seconds.",
 	}
 	out := make(map[string]*huma.Response, len(statuses))
 	for _, status := range statuses {
@@ -48,9 +49,14 @@ func errorResponses(api huma.API, statuses ...int) map[string]*huma.Response {
 			Description: descriptions[status],
 			Content:     map[string]*huma.MediaType{"application/json": {Schema: schema}},
 		}
-		if status == http.StatusUnauthorized {
+		switch status {
+		case http.StatusUnauthorized:
 			r.Headers = map[string]*huma.Header{
 				"WWW-Authenticate": {Description: "Always Bearer.", Schema: &huma.Schema{Type: huma.TypeString}},
+			}
+		case http.StatusServiceUnavailable:
+			r.Headers = map[string]*huma.Header{
+				"Retry-After": {Description: "Seconds to wait before trying again.", Schema: &huma.Schema{Type: huma.TypeInteger}},
 			}
 		}
 		out[strconv.Itoa(status)] = r

@@ -5389,6 +5389,11 @@ type GetAllResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetAllResponse503Headers the declared response headers of an HTTP 503 response for GetAll
+type GetAllResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetAllResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5402,8 +5407,12 @@ type GetAllResponse struct {
 	JSON422 *ValidationError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetAllResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetAllResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5429,6 +5438,11 @@ func (r GetAllResponse) GetJSON422() *ValidationError {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetAllResponse) GetJSON500() *ErrorBody {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAllResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5465,6 +5479,11 @@ type GetAllLegacyResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetAllLegacyResponse503Headers the declared response headers of an HTTP 503 response for GetAllLegacy
+type GetAllLegacyResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetAllLegacyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5478,8 +5497,12 @@ type GetAllLegacyResponse struct {
 	JSON422 *ValidationError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetAllLegacyResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetAllLegacyResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5505,6 +5528,11 @@ func (r GetAllLegacyResponse) GetJSON422() *ValidationError {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetAllLegacyResponse) GetJSON500() *ErrorBody {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAllLegacyResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5541,6 +5569,11 @@ type GetAllWarehouseResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetAllWarehouseResponse503Headers the declared response headers of an HTTP 503 response for GetAllWarehouse
+type GetAllWarehouseResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetAllWarehouseResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5554,8 +5587,12 @@ type GetAllWarehouseResponse struct {
 	JSON422 *ValidationError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetAllWarehouseResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetAllWarehouseResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5581,6 +5618,11 @@ func (r GetAllWarehouseResponse) GetJSON422() *ValidationError {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetAllWarehouseResponse) GetJSON500() *ErrorBody {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAllWarehouseResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5617,6 +5659,11 @@ type GetAnswersResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetAnswersResponse503Headers the declared response headers of an HTTP 503 response for GetAnswers
+type GetAnswersResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetAnswersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5630,8 +5677,12 @@ type GetAnswersResponse struct {
 	JSON422 *ValidationError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetAnswersResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetAnswersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5657,6 +5708,11 @@ func (r GetAnswersResponse) GetJSON422() *ValidationError {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetAnswersResponse) GetJSON500() *ErrorBody {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAnswersResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5693,6 +5749,11 @@ type GetDailyCountsResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetDailyCountsResponse503Headers the declared response headers of an HTTP 503 response for GetDailyCounts
+type GetDailyCountsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetDailyCountsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5706,8 +5767,12 @@ type GetDailyCountsResponse struct {
 	JSON422 *ValidationError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetDailyCountsResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetDailyCountsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5733,6 +5798,11 @@ func (r GetDailyCountsResponse) GetJSON422() *ValidationError {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetDailyCountsResponse) GetJSON500() *ErrorBody {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetDailyCountsResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5824,6 +5894,11 @@ type ListInteractionsResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// ListInteractionsResponse503Headers the declared response headers of an HTTP 503 response for ListInteractions
+type ListInteractionsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListInteractionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5837,8 +5912,12 @@ type ListInteractionsResponse struct {
 	JSON422 *ValidationError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListInteractionsResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListInteractionsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5864,6 +5943,11 @@ func (r ListInteractionsResponse) GetJSON422() *ValidationError {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListInteractionsResponse) GetJSON500() *ErrorBody {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListInteractionsResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5908,6 +5992,11 @@ type ExportInteractionsResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// ExportInteractionsResponse503Headers the declared response headers of an HTTP 503 response for ExportInteractions
+type ExportInteractionsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ExportInteractionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5919,10 +6008,14 @@ type ExportInteractionsResponse struct {
 	JSON422 *ValidationError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExportInteractionsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ExportInteractionsResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportInteractionsResponse503Headers
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -5943,6 +6036,11 @@ func (r ExportInteractionsResponse) GetJSON422() *ValidationError {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ExportInteractionsResponse) GetJSON500() *ErrorBody {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExportInteractionsResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5979,6 +6077,11 @@ type GetModelCountsResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetModelCountsResponse503Headers the declared response headers of an HTTP 503 response for GetModelCounts
+type GetModelCountsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetModelCountsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5992,8 +6095,12 @@ type GetModelCountsResponse struct {
 	JSON422 *ValidationError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetModelCountsResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetModelCountsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6019,6 +6126,11 @@ func (r GetModelCountsResponse) GetJSON422() *ValidationError {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetModelCountsResponse) GetJSON500() *ErrorBody {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetModelCountsResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6055,6 +6167,11 @@ type GetTopicCountsResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetTopicCountsResponse503Headers the declared response headers of an HTTP 503 response for GetTopicCounts
+type GetTopicCountsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetTopicCountsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6068,8 +6185,12 @@ type GetTopicCountsResponse struct {
 	JSON422 *ValidationError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetTopicCountsResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTopicCountsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6095,6 +6216,11 @@ func (r GetTopicCountsResponse) GetJSON422() *ValidationError {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetTopicCountsResponse) GetJSON500() *ErrorBody {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetTopicCountsResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6131,6 +6257,11 @@ type GetTotalInteractionsResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetTotalInteractionsResponse503Headers the declared response headers of an HTTP 503 response for GetTotalInteractions
+type GetTotalInteractionsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetTotalInteractionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6144,8 +6275,12 @@ type GetTotalInteractionsResponse struct {
 	JSON422 *ValidationError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetTotalInteractionsResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTotalInteractionsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6171,6 +6306,11 @@ func (r GetTotalInteractionsResponse) GetJSON422() *ValidationError {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetTotalInteractionsResponse) GetJSON500() *ErrorBody {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetTotalInteractionsResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6207,6 +6347,11 @@ type GetQuestionsResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetQuestionsResponse503Headers the declared response headers of an HTTP 503 response for GetQuestions
+type GetQuestionsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetQuestionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6220,8 +6365,12 @@ type GetQuestionsResponse struct {
 	JSON422 *ValidationError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetQuestionsResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetQuestionsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6247,6 +6396,11 @@ func (r GetQuestionsResponse) GetJSON422() *ValidationError {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetQuestionsResponse) GetJSON500() *ErrorBody {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetQuestionsResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7377,6 +7531,11 @@ type PostAgentChatResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// PostAgentChatResponse503Headers the declared response headers of an HTTP 503 response for PostAgentChat
+type PostAgentChatResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostAgentChatResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7400,6 +7559,8 @@ type PostAgentChatResponse struct {
 	JSON504 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostAgentChatResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostAgentChatResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7481,6 +7642,11 @@ type PostChatResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// PostChatResponse503Headers the declared response headers of an HTTP 503 response for PostChat
+type PostChatResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostChatResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7504,6 +7670,8 @@ type PostChatResponse struct {
 	JSON504 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostChatResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostChatResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7585,6 +7753,11 @@ type GetConfigResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetConfigResponse503Headers the declared response headers of an HTTP 503 response for GetConfig
+type GetConfigResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetConfigResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7604,6 +7777,8 @@ type GetConfigResponse struct {
 	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetConfigResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetConfigResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7675,6 +7850,11 @@ type SyncConfigResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// SyncConfigResponse503Headers the declared response headers of an HTTP 503 response for SyncConfig
+type SyncConfigResponse503Headers struct {
+	RetryAfter *int
+}
+
 type SyncConfigResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7694,6 +7874,8 @@ type SyncConfigResponse struct {
 	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *SyncConfigResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SyncConfigResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7765,6 +7947,11 @@ type ListConversationsResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// ListConversationsResponse503Headers the declared response headers of an HTTP 503 response for ListConversations
+type ListConversationsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListConversationsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7780,6 +7967,8 @@ type ListConversationsResponse struct {
 	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListConversationsResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListConversationsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7841,6 +8030,11 @@ type SearchConversationsResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// SearchConversationsResponse503Headers the declared response headers of an HTTP 503 response for SearchConversations
+type SearchConversationsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type SearchConversationsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7856,6 +8050,8 @@ type SearchConversationsResponse struct {
 	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *SearchConversationsResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SearchConversationsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7917,6 +8113,11 @@ type DeleteConversationResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// DeleteConversationResponse503Headers the declared response headers of an HTTP 503 response for DeleteConversation
+type DeleteConversationResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteConversationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7934,6 +8135,8 @@ type DeleteConversationResponse struct {
 	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *DeleteConversationResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteConversationResponse503Headers
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -8000,6 +8203,11 @@ type GetConversationResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetConversationResponse503Headers the declared response headers of an HTTP 503 response for GetConversation
+type GetConversationResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetConversationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8017,6 +8225,8 @@ type GetConversationResponse struct {
 	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetConversationResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetConversationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8083,6 +8293,11 @@ type RenameConversationResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// RenameConversationResponse503Headers the declared response headers of an HTTP 503 response for RenameConversation
+type RenameConversationResponse503Headers struct {
+	RetryAfter *int
+}
+
 type RenameConversationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8102,6 +8317,8 @@ type RenameConversationResponse struct {
 	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RenameConversationResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RenameConversationResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8173,6 +8390,11 @@ type PostLegacyChatResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// PostLegacyChatResponse503Headers the declared response headers of an HTTP 503 response for PostLegacyChat
+type PostLegacyChatResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostLegacyChatResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8196,6 +8418,8 @@ type PostLegacyChatResponse struct {
 	JSON504 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostLegacyChatResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostLegacyChatResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9075,6 +9299,13 @@ func ParseGetAllResponse(rsp *http.Response) (*GetAllResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9088,6 +9319,16 @@ func ParseGetAllResponse(rsp *http.Response) (*GetAllResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetAllResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9142,6 +9383,13 @@ func ParseGetAllLegacyResponse(rsp *http.Response) (*GetAllLegacyResponse, error
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9155,6 +9403,16 @@ func ParseGetAllLegacyResponse(rsp *http.Response) (*GetAllLegacyResponse, error
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetAllLegacyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9209,6 +9467,13 @@ func ParseGetAllWarehouseResponse(rsp *http.Response) (*GetAllWarehouseResponse,
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9222,6 +9487,16 @@ func ParseGetAllWarehouseResponse(rsp *http.Response) (*GetAllWarehouseResponse,
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetAllWarehouseResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9276,6 +9551,13 @@ func ParseGetAnswersResponse(rsp *http.Response) (*GetAnswersResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9289,6 +9571,16 @@ func ParseGetAnswersResponse(rsp *http.Response) (*GetAnswersResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetAnswersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9343,6 +9635,13 @@ func ParseGetDailyCountsResponse(rsp *http.Response) (*GetDailyCountsResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9356,6 +9655,16 @@ func ParseGetDailyCountsResponse(rsp *http.Response) (*GetDailyCountsResponse, e
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetDailyCountsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9450,6 +9759,13 @@ func ParseListInteractionsResponse(rsp *http.Response) (*ListInteractionsRespons
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9463,6 +9779,16 @@ func ParseListInteractionsResponse(rsp *http.Response) (*ListInteractionsRespons
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListInteractionsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9510,6 +9836,13 @@ func ParseExportInteractionsResponse(rsp *http.Response) (*ExportInteractionsRes
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9554,6 +9887,16 @@ func ParseExportInteractionsResponse(rsp *http.Response) (*ExportInteractionsRes
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportInteractionsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9608,6 +9951,13 @@ func ParseGetModelCountsResponse(rsp *http.Response) (*GetModelCountsResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9621,6 +9971,16 @@ func ParseGetModelCountsResponse(rsp *http.Response) (*GetModelCountsResponse, e
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetModelCountsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9675,6 +10035,13 @@ func ParseGetTopicCountsResponse(rsp *http.Response) (*GetTopicCountsResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9688,6 +10055,16 @@ func ParseGetTopicCountsResponse(rsp *http.Response) (*GetTopicCountsResponse, e
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTopicCountsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9742,6 +10119,13 @@ func ParseGetTotalInteractionsResponse(rsp *http.Response) (*GetTotalInteraction
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9755,6 +10139,16 @@ func ParseGetTotalInteractionsResponse(rsp *http.Response) (*GetTotalInteraction
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTotalInteractionsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9809,6 +10203,13 @@ func ParseGetQuestionsResponse(rsp *http.Response) (*GetQuestionsResponse, error
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9822,6 +10223,16 @@ func ParseGetQuestionsResponse(rsp *http.Response) (*GetQuestionsResponse, error
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetQuestionsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10933,6 +11344,16 @@ func ParsePostAgentChatResponse(rsp *http.Response) (*PostAgentChatResponse, err
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostAgentChatResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11031,6 +11452,16 @@ func ParsePostChatResponse(rsp *http.Response) (*PostChatResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostChatResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11112,6 +11543,16 @@ func ParseGetConfigResponse(rsp *http.Response) (*GetConfigResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetConfigResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11193,6 +11634,16 @@ func ParseSyncConfigResponse(rsp *http.Response) (*SyncConfigResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers SyncConfigResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11260,6 +11711,16 @@ func ParseListConversationsResponse(rsp *http.Response) (*ListConversationsRespo
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListConversationsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11327,6 +11788,16 @@ func ParseSearchConversationsResponse(rsp *http.Response) (*SearchConversationsR
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers SearchConversationsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11404,6 +11875,16 @@ func ParseDeleteConversationResponse(rsp *http.Response) (*DeleteConversationRes
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteConversationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11478,6 +11959,16 @@ func ParseGetConversationResponse(rsp *http.Response) (*GetConversationResponse,
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetConversationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11559,6 +12050,16 @@ func ParseRenameConversationResponse(rsp *http.Response) (*RenameConversationRes
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers RenameConversationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11657,6 +12158,16 @@ func ParsePostLegacyChatResponse(rsp *http.Response) (*PostLegacyChatResponse, e
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostLegacyChatResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

@@ -1,0 +1,213 @@
+package sqlstore_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"io"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/driver/sqliteshim"
+
+	"github.com/catsrv/catsrv/adapters/sqlstore"
+	"github.com/catsrv/catsrv/adapters/sqlstore/sqltest"
+	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/core/errs"
+)
+
+// oneTurn is the write of the tests below: one api interaction, through
+// AppendTx, counting how often WriteTx ran it.
+func oneTurn(s *sqlstore.Store, runs *atomic.Int32) func(ctx context.Context, tx bun.Tx) error {
+	in := sampleLog(1, 0)[0]
+	return func(ctx context.Context, tx bun.Tx) error {
+		runs.Add(1)
+		return s.AppendTx(ctx, tx, []analytics.Interaction{in})
+	}
+}
+
+// stored counts the interactions in the raw log and the rollups.
+func stored(t *testing.T, s *sqlstore.Store) (raw, rolled int64) {
+	t.Helper()
+	sel := analytics.Selection{Cat: "alpha", Range: analytics.Range{Start: day0, End: day0.Add(72 * time.Hour)}}
+	raw, err := s.Total(t.Context(), sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rolled, err = s.Rollups().Total(t.Context(), sel); err != nil {
+		t.Fatal(err)
+	}
+	return raw, rolled
+}
+
+// TestWriteTxRetriesWhenItsBackendIsKilled: the server ends the
+// transaction's session just before the commit (pg_terminate_backend, as
+// an operator or a failover would); WriteTx finds the transaction
+// aborted, runs it again on a fresh connection, and it is stored once.
+func TestWriteTxRetriesWhenItsBackendIsKilled(t *testing.T) {
+	s := openStore(t, sqltest.PostgresDSN(t))
+	var runs atomic.Int32
+	sqlstore.SetWriteTxHooks(s, func(ctx context.Context, tx bun.Tx) error {
+		if runs.Load() > 1 {
+			return nil
+		}
+		var pid int
+		if err := tx.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+			return err
+		}
+		// Another connection of the pool ends this one's session.
+		_, err := s.DB().DB.ExecContext(ctx, "SELECT pg_terminate_backend($1)", pid)
+		return err
+	}, nil)
+	if err := s.WriteTx(t.Context(), oneTurn(s, &runs)); err != nil {
+		t.Fatalf("WriteTx after a killed backend: %v", err)
+	}
+	if runs.Load() != 2 {
+		t.Errorf("the transaction ran %d times, want 2 (killed, then retried)", runs.Load())
+	}
+	if raw, rolled := stored(t, s); raw != 1 || rolled != 1 {
+		t.Errorf("stored %d raw rows and %d in the rollups, want 1 and 1", raw, rolled)
+	}
+}
+
+// TestWriteTxLostCommitAnswerIsNotStoredTwice: the commit reaches the
+// server and commits, but its answer is lost with the connection. WriteTx
+// must not run the transaction again: it asks the server, learns that it
+// committed, and reports success with the row stored once.
+func TestWriteTxLostCommitAnswerIsNotStoredTwice(t *testing.T) {
+	s := openStore(t, sqltest.PostgresDSN(t))
+	var runs, commits atomic.Int32
+	sqlstore.SetWriteTxHooks(s, nil, func(tx bun.Tx) error {
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		if commits.Add(1) == 1 {
+			return io.ErrUnexpectedEOF // the connection dropped before the answer came
+		}
+		return nil
+	})
+	if err := s.WriteTx(t.Context(), oneTurn(s, &runs)); err != nil {
+		t.Fatalf("WriteTx whose commit answer was lost: %v", err)
+	}
+	if raw, rolled := stored(t, s); raw != 1 || rolled != 1 {
+		t.Errorf("stored %d raw rows and %d in the rollups, want 1 and 1 (the transaction ran %d times)", raw, rolled, runs.Load())
+	}
+	if runs.Load() != 1 {
+		t.Errorf("the transaction ran %d times, want 1", runs.Load())
+	}
+}
+
+// TestWriteTxLostCommitUnknownIsUnavailable: a commit that was never
+// sent is lost too, but the server then says the transaction aborted, so
+// it is retried; when the server cannot be asked at all (here: the
+// commit and the check both fail because the database was dropped of its
+// connections and refuses new ones) the outcome is unknown, and WriteTx
+// answers a temporary errs.KindUnavailable without trying again.
+func TestWriteTxLostCommitUnknownIsUnavailable(t *testing.T) {
+	s := openStore(t, sqltest.PostgresDSN(t))
+	var runs atomic.Int32
+	sqlstore.SetWriteTxHooks(s, nil, func(tx bun.Tx) error {
+		_ = tx.Rollback()
+		// The answer lost, and the pool closed under the check that
+		// follows: its status cannot be asked.
+		_ = s.DB().DB.Close()
+		return io.ErrUnexpectedEOF
+	})
+	err := s.WriteTx(t.Context(), oneTurn(s, &runs))
+	if errs.KindOf(err) != errs.KindUnavailable || !errors.Is(err, errs.ErrTemporary) {
+		t.Fatalf("WriteTx with an unknown outcome = %v (kind %v), want a temporary unavailable error", err, errs.KindOf(err))
+	}
+	if runs.Load() != 1 {
+		t.Errorf("the transaction ran %d times, want 1: an unknown outcome is never retried", runs.Load())
+	}
+}
+
+// TestWriteTxRefusesWhileSQLiteIsLocked: another process holds SQLite's
+// write lock (as catsrv import does for the whole import). WriteTx, and
+// the writers queued behind it in this process, give up within turnWait
+// with a temporary errs.KindUnavailable error and store nothing; once the
+// lock is released the same write succeeds.
+func TestWriteTxRefusesWhileSQLiteIsLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catsrv.db")
+	s := openStore(t, "sqlite:"+path)
+	other, err := sql.Open(sqliteshim.ShimName, "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	lock, err := other.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+
+	var runs atomic.Int32
+	const writers = 3
+	errc := make(chan error, writers)
+	start := time.Now()
+	for range writers {
+		go func() { errc <- s.WriteTx(t.Context(), oneTurn(s, &runs)) }()
+	}
+	for range writers {
+		err := <-errc
+		if errs.KindOf(err) != errs.KindUnavailable || !errors.Is(err, errs.ErrTemporary) {
+			t.Errorf("WriteTx while another process writes = %v (kind %v), want a temporary unavailable error", err, errs.KindOf(err))
+		}
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the writers waited %v for the lock, want well under 5s", took)
+	}
+	if raw, rolled := stored(t, s); raw != 0 || rolled != 0 {
+		t.Errorf("refused writes stored %d raw rows and %d in the rollups", raw, rolled)
+	}
+
+	if _, err := lock.ExecContext(t.Context(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	_ = lock.Close()
+	if err := s.WriteTx(t.Context(), oneTurn(s, &runs)); err != nil {
+		t.Fatalf("WriteTx after the lock was released: %v", err)
+	}
+	if raw, rolled := stored(t, s); raw != 1 || rolled != 1 {
+		t.Errorf("stored %d raw rows and %d in the rollups, want 1 and 1", raw, rolled)
+	}
+}
+
+// TestWriteTxRefusesWhilePostgresImportHoldsTheLock: an import holds the
+// append lock for all of its transaction; a turn waits for it at most
+// turnWait, then is refused with a temporary errs.KindUnavailable error,
+// and succeeds once the lock is free.
+func TestWriteTxRefusesWhilePostgresImportHoldsTheLock(t *testing.T) {
+	s := openStore(t, sqltest.PostgresDSN(t))
+	lock, err := s.DB().DB.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if _, err := lock.ExecContext(t.Context(), "SELECT pg_advisory_lock($1, hashtext(current_schema()))", sqlstore.LockAppend); err != nil {
+		t.Fatal(err)
+	}
+	var runs atomic.Int32
+	start := time.Now()
+	err = s.WriteTx(t.Context(), oneTurn(s, &runs))
+	if errs.KindOf(err) != errs.KindUnavailable || !errors.Is(err, errs.ErrTemporary) {
+		t.Errorf("WriteTx while an import holds the lock = %v (kind %v), want a temporary unavailable error", err, errs.KindOf(err))
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("WriteTx waited %v for the lock, want well under 5s", took)
+	}
+	if _, err := lock.ExecContext(t.Context(), "SELECT pg_advisory_unlock($1, hashtext(current_schema()))", sqlstore.LockAppend); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteTx(t.Context(), oneTurn(s, &runs)); err != nil {
+		t.Fatalf("WriteTx once the lock is free: %v", err)
+	}
+	if raw, rolled := stored(t, s); raw != 1 || rolled != 1 {
+		t.Errorf("stored %d raw rows and %d in the rollups, want 1 and 1", raw, rolled)
+	}
+}
