@@ -115,13 +115,23 @@ func Failed(err error, message string) error {
 	if e := (*errs.Error)(nil); errors.As(err, &e) && e.Kind != errs.KindInternal {
 		return err
 	}
+	if u := transient(err); u != nil {
+		return u
+	}
+	return errs.Wrap(errs.KindInternal, err, message)
+}
+
+// transient returns the temporary errs.KindUnavailable error of a lost
+// connection, a rolled-back transaction or a busy SQLite database, and nil
+// for any other failure.
+func transient(err error) error {
 	switch classify(err) {
 	case failConnection, failSerialization:
 		return unavailable(err, UnavailableMessage)
 	case failBusy:
 		return unavailable(err, busyMessage)
 	}
-	return errs.Wrap(errs.KindInternal, err, message)
+	return nil
 }
 
 // retryAttempts bounds the attempts of one read or one transaction.
@@ -179,11 +189,8 @@ func giveUp(err error) error {
 	if errs.KindOf(err) != errs.KindInternal {
 		return err
 	}
-	switch classify(err) {
-	case failConnection, failSerialization:
-		return unavailable(err, UnavailableMessage)
-	case failBusy:
-		return unavailable(err, busyMessage)
+	if u := transient(err); u != nil {
+		return u
 	}
 	return err
 }

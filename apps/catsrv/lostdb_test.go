@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -38,31 +36,17 @@ import (
 // server's own database. The database is dropped when the test ends.
 func postgresDatabase(t *testing.T) (dsn, name string, admin *sql.DB) {
 	t.Helper()
-	base := sqltest.ServerDSN(t)
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	dsn = sqltest.PostgresDatabaseDSN(t, nil)
+	u, err := url.Parse(dsn)
+	if err != nil {
 		t.Fatal(err)
 	}
-	name = "catsrv_lostdb_" + hex.EncodeToString(b[:])
-	admin, err := sql.Open("pgx", base)
+	admin, err = sql.Open("pgx", sqltest.ServerDSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = admin.Close() })
-	if _, err := admin.ExecContext(t.Context(), "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.Exec("DROP DATABASE " + name + " WITH (FORCE)"); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String(), name, admin
+	return dsn, strings.TrimPrefix(u.Path, "/"), admin
 }
 
 // killSessions ends every session of the database and says how many.
