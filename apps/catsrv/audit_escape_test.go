@@ -2,12 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,18 +24,9 @@ func TestAuditEscapesHostileText(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := "sqlite:" + filepath.Join(t.TempDir(), "catsrv.db")
-	addr := freeAddr(t)
-	base := "http://" + addr
-	srv := exec.Command(binary, "serve", "--config", cfg, "--db", db, "--addr", addr)
-	srv.Env = []string{"PATH=" + os.Getenv("PATH"), "CATSRV_JWT_SECRET=" + testSecret, "CATSRV_COOKIE_INSECURE=true",
-		"CATSRV_PROVIDER_B_CLIENT_ID=gclient", "CATSRV_PROVIDER_B_CLIENT_SECRET=gsecret", "CATSRV_PROVIDER_B_BASE_URL=" + idp.URL}
-	var logs syncBuffer
-	srv.Stderr = &logs
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
-	waitReady(t, base+"/readyz")
+	srv := startServe(t, cfg, db, "CATSRV_COOKIE_INSECURE=true",
+		"CATSRV_PROVIDER_B_CLIENT_ID=gclient", "CATSRV_PROVIDER_B_CLIENT_SECRET=gsecret", "CATSRV_PROVIDER_B_BASE_URL="+idp.URL)
+	base := srv.base
 
 	const userAgent = "evil\u202eexe.txt\u2028FAKE\u2029\u200b\ufeffend \\x1b"
 	jar, err := cookiejar.New(nil)
@@ -47,21 +36,8 @@ func TestAuditEscapesHostileText(t *testing.T) {
 	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	do := func(method, target string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequestWithContext(t.Context(), method, target, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("User-Agent", userAgent)
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, string(raw)
+		code, body, _ := send(t, client, method, target, "", "User-Agent", userAgent)
+		return code, body
 	}
 	code, body := do(http.MethodPost, base+"/api/v1/auth/provider_b")
 	var start struct {
@@ -77,7 +53,7 @@ func TestAuditEscapesHostileText(t *testing.T) {
 	callback := base + "/api/v1/auth/provider_b/callback?state=" + url.QueryEscape(authURL.Query().Get("state")) +
 		"&error=%1b]0%3BPWNED%07%1b[2J&error_description=x%0d%0aFAKE-LINE"
 	if code, body = do(http.MethodGet, callback); code != http.StatusUnauthorized {
-		t.Fatalf("callback with a provider error: %d %s\n%s", code, body, logs.String())
+		t.Fatalf("callback with a provider error: %d %s\n%s", code, body, srv.logs.String())
 	}
 
 	// --json: the stored values, unchanged, one valid JSON object a line.

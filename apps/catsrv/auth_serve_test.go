@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,18 +65,9 @@ func TestServeLogin(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := "sqlite:" + filepath.Join(t.TempDir(), "catsrv.db")
-	addr := freeAddr(t)
-	base := "http://" + addr
-	srv := exec.Command(binary, "serve", "--config", cfg, "--db", db, "--addr", addr)
-	srv.Env = []string{"PATH=" + os.Getenv("PATH"), "CATSRV_JWT_SECRET=" + testSecret, "CATSRV_COOKIE_INSECURE=true",
-		"CATSRV_PROVIDER_B_CLIENT_ID=gclient", "CATSRV_PROVIDER_B_CLIENT_SECRET=gsecret", "CATSRV_PROVIDER_B_BASE_URL=" + idp.URL}
-	var logs syncBuffer
-	srv.Stderr = &logs
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
-	waitReady(t, base+"/readyz")
+	srv := startServe(t, cfg, db, "CATSRV_COOKIE_INSECURE=true",
+		"CATSRV_PROVIDER_B_CLIENT_ID=gclient", "CATSRV_PROVIDER_B_CLIENT_SECRET=gsecret", "CATSRV_PROVIDER_B_BASE_URL="+idp.URL)
+	base := srv.base
 
 	jar, err := cookiejar.New(nil)
 	if err != nil {
@@ -86,23 +76,7 @@ func TestServeLogin(t *testing.T) {
 	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	do := func(method, target, body string, header ...string) (int, string, http.Header) {
 		t.Helper()
-		req, err := http.NewRequestWithContext(t.Context(), method, target, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i+1 < len(header); i += 2 {
-			req.Header.Set(header[i], header[i+1])
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, string(raw), resp.Header
+		return send(t, client, method, target, body, header...)
 	}
 
 	code, body, _ := do(http.MethodPost, base+"/api/v1/auth/provider_a", "")
@@ -121,7 +95,7 @@ func TestServeLogin(t *testing.T) {
 		t.Fatalf("identity provider: %d, Location %s", code, h.Get("Location"))
 	}
 	if code, body, _ = do(http.MethodGet, h.Get("Location"), ""); code != http.StatusSeeOther {
-		t.Fatalf("callback: %d %s\n%s", code, body, logs.String())
+		t.Fatalf("callback: %d %s\n%s", code, body, srv.logs.String())
 	}
 	if code, body, _ = do(http.MethodPost, base+"/api/v1/auth/memory", `{"preferences":{"tone":"brief"}}`, "Origin", "https://app.example.com"); code != http.StatusOK {
 		t.Fatalf("POST /memory: %d %s", code, body)
@@ -140,7 +114,7 @@ func TestServeLogin(t *testing.T) {
 		}
 	}
 	for _, secret := range []string{"gsecret", "google-at", testSecret} {
-		if strings.Contains(logs.String(), secret) {
+		if strings.Contains(srv.logs.String(), secret) {
 			t.Errorf("the server logged %q", secret)
 		}
 	}

@@ -3,11 +3,9 @@ package main
 import (
 	"database/sql"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,52 +43,16 @@ func TestServeOnPostgresWithoutStandardStrings(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(cfg, "demo.yaml"), []byte("cat:\n  chat_mode: legacy\nsecurity:\n  providers:\n    provider_a: {enabled: true}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
-	base := "http://" + addr
-	srv := exec.Command(binary, "serve", "--config", cfg, "--db", dsn, "--addr", addr)
-	srv.Env = []string{"PATH=" + os.Getenv("PATH"), "CATSRV_JWT_SECRET=" + testSecret}
-	var logs syncBuffer
-	srv.Stderr = &logs
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
-	waitReady(t, base+"/readyz")
-
-	token := func(subject, role string) string {
-		out := catsrv(t, nil, nil, "token", "--config", cfg, "--subject", subject, "--role", role)
-		lines := strings.Split(strings.TrimSpace(out.stdout), "\n")
-		if out.code != 0 {
-			t.Fatalf("token: %d %s", out.code, out.stderr)
-		}
-		return lines[len(lines)-1]
-	}
-	alice, bob, admin := token("alice", "user"), token("bob", "user"), token("root", "admin")
+	srv := startServe(t, cfg, dsn)
+	base := srv.base
+	alice, bob, admin := issueToken(t, cfg, "alice", "user"), issueToken(t, cfg, "bob", "user"), issueToken(t, cfg, "root", "admin")
 	do := func(method, target, bearer, body string, header ...string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequestWithContext(t.Context(), method, target, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
 		if bearer != "" {
-			req.Header.Set("Authorization", "Bearer "+bearer)
+			header = append(header, "Authorization", "Bearer "+bearer)
 		}
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		for i := 0; i+1 < len(header); i += 2 {
-			req.Header.Set(header[i], header[i+1])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, string(raw)
+		code, body, _ := send(t, nil, method, target, body, header...)
+		return code, body
 	}
 
 	// 1. The audit insert of an anonymous start.
@@ -156,8 +118,8 @@ func TestServeOnPostgresWithoutStandardStrings(t *testing.T) {
 	if n := markerTables(); n != 0 {
 		t.Errorf("%d tables created by injected SQL", n)
 	}
-	if strings.Contains(logs.String(), `"msg":"request failed"`) {
-		t.Errorf("requests failed:\n%s", logs.String())
+	if strings.Contains(srv.logs.String(), `"msg":"request failed"`) {
+		t.Errorf("requests failed:\n%s", srv.logs.String())
 	}
 }
 

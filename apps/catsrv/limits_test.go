@@ -2,8 +2,6 @@ package main
 
 import (
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -94,17 +92,8 @@ func TestServeLimitsAndPrunes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	addr := freeAddr(t)
-	srv := exec.Command(binary, "serve", "--config", configDir(t), "--db", dsn, "--addr", addr)
-	srv.Env = []string{"PATH=" + os.Getenv("PATH"), "CATSRV_JWT_SECRET=" + testSecret,
-		"CATSRV_AUDIT_RETENTION=30d", "CATSRV_AUTH_RATE_BURST=3", "CATSRV_AUTH_RATE_LIMIT=0.01"}
-	var logs syncBuffer
-	srv.Stderr = &logs
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
-	waitReady(t, "http://"+addr+"/readyz")
+	srv := startServe(t, configDir(t), dsn, "CATSRV_AUDIT_RETENTION=30d", "CATSRV_AUTH_RATE_BURST=3", "CATSRV_AUTH_RATE_LIMIT=0.01")
+	logs := srv.logs
 
 	// The pass at start runs in the background: wait for its log line.
 	deadline := time.Now().Add(10 * time.Second)
@@ -118,18 +107,10 @@ func TestServeLimitsAndPrunes(t *testing.T) {
 	var statuses []int
 	retryAfter := ""
 	for range 6 {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+addr+"/api/v1/auth/provider_a", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = resp.Body.Close()
-		statuses = append(statuses, resp.StatusCode)
-		if resp.StatusCode == http.StatusTooManyRequests {
-			retryAfter = resp.Header.Get("Retry-After")
+		code, _, header := send(t, nil, http.MethodPost, srv.base+"/api/v1/auth/provider_a", "")
+		statuses = append(statuses, code)
+		if code == http.StatusTooManyRequests {
+			retryAfter = header.Get("Retry-After")
 		}
 	}
 	// The default CAT does not enable provider_a: 403 until the burst is spent.

@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -78,19 +76,8 @@ func startLostDBServer(t *testing.T, db string) *lostDBServer {
 	if imp := catsrv(t, strings.NewReader(demo.stdout), nil, "import", "--config", cfg, "--db", db, "-"); imp.code != 0 {
 		t.Fatalf("import exit %d: %s", imp.code, imp.stderr)
 	}
-	tok := catsrv(t, nil, nil, "token", "--config", cfg, "--subject", "ops", "--role", "admin", "--ttl", "1h")
-	lines := strings.Split(strings.TrimSpace(tok.stdout), "\n")
-	addr := freeAddr(t)
-	srv := exec.Command(binary, "serve", "--config", cfg, "--db", db, "--addr", addr)
-	srv.Env = []string{"PATH=" + os.Getenv("PATH"), "CATSRV_JWT_SECRET=" + testSecret}
-	logs := &syncBuffer{}
-	srv.Stderr = logs
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
-	s := &lostDBServer{base: "http://" + addr, token: lines[len(lines)-1], logs: logs}
-	waitReady(t, s.base+"/readyz")
+	srv := startServe(t, cfg, db)
+	s := &lostDBServer{base: srv.base, token: issueToken(t, cfg, "ops", "admin"), logs: srv.logs}
 	return s
 }
 

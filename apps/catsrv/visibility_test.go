@@ -48,9 +48,7 @@ func importVisibleAtOnce(t *testing.T, db string) {
 	if imp := catsrv(t, strings.NewReader(first.stdout), nil, "import", "--config", cfg, "--db", db, "-"); imp.code != 0 {
 		t.Fatalf("first import: exit %d: %s", imp.code, imp.stderr)
 	}
-	tok := catsrv(t, nil, nil, "token", "--config", cfg, "--subject", "ops", "--role", "admin", "--ttl", "1h")
-	lines := strings.Split(strings.TrimSpace(tok.stdout), "\n")
-	token := lines[len(lines)-1]
+	token := issueToken(t, cfg, "ops", "admin")
 	// The second import's lines are written to a file first, so that the
 	// import is all the database work there is while the routes are polled.
 	second := catsrv(t, nil, nil, "demo", "--interactions", fmt.Sprint(visibilityLines), "--cats", "demo", "--seed", "4")
@@ -61,17 +59,8 @@ func importVisibleAtOnce(t *testing.T, db string) {
 	before := apiCount(t, first.stdout, "demo")
 	after := before + apiCount(t, second.stdout, "demo")
 
-	addr := freeAddr(t)
-	srv := exec.Command(binary, "serve", "--config", cfg, "--db", db, "--addr", addr)
-	srv.Env = []string{"PATH=" + os.Getenv("PATH"), "CATSRV_JWT_SECRET=" + testSecret}
-	var logs syncBuffer
-	srv.Stderr = &logs
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
-	base := "http://" + addr
-	waitReady(t, base+"/readyz")
+	srv := startServe(t, cfg, db)
+	base := srv.base
 
 	routes := []string{"/api/v1/analytics/all", "/api/v1/analytics/all_warehouse"}
 	total := func(route string) (int64, error) {
@@ -183,7 +172,7 @@ func importVisibleAtOnce(t *testing.T, db string) {
 		t.Logf("%s: %d polls around the import (%s), total: polls %v", route, polls, strings.TrimSpace(string(out)), seen[k])
 	}
 	if t.Failed() {
-		for _, line := range strings.Split(logs.String(), "\n") {
+		for _, line := range strings.Split(srv.logs.String(), "\n") {
 			if strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) {
 				t.Logf("server: %s", line)
 			}
