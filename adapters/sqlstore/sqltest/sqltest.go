@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -36,35 +37,50 @@ func ServerDSN(t testing.TB) string {
 	return dsn
 }
 
+// create makes a uniquely named object on the test server with the
+// statement "CREATE <kind> <name>", runs the statements that follow
+// (each with %s for the name), drops it with "DROP <kind> <name> <drop>"
+// when the test ends, and returns the name and the server's DSN.
+func create(t testing.TB, kind, drop string, then ...string) (name string, base *url.URL) {
+	t.Helper()
+	dsn := ServerDSN(t)
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	name = "catsrv_test_" + hex.EncodeToString(b[:])
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatalf("open %s: %v", PostgresEnv, err)
+	}
+	t.Cleanup(func() { _ = admin.Close() })
+	if _, err := admin.ExecContext(t.Context(), "CREATE "+kind+" "+name); err != nil {
+		t.Fatalf("create %s: %v", kind, err)
+	}
+	t.Cleanup(func() {
+		// t.Context is already cancelled during cleanup.
+		if _, err := admin.Exec("DROP " + kind + " " + name + " " + drop); err != nil {
+			t.Errorf("drop %s %s: %v", kind, name, err)
+		}
+	})
+	for _, stmt := range then {
+		if _, err := admin.ExecContext(t.Context(), fmt.Sprintf(stmt, name)); err != nil {
+			t.Fatalf("%s: %v", fmt.Sprintf(stmt, name), err)
+		}
+	}
+	base, err = url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("parse %s: %v", PostgresEnv, err)
+	}
+	return name, base
+}
+
 // PostgresDSN creates an empty schema for one test, dropped when the test
 // ends, and returns a DSN whose search_path points at it, so tests of
 // several packages can share one server.
 func PostgresDSN(t testing.TB) string {
 	t.Helper()
-	base := ServerDSN(t)
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatal(err)
-	}
-	schema := "catsrv_test_" + hex.EncodeToString(b[:])
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatalf("open %s: %v", PostgresEnv, err)
-	}
-	t.Cleanup(func() { _ = admin.Close() })
-	if _, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		// t.Context is already cancelled during cleanup.
-		if _, err := admin.Exec("DROP SCHEMA " + schema + " CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("parse %s: %v", PostgresEnv, err)
-	}
+	schema, u := create(t, "SCHEMA", "CASCADE")
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
@@ -78,35 +94,11 @@ func PostgresDSN(t testing.TB) string {
 // schema cannot carry.
 func PostgresDatabaseDSN(t testing.TB, settings map[string]string) string {
 	t.Helper()
-	base := ServerDSN(t)
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatal(err)
-	}
-	name := "catsrv_test_" + hex.EncodeToString(b[:])
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatalf("open %s: %v", PostgresEnv, err)
-	}
-	t.Cleanup(func() { _ = admin.Close() })
-	if _, err := admin.ExecContext(t.Context(), "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.Exec("DROP DATABASE " + name + " WITH (FORCE)"); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
+	var alter []string
 	for setting, value := range settings {
-		//nolint:gosec // test-only names and values chosen by the test itself
-		if _, err := admin.ExecContext(t.Context(), "ALTER DATABASE "+name+" SET "+setting+" = "+value); err != nil {
-			t.Fatalf("alter database %s set %s: %v", name, setting, err)
-		}
+		alter = append(alter, "ALTER DATABASE %s SET "+setting+" = "+value)
 	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("parse %s: %v", PostgresEnv, err)
-	}
+	name, u := create(t, "DATABASE", "WITH (FORCE)", alter...)
 	u.Path = "/" + name
 	return u.String()
 }
