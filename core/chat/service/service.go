@@ -74,7 +74,7 @@ const (
 //
 // Errors: errs.KindNotFound for an unknown CAT or an unknown or foreign
 // conversation; errs.KindInvalid for an empty, oversized or unstorable
-// message; errs.KindUnavailable when the model is not configured or
+// message or a conversation id chat.CheckID refuses; errs.KindUnavailable when the model is not configured or
 // failed (marked chat.ErrUpstreamFailed / chat.ErrUpstreamTimeout). When
 // answering fails, the user's message is still stored.
 func (s *Service) Chat(ctx context.Context, req chat.Request, handler string) (chat.Response, error) {
@@ -156,6 +156,9 @@ func checkMessage(message string, maxBytes int) error {
 // named after the message.
 func (s *Service) open(ctx context.Context, owner chat.Owner, req chat.Request) (chat.Turn, []chat.Message, error) {
 	if req.ConversationID != "" {
+		if err := chat.CheckID(req.ConversationID); err != nil {
+			return chat.Turn{}, nil, err
+		}
 		c, history, err := s.d.Conversations.Conversation(ctx, owner, req.ConversationID)
 		if err != nil {
 			return chat.Turn{}, nil, err

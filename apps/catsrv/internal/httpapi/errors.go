@@ -155,6 +155,9 @@ func toHTTP(ctx context.Context, log *slog.Logger, err error) error {
 	msg := internalMessage
 	if r.public {
 		msg = errs.PublicMessage(err, internalMessage)
+		if r.status >= http.StatusInternalServerError {
+			markClientFault(ctx) // the spec's 500 for a caller's mistake
+		}
 	} else {
 		log.LogAttrs(ctx, slog.LevelError, "request failed", slog.String("kind", kind.String()), slog.String("error", err.Error()))
 	}
