@@ -52,8 +52,6 @@ type sqlEnv struct {
 	admin string
 	// conv is a conversation of user in legacyCat.
 	conv string
-	// seen is how much of logs errorLines has read.
-	seen int
 	// audit is the audit log the app writes.
 	audit ports.AuditLog
 }
@@ -190,14 +188,21 @@ type deadlineRecorder struct{ *httptest.ResponseRecorder }
 // SetWriteDeadline does nothing: a recorder cannot block.
 func (deadlineRecorder) SetWriteDeadline(time.Time) error { return nil }
 
+// take returns what was written and empties the buffer, so that a long
+// fuzzing run does not hold every line it ever logged.
+func (b *syncBuffer) take() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.buf.String()
+	b.buf.Reset()
+	return s
+}
+
 // errorLines returns the log lines at ERROR level (and any line that is
 // not JSON) written since the previous call.
 func (e *sqlEnv) errorLines() []string {
-	all := e.logs.String()
-	fresh := all[e.seen:]
-	e.seen = len(all)
 	var out []string
-	for line := range strings.Lines(fresh) {
+	for line := range strings.Lines(e.logs.take()) {
 		var m map[string]any
 		if json.Unmarshal([]byte(line), &m) != nil || m["level"] == slog.LevelError.String() {
 			out = append(out, line)
