@@ -46,7 +46,7 @@ test:
 test-race:
 	$(GO) test -count=1 -race ./...
 
-# fuzz: each fuzz target for FUZZTIME (docs/testing.md). A failing input
+# fuzz: each fuzz target for FUZZTIME (README.md, Fuzz tests). A failing input
 # is written to the package's testdata/fuzz/<target>/: fix the bug and
 # commit the file, it becomes a regression test of `make test`.
 FUZZTIME ?= 10s

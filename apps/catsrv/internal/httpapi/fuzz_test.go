@@ -15,7 +15,7 @@ import (
 	"github.com/catsrv/catsrv/core/chat"
 )
 
-// The fuzz targets of the HTTP app (make fuzz; docs/testing.md). Each
+// The fuzz targets of the HTTP app (make fuzz; README.md, Fuzz tests). Each
 // drives the real app over a real SQLite database (and, when the seed
 // corpus runs as ordinary tests with CATSRV_TEST_POSTGRES_DSN set, over
 // PostgreSQL too) and holds the same property: no answer is a server
