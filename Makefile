@@ -9,7 +9,7 @@ DB ?= sqlite:./data/catsrv.db
 ADDR ?= 127.0.0.1:8080
 DEMO_INTERACTIONS ?= 50000
 
-.PHONY: all build run test test-race lint vet generate bench bench-go clean tools web
+.PHONY: all build run test test-race fuzz lint vet generate bench bench-go clean tools web
 
 all: build
 
@@ -45,6 +45,24 @@ test:
 
 test-race:
 	$(GO) test -count=1 -race ./...
+
+# fuzz: each fuzz target for FUZZTIME (README.md, Fuzz tests). A failing input
+# is written to the package's testdata/fuzz/<target>/: fix the bug and
+# commit the file, it becomes a regression test of `make test`.
+FUZZTIME ?= 10s
+FUZZ_TARGETS := \
+	./adapters/jsonl:FuzzDecode \
+	./adapters/jsonl:FuzzFastPath \
+	./apps/catsrv/internal/httpapi:FuzzConversationID \
+	./apps/catsrv/internal/httpapi:FuzzConversationCursor \
+	./apps/catsrv/internal/httpapi:FuzzAnalyticsQuery \
+	./apps/catsrv/internal/httpapi:FuzzChatBody
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 vet:
 	$(GO) vet ./...

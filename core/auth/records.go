@@ -2,7 +2,9 @@ package auth
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // RoleUser is the role of every user who signs in through a provider.
@@ -88,6 +90,27 @@ type AuditEvent struct {
 	UserAgent string
 	// Reason says why a failure failed; empty on success.
 	Reason string
+}
+
+// Storable returns the event with every text field made storable by any
+// back end: bytes that are not UTF-8 and NUL bytes become U+FFFD. Its text
+// comes from clients (the User-Agent, a provider's error parameter), and
+// an audit line must be written whatever they send.
+func (e AuditEvent) Storable() AuditEvent {
+	for _, f := range []*string{&e.UserID, &e.Provider, &e.Cat, &e.IP, &e.UserAgent, &e.Reason} {
+		*f = StorableText(*f)
+	}
+	e.Kind = AuditKind(StorableText(string(e.Kind)))
+	return e
+}
+
+// StorableText replaces the bytes of s that no back end stores faithfully
+// (bytes that are not UTF-8, NUL) by U+FFFD; other text is returned as is.
+func StorableText(s string) string {
+	if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 // AuditFilter selects audit events: those at or after Since (zero: all) of

@@ -30,3 +30,17 @@ func TestAuditFilterMatches(t *testing.T) {
 		})
 	}
 }
+
+func TestAuditEventStorable(t *testing.T) {
+	e := auth.AuditEvent{Kind: auth.AuditLoginStart, UserID: "u\x00", Provider: "p", Cat: "c\xff", IP: "1.2.3.4",
+		UserAgent: "agent\x00x\xc3", Reason: "fine ✓"}
+	got := e.Storable()
+	want := auth.AuditEvent{Kind: auth.AuditLoginStart, UserID: "u\uFFFD", Provider: "p", Cat: "c\uFFFD", IP: "1.2.3.4",
+		UserAgent: "agent\uFFFDx\uFFFD", Reason: "fine ✓"}
+	if got != want {
+		t.Errorf("Storable = %+v\nwant %+v", got, want)
+	}
+	if clean := want.Storable(); clean != want {
+		t.Errorf("Storable changed clean text: %+v", clean)
+	}
+}

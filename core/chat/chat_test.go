@@ -81,6 +81,33 @@ func TestListPage(t *testing.T) {
 	}
 }
 
+func TestCheckID(t *testing.T) {
+	for _, id := range []string{"0123abcd", "c:1", "ünïcode", strings.Repeat("x", 300)} {
+		if err := chat.CheckID(id); err != nil {
+			t.Errorf("CheckID(%q) = %v, want nil", id, err)
+		}
+	}
+	for _, id := range []string{"abc\x00x", "\x00", "abc\xffx", "\x80", "caf\xc3"} {
+		if err := chat.CheckID(id); errs.KindOf(err) != errs.KindInvalid {
+			t.Errorf("CheckID(%q) = %v, want invalid", id, err)
+		}
+	}
+}
+
+// A cursor is decoded from base64, so it can carry any bytes: one whose
+// id is not storable text is refused like any other foreign cursor.
+func TestCursorWithAnUnstorableID(t *testing.T) {
+	for _, id := range []string{"abc\x00x", "abc\xffx"} {
+		c := chat.Conversation{ID: id, UpdatedAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)}
+		if _, err := chat.ParseCursor(chat.CursorOf(c)); errs.KindOf(err) != errs.KindInvalid {
+			t.Errorf("ParseCursor of id %q = %v, want invalid", id, err)
+		}
+		if _, err := chat.ListPage(nil, chat.Owner{}, chat.Page{After: chat.CursorOf(c)}); errs.KindOf(err) != errs.KindInvalid {
+			t.Errorf("ListPage after id %q = %v, want invalid", id, err)
+		}
+	}
+}
+
 func TestSearchTerms(t *testing.T) {
 	cases := []struct {
 		name, q string
@@ -90,6 +117,8 @@ func TestSearchTerms(t *testing.T) {
 		{"no word", " ?! ", nil},
 		{"too long", strings.Repeat("a", chat.MaxQueryBytes+1), nil},
 		{"too many words", strings.Repeat("a ", chat.MaxQueryTerms+1), nil},
+		{"NUL byte", "reset\x00password", nil},
+		{"not UTF-8", "reset \xffpassword", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

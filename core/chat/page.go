@@ -55,8 +55,8 @@ func CursorOf(c Conversation) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(raw))
 }
 
-// ParseCursor reads a cursor CursorOf made; anything else is
-// errs.KindInvalid.
+// ParseCursor reads a cursor CursorOf made; anything else, including a
+// cursor whose id CheckID refuses, is errs.KindInvalid.
 func ParseCursor(s string) (Cursor, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
@@ -64,7 +64,7 @@ func ParseCursor(s string) (Cursor, error) {
 	}
 	nanos, id, ok := strings.Cut(string(raw), ":")
 	n, err := strconv.ParseInt(nanos, 10, 64)
-	if !ok || err != nil || id == "" {
+	if !ok || err != nil || id == "" || CheckID(id) != nil {
 		return Cursor{}, errs.New(errs.KindInvalid, "cursor: not a cursor of this service")
 	}
 	return Cursor{UpdatedAt: time.Unix(0, n).UTC(), ID: id}, nil

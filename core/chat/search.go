@@ -25,10 +25,16 @@ type SearchHit struct {
 
 // SearchTerms returns the words of a search query: every hit must contain
 // all of them (as words, case-insensitive; stores may also match their
-// stems). An empty or oversized query is errs.KindInvalid.
+// stems). An empty or oversized query, or one that is not text (bytes
+// that are not UTF-8, a NUL byte), is errs.KindInvalid.
 func SearchTerms(q string) ([]string, error) {
-	if len(q) > MaxQueryBytes {
+	switch {
+	case len(q) > MaxQueryBytes:
 		return nil, errs.New(errs.KindInvalid, "q: longer than %d bytes", MaxQueryBytes)
+	case !utf8.ValidString(q):
+		return nil, errs.New(errs.KindInvalid, "q: not valid UTF-8")
+	case strings.IndexByte(q, 0) >= 0:
+		return nil, errs.New(errs.KindInvalid, "q: contains a NUL byte")
 	}
 	terms := Tokens(q)
 	switch {

@@ -33,12 +33,17 @@ var DefaultLimits = Limits{MaxKeys: 256, MaxKeyBytes: 256, MaxValueBytes: 16 << 
 // to nil when the key is to be removed.
 type Patch map[string]json.RawMessage
 
-// ParseUpdate reads an update body {"preferences": {...}}. Anything else is
-// errs.KindInvalid with a message naming the problem.
+// ParseUpdate reads an update body {"preferences": {...}} of UTF-8 text.
+// Anything else is errs.KindInvalid with a message naming the problem.
 func ParseUpdate(body []byte) (Patch, error) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
 		return nil, errs.New(errs.KindInvalid, "body is empty: send {\"preferences\": {...}}")
+	}
+	if !utf8.Valid(body) {
+		// encoding/json would keep such bytes in a value as they are, and a
+		// back end may refuse them: malformed input, not a store failure.
+		return nil, errs.New(errs.KindInvalid, "body is not valid UTF-8")
 	}
 	if !json.Valid(body) {
 		var probe any

@@ -34,6 +34,9 @@ func TestParseUpdate(t *testing.T) {
 		{"no fields", `{}`, nil, `"preferences" is missing`},
 		{"preferences null", `{"preferences":null}`, nil, `must be an object`},
 		{"preferences a list", `{"preferences":[1]}`, nil, `must be an object`},
+		{"a value not UTF-8", "{\"preferences\":{\"persona\":\"p\xffx\"}}", nil, "not valid UTF-8"},
+		{"a key not UTF-8", "{\"preferences\":{\"p\xc3\":1}}", nil, "not valid UTF-8"},
+		{"escaped NUL kept escaped", `{"preferences":{"a\u0000":"b\u0000"}}`, map[string]string{"a\x00": `"b\u0000"`}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -67,8 +67,11 @@ type Session struct {
 	RefreshExpiry time.Time
 }
 
-// Audit records an event, stamping its time.
+// Audit records an event, stamping its time. Its text is stored as
+// auth.AuditEvent.Storable makes it: whatever a client sent, the line is
+// written.
 func (s *Service) Audit(ctx context.Context, e auth.AuditEvent) error {
+	e = e.Storable()
 	e.Time = s.d.Clock.Now().UTC()
 	if err := s.d.Audit.Record(ctx, e); err != nil {
 		return storeFailed(err, "cannot write the audit log")

@@ -13,8 +13,12 @@ import (
 // MaxNameRunes bounds a conversation name set by a rename.
 const MaxNameRunes = 200
 
-// Conversation returns one of the owner's conversations with its messages.
+// Conversation returns one of the owner's conversations with its
+// messages; an id chat.CheckID refuses is errs.KindInvalid.
 func (s *Service) Conversation(ctx context.Context, owner chat.Owner, id string) (chat.Conversation, []chat.Message, error) {
+	if err := chat.CheckID(id); err != nil {
+		return chat.Conversation{}, nil, err
+	}
 	return s.d.Conversations.Conversation(ctx, owner, id)
 }
 
@@ -33,8 +37,11 @@ func (s *Service) Conversations(ctx context.Context, owner chat.Owner, page chat
 }
 
 // Rename sets a conversation's name: trimmed, 1 to MaxNameRunes runes of
-// storable text, else errs.KindInvalid.
+// storable text, else errs.KindInvalid (as is an id chat.CheckID refuses).
 func (s *Service) Rename(ctx context.Context, owner chat.Owner, id, name string) (chat.Conversation, error) {
+	if err := chat.CheckID(id); err != nil {
+		return chat.Conversation{}, err
+	}
 	name = strings.TrimSpace(name)
 	switch {
 	case name == "":
@@ -48,8 +55,12 @@ func (s *Service) Rename(ctx context.Context, owner chat.Owner, id, name string)
 	return s.d.Conversations.RenameConversation(ctx, owner, id, name, s.d.Clock.Now())
 }
 
-// Delete removes one of the owner's conversations and its messages.
+// Delete removes one of the owner's conversations and its messages; an
+// id chat.CheckID refuses is errs.KindInvalid.
 func (s *Service) Delete(ctx context.Context, owner chat.Owner, id string) error {
+	if err := chat.CheckID(id); err != nil {
+		return err
+	}
 	return s.d.Conversations.DeleteConversation(ctx, owner, id)
 }
 

@@ -92,3 +92,27 @@ func TestSearchAndListCheckInput(t *testing.T) {
 		})
 	}
 }
+
+// An id no store can hold is malformed input, refused before any store
+// is asked (issue 10, item 4): with a NUL byte the SQL stores failed.
+func TestUnstorableIDsNeverReachTheStore(t *testing.T) {
+	alice := chat.Owner{Cat: "demo", UserID: "alice"}
+	for _, id := range []string{"abc\x00x", "abc\xffx", "caf\xc3"} {
+		store := &mocks.ConversationStoreMock{} // any call panics: no func is set
+		svc := conversationService(t, store)
+		_, _, err := svc.Conversation(t.Context(), alice, id)
+		if errs.KindOf(err) != errs.KindInvalid {
+			t.Errorf("Conversation(%q) = %v, want invalid", id, err)
+		}
+		if err := svc.Delete(t.Context(), alice, id); errs.KindOf(err) != errs.KindInvalid {
+			t.Errorf("Delete(%q) = %v, want invalid", id, err)
+		}
+		if _, err := svc.Rename(t.Context(), alice, id, "name"); errs.KindOf(err) != errs.KindInvalid {
+			t.Errorf("Rename(%q) = %v, want invalid", id, err)
+		}
+		cursor := chat.CursorOf(chat.Conversation{ID: id, UpdatedAt: now})
+		if _, err := svc.Conversations(t.Context(), alice, chat.Page{After: cursor}); errs.KindOf(err) != errs.KindInvalid {
+			t.Errorf("Conversations after a cursor of %q = %v, want invalid", id, err)
+		}
+	}
+}

@@ -74,7 +74,8 @@ const (
 //
 // Errors: errs.KindNotFound for an unknown CAT or an unknown or foreign
 // conversation; errs.KindInvalid for an empty, oversized or unstorable
-// message; errs.KindUnavailable when the model is not configured or
+// message, model or context topic or persona, or a conversation id
+// chat.CheckID refuses; errs.KindUnavailable when the model is not configured or
 // failed (marked chat.ErrUpstreamFailed / chat.ErrUpstreamTimeout). When
 // answering fails, the user's message is still stored.
 func (s *Service) Chat(ctx context.Context, req chat.Request, handler string) (chat.Response, error) {
@@ -111,6 +112,9 @@ func (s *Service) run(ctx context.Context, req chat.Request, handler string, onD
 		return chat.Response{}, err
 	}
 	if err := checkMessage(req.Message, cfg.Chat.MaxMessageBytes); err != nil {
+		return chat.Response{}, err
+	}
+	if err := checkStored(req); err != nil {
 		return chat.Response{}, err
 	}
 	owner := chat.Owner{Cat: req.Cat, UserID: req.UserID}
@@ -152,10 +156,28 @@ func checkMessage(message string, maxBytes int) error {
 	return analytics.CheckText("message", message)
 }
 
+// checkStored refuses, before any model is asked, the request's other
+// text that the turn's interaction would store: a model override and the
+// context's topic and persona must be storable text (analytics.CheckText).
+func checkStored(req chat.Request) error {
+	for _, f := range []struct{ name, value string }{
+		{"model", req.Model}, {"context.topic", contextString(req.Context, "topic")},
+		{"context.persona", contextString(req.Context, "persona")},
+	} {
+		if err := analytics.CheckText(f.name, f.value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // open loads the request's conversation with its history, or starts one
 // named after the message.
 func (s *Service) open(ctx context.Context, owner chat.Owner, req chat.Request) (chat.Turn, []chat.Message, error) {
 	if req.ConversationID != "" {
+		if err := chat.CheckID(req.ConversationID); err != nil {
+			return chat.Turn{}, nil, err
+		}
 		c, history, err := s.d.Conversations.Conversation(ctx, owner, req.ConversationID)
 		if err != nil {
 			return chat.Turn{}, nil, err

@@ -122,6 +122,11 @@ func TestRejectsBadRequests(t *testing.T) {
 		{"unknown CAT", chat.Request{Cat: "nope", UserID: "alice", Message: "hi"}, errs.KindNotFound},
 		{"unknown conversation", chat.Request{Cat: "demo", UserID: "alice", Message: "hi", ConversationID: "zzz"}, errs.KindNotFound},
 		{"foreign conversation", chat.Request{Cat: "demo", UserID: "bob", Message: "hi", ConversationID: "c1"}, errs.KindNotFound},
+		{"conversation id with a NUL byte", chat.Request{Cat: "demo", UserID: "alice", Message: "hi", ConversationID: "c1\x00"}, errs.KindInvalid},
+		{"conversation id not UTF-8", chat.Request{Cat: "demo", UserID: "alice", Message: "hi", ConversationID: "c1\xff"}, errs.KindInvalid},
+		{"model with a NUL byte", chat.Request{Cat: "demo", UserID: "alice", Message: "hi", Model: "m\x00"}, errs.KindInvalid},
+		{"topic with a NUL byte", chat.Request{Cat: "demo", UserID: "alice", Message: "hi", Context: map[string]any{"topic": "t\x00"}}, errs.KindInvalid},
+		{"persona not UTF-8", chat.Request{Cat: "demo", UserID: "alice", Message: "hi", Context: map[string]any{"persona": "p\xff"}}, errs.KindInvalid},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

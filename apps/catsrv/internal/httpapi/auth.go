@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/catsrv/catsrv/core/auth"
 	"github.com/catsrv/catsrv/core/auth/prefs"
@@ -151,11 +152,21 @@ func meta(r *http.Request) auth.RequestMeta {
 	if err != nil {
 		ip = r.RemoteAddr
 	}
-	ua := r.UserAgent()
-	if len(ua) > 512 {
-		ua = ua[:512]
+	return auth.RequestMeta{IP: ip, UserAgent: cutText(r.UserAgent(), 512)}
+}
+
+// cutText returns at most the first n bytes of s, cut before a rune that
+// would not fit rather than inside it.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return auth.RequestMeta{IP: ip, UserAgent: ua}
+	for i := n; i > 0 && i > n-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			return s[:i]
+		}
+	}
+	return s[:n] // not UTF-8 there anyway
 }
 
 // bearer returns the token of an Authorization header, "" when there is

@@ -180,7 +180,7 @@ func sessionBody(s session.Session, withUser bool) SessionResponse {
 func clip(s string) string {
 	s = strings.TrimSpace(s)
 	if len(s) > maxProviderError {
-		return s[:maxProviderError] + "..."
+		return cutText(s, maxProviderError) + "..."
 	}
 	return s
 }

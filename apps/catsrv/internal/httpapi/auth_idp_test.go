@@ -27,7 +27,7 @@ type idpUser struct{ id, email, name string }
 // Graph /v1.0/me). Logging in is simulated: the authorize endpoint
 // redirects at once with a code for the configured user.
 type fakeIDP struct {
-	t            *testing.T
+	t            testing.TB
 	provider     string
 	clientID     string
 	secret       string
@@ -47,7 +47,7 @@ type grant struct {
 	challenge   string
 }
 
-func newFakeIDP(t *testing.T, provider string, user idpUser) *fakeIDP {
+func newFakeIDP(t testing.TB, provider string, user idpUser) *fakeIDP {
 	f := &fakeIDP{t: t, provider: provider, clientID: "client-" + provider, secret: "secret-" + provider,
 		tenant: "contoso.example", user: user, codes: map[string]grant{}, accessTokens: map[string]idpUser{}}
 	mux := http.NewServeMux()

@@ -192,6 +192,9 @@ func toHTTP(ctx context.Context, log *slog.Logger, err error) error {
 		log.LogAttrs(ctx, slog.LevelWarn, "request refused: unavailable", slog.String("error", err.Error()))
 	default:
 		msg = errs.PublicMessage(err, internalMessage)
+		if r.status >= http.StatusInternalServerError {
+			markClientFault(ctx) // the spec's 500 for a caller's mistake
+		}
 	}
 	e := &apiError{ErrorBody: ErrorBody{Code: r.code, Status: r.status, Message: msg}}
 	e.headers = failureHeaders(err, r.status)

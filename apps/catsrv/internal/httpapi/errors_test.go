@@ -300,3 +300,27 @@ func TestUseSpecErrorsRestores(t *testing.T) {
 		t.Error("restore did not bring back huma's error model")
 	}
 }
+
+// The spec's 500s for a caller's mistake (an unknown CAT, a bad date) are
+// not server faults: their request line is a warning. A real failure
+// stays an error, so that ERROR lines can page someone.
+func TestRequestLogLevelTellsCallerMistakesFromFaults(t *testing.T) {
+	e := newEnv(t)
+	for _, q := range []string{"catname=nope", "catname=" + publicCat + "&startDate=2024-13-01", "catname=" + publicCat + "&startDate=2024-03-01&endDate=2024-01-01"} {
+		if res := e.get(t, prefix+"/all?"+q, bearer(e.admin)); res.status != 500 {
+			t.Fatalf("%s: status %d %s", q, res.status, res.body)
+		}
+	}
+	for _, l := range e.logs.lines(t, "request") {
+		if l["level"] != "WARN" || l["status"] != float64(500) {
+			t.Errorf("a caller's mistake logged as %v", l)
+		}
+	}
+	faulty := newEnv(t, withLog(faultyLog{err: errors.New("disk on fire")}))
+	if res := faulty.get(t, prefix+"/all?catname="+publicCat, ""); res.status != 500 {
+		t.Fatalf("status %d %s", res.status, res.body)
+	}
+	if reqs := faulty.logs.lines(t, "request"); len(reqs) != 1 || reqs[0]["level"] != "ERROR" {
+		t.Errorf("a store failure's request line: %v", reqs)
+	}
+}

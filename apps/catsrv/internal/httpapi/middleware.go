@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,6 +21,8 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &recorder{ResponseWriter: w}
+		note := &requestNote{}
+		r = r.WithContext(context.WithValue(r.Context(), requestNoteKey{}, note))
 		defer func() {
 			v := recover()
 			if v != nil && !isAbort(v) {
@@ -29,7 +33,10 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 				}
 			}
 			level := slog.LevelInfo
-			if rec.status() >= http.StatusInternalServerError {
+			switch {
+			case rec.status() >= http.StatusInternalServerError && note.clientFault.Load():
+				level = slog.LevelWarn
+			case rec.status() >= http.StatusInternalServerError:
 				level = slog.LevelError
 			}
 			log.LogAttrs(r.Context(), level, "request",
@@ -44,6 +51,25 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// requestNote is what a handler tells observe about its response.
+type requestNote struct {
+	// clientFault marks a 5xx that is the caller's mistake: spec §7
+	// answers an unknown CAT and a malformed date with 500. Its request
+	// line is a warning, so that an ERROR line always means that something
+	// broke on the server.
+	clientFault atomic.Bool
+}
+
+type requestNoteKey struct{}
+
+// markClientFault records that the request's 5xx answer is the caller's
+// mistake; without observe around the handler it does nothing.
+func markClientFault(ctx context.Context) {
+	if n, ok := ctx.Value(requestNoteKey{}).(*requestNote); ok {
+		n.clientFault.Store(true)
+	}
 }
 
 // isAbort reports whether a panic value is http.ErrAbortHandler.

@@ -1,0 +1,236 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/catsrv/catsrv/adapters/chatmodel/openai"
+	"github.com/catsrv/catsrv/adapters/identity"
+	"github.com/catsrv/catsrv/adapters/knowledge"
+	"github.com/catsrv/catsrv/adapters/memstore"
+	"github.com/catsrv/catsrv/adapters/sqlstore/authsql"
+	"github.com/catsrv/catsrv/adapters/sqlstore/chatsql"
+	"github.com/catsrv/catsrv/adapters/sqlstore/sqltest"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/core/analytics/reporter"
+	"github.com/catsrv/catsrv/core/auth"
+	"github.com/catsrv/catsrv/core/auth/prefs"
+	"github.com/catsrv/catsrv/core/auth/session"
+	"github.com/catsrv/catsrv/core/auth/tokens"
+	"github.com/catsrv/catsrv/core/catconfig"
+	"github.com/catsrv/catsrv/core/catconfig/overlay"
+	"github.com/catsrv/catsrv/core/chat/service"
+	"github.com/catsrv/catsrv/ports"
+)
+
+// sqlEnv is the whole HTTP app as serve wires it, over a real SQL store
+// (SQLite or PostgreSQL): analytics, interactions, chat, conversations,
+// logins (provider_a against a fake identity provider), memory and the
+// audit log all reach the database. Requests go straight to the handler,
+// so they may carry bytes a real HTTP server would refuse (a NUL in a
+// header), and the JSON log is kept to check for ERROR lines.
+type sqlEnv struct {
+	name    string
+	handler http.Handler
+	logs    *syncBuffer
+	tokens  *tokens.Service
+	idp     *fakeIDP
+	// user is a bearer header of the user who owns conv.
+	user string
+	// admin is a bearer header of an admin.
+	admin string
+	// conv is a conversation of user in legacyCat.
+	conv string
+	// audit is the audit log the app writes.
+	audit ports.AuditLog
+}
+
+// newSQLEnv builds the app over a fresh database of the backend.
+func newSQLEnv(t testing.TB, b sqltest.Backend) *sqlEnv {
+	t.Helper()
+	ctx := t.Context()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "kb.yaml"), []byte(knowledgeBase), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	store := sqltest.Open(t, b.DSN(t))
+	chats, err := chatsql.Open(ctx, store, chatsql.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	records, err := authsql.Open(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shop := catconfig.Defaults(legacyCat)
+	shop.Chat.ChatMode = catconfig.ModeLegacy
+	shop.Chat.Legacy.KnowledgeBase = "kb.yaml"
+	shop.Security.Providers.ProviderA.Enabled = true
+	files := memstore.NewCats(shop, catconfig.Defaults(privateCat))
+	cats, err := overlay.Load(ctx, files, chats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := &tickingClock{now: now}
+	tok, err := tokens.New([]byte(testSecret), "catsrv", "catsrv", clk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(service.Deps{Cats: cats, Conversations: chats, Turns: chats, Clock: clk,
+		Model: openai.New(openai.Options{}), Knowledge: knowledge.New(dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &sqlEnv{name: b.Name, logs: &syncBuffer{}, tokens: tok, audit: records}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.handler.ServeHTTP(w, r) }))
+	t.Cleanup(srv.Close)
+	e.idp = newFakeIDP(t, auth.ProviderA, idpUser{"a-123", "ann@a.example", "Ann A"})
+	provider, err := identity.NewProviderA(identity.Config{ClientID: e.idp.clientID, ClientSecret: e.idp.secret,
+		RedirectURL: srv.URL + authPrefix + "/" + auth.ProviderA + "/callback", BaseURL: e.idp.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	memory := prefs.New(records, prefs.DefaultLimits, clk)
+	authDeps := &httpapi.AuthDeps{
+		Sessions: session.New(session.Deps{Tokens: tok, Users: records, Refresh: records, Revocations: records,
+			Audit: records, Cats: cats, Clock: clk, RefreshLifetime: 24 * time.Hour}),
+		States:         session.NewStateSealer([]byte(testSecret), clk),
+		Memory:         memory,
+		Cats:           cats,
+		Providers:      map[string]ports.IdentityProvider{auth.ProviderA: provider},
+		DefaultCat:     legacyCat,
+		Cookies:        httpapi.CookiePolicy{SameSite: http.SameSiteLaxMode},
+		AllowedOrigins: []string{allowedOrigin},
+	}
+	_, e.handler = httpapi.New(httpapi.Deps{
+		Tokens: tok, Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
+		Reporter: reporter.New(cats, store, store.Rollups(), clk),
+		Browser:  store,
+		Auth:     authDeps,
+		Chat: &httpapi.ChatDeps{Service: svc, Config: cats, Memory: memory, DefaultCat: legacyCat,
+			AgentKeySet: func(string) bool { return false }},
+	})
+	if _, err := store.Append(ctx, analytics.Each(testLog())); err != nil {
+		t.Fatal(err)
+	}
+	e.user, e.admin = e.bearer(t, "alice", "user"), e.bearer(t, "root", "admin")
+	r := e.do(t, http.MethodPost, chatPath+"/chat", e.user, `{"message":"how do I reset my password"}`)
+	var c httpapi.ChatResponse
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &c) != nil || c.ConversationID == "" {
+		t.Fatalf("first chat: %d %s", r.status, r.body)
+	}
+	e.conv = c.ConversationID
+	return e
+}
+
+func (e *sqlEnv) bearer(t testing.TB, user, role string) string {
+	t.Helper()
+	tok, _, err := e.tokens.Issue(user, role, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "Bearer " + tok
+}
+
+// do serves one request; headers are "Name: value" pairs.
+func (e *sqlEnv) do(t testing.TB, method, target, auth, body string, headers ...string) response {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	// The path must be escaped (a server reads nothing else); the query
+	// is taken raw, whatever its bytes, as the handler's parsers get it.
+	path, query, _ := strings.Cut(target, "?")
+	u, err := url.Parse(path)
+	if err != nil {
+		t.Fatalf("bad test path %q: %v", path, err)
+	}
+	u.RawQuery = query
+	req := httptest.NewRequest(method, "https://catsrv.test/", rd)
+	req.URL.Path, req.URL.RawPath, req.URL.RawQuery = u.Path, u.RawPath, u.RawQuery
+	req.RequestURI = target
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ": ")
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	e.handler.ServeHTTP(deadlineRecorder{rec}, req)
+	res := rec.Result()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{status: res.StatusCode, header: res.Header, body: b}
+}
+
+// deadlineRecorder is a recorder with the write deadline of a real
+// connection, which huma's event streams set before each event.
+type deadlineRecorder struct{ *httptest.ResponseRecorder }
+
+// SetWriteDeadline does nothing: a recorder cannot block.
+func (deadlineRecorder) SetWriteDeadline(time.Time) error { return nil }
+
+// take returns what was written and empties the buffer, so that a long
+// fuzzing run does not hold every line it ever logged.
+func (b *syncBuffer) take() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.buf.String()
+	b.buf.Reset()
+	return s
+}
+
+// errorLines returns the log lines at ERROR level (and any line that is
+// not JSON) written since the previous call.
+func (e *sqlEnv) errorLines() []string {
+	var out []string
+	for line := range strings.Lines(e.logs.take()) {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil || m["level"] == slog.LevelError.String() {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// sqlBackends are the back ends a test of odd input runs on: SQLite
+// always; PostgreSQL when CATSRV_TEST_POSTGRES_DSN is set (and, as for
+// every PostgreSQL test, required under CI=true), but never while
+// fuzzing, where the engine's throughput matters and one database is
+// enough.
+func sqlBackends() []sqltest.Backend {
+	all := sqltest.Backends()
+	out := all[:1]
+	if fuzzing() {
+		return out
+	}
+	if os.Getenv(sqltest.PostgresEnv) != "" || os.Getenv("CI") == "true" {
+		out = append(out, all[1])
+	}
+	return out
+}
+
+// fuzzing reports whether this run is generating fuzz inputs (go test
+// -fuzz), as opposed to running the seed corpus as ordinary tests.
+func fuzzing() bool {
+	f := flag.Lookup("test.fuzz")
+	return f != nil && f.Value.String() != ""
+}
