@@ -286,7 +286,12 @@ func interaction(req chat.Request, conversationID string, a answer, at time.Time
 	}
 	persona := contextString(req.Context, "persona")
 	if persona == "" {
-		persona = strings.TrimSpace(req.PersonaPreference)
+		// The user's stored preference is not this request's input: one
+		// that could not be stored is passed over, not held against every
+		// chat of the user.
+		if pref := strings.TrimSpace(req.PersonaPreference); analytics.CheckText("persona", pref) == nil {
+			persona = pref
+		}
 	}
 	if persona == "" {
 		persona = DefaultPersona

@@ -239,6 +239,8 @@ func TestTopicAndPersona(t *testing.T) {
 		{"context topic", "hello", map[string]any{"topic": "onboarding"}, "", "onboarding", "default"},
 		{"context persona wins", "hello", map[string]any{"persona": "student"}, "teacher", "general", "student"},
 		{"memory preference", "hello", map[string]any{"persona": 42}, "teacher", "general", "teacher"},
+		{"unstorable memory preference is ignored", "hello", nil, "tea\x00cher", "general", "default"},
+		{"memory preference not UTF-8 is ignored", "hello", nil, "tea\xffcher", "general", "default"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
