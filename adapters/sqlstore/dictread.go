@@ -15,7 +15,7 @@ import (
 
 // codesOf returns the codes of the CAT's entries whose key is one of the
 // values.
-func (s *Store) codesOf(ctx context.Context, d analytics.Dimension, cat string, values []string) (map[uint64]struct{}, error) {
+func (s *Store) codesOf(ctx context.Context, q queryer, d analytics.Dimension, cat string, values []string) (map[uint64]struct{}, error) {
 	table := dictionaryTables[d]
 	var (
 		query string
@@ -32,7 +32,7 @@ func (s *Store) codesOf(ctx context.Context, d analytics.Dimension, cat string, 
 		}
 		list = string(b)
 	}
-	rows, err := s.db.DB.QueryContext(ctx, query, cat, list)
+	rows, err := q.QueryContext(ctx, query, cat, list)
 	if err != nil {
 		return nil, internal(err)
 	}

@@ -71,3 +71,7 @@ const TurnWait = turnWait
 // LockAppend is the first key of the append lock (the second is
 // hashtext(current_schema())).
 const LockAppend = lockAppend
+
+// SetPassPlanned sets the hook a raw pass runs once it has planned its
+// parts, before it takes more connections.
+func SetPassPlanned(s *Store, hook func()) { s.passPlanned = hook }

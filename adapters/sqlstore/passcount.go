@@ -136,7 +136,7 @@ func (t *tally) count(codes *[dimsCodes]uint64, filters []passFilter) {
 }
 
 // maxCodes reads the highest code of every dictionary, in one query.
-func (s *Store) maxCodes(ctx context.Context) ([dimsCodes]uint64, error) {
+func (s *Store) maxCodes(ctx context.Context, q queryer) ([dimsCodes]uint64, error) {
 	var out [dimsCodes]uint64
 	query := "SELECT "
 	for d, table := range dictionaryTables {
@@ -150,7 +150,7 @@ func (s *Store) maxCodes(ctx context.Context) ([dimsCodes]uint64, error) {
 	for d := range codes {
 		dest[d] = &codes[d]
 	}
-	if err := s.db.DB.QueryRowContext(ctx, query).Scan(dest...); err != nil {
+	if err := q.QueryRowContext(ctx, query).Scan(dest...); err != nil {
 		return out, internal(err)
 	}
 	for d, c := range codes {

@@ -24,7 +24,8 @@ import (
 // nowhere. Only the codes that were counted are then looked up in the
 // dictionaries. Total keeps the five lists (rawMemo) for the Groups calls
 // that follow, which then cost nothing. The range is read in passParts
-// ranges of days, passWorkers at a time on their own connections.
+// ranges of days, passWorkers at a time on their own connections, all in
+// read transactions of one committed state (snapshot.go).
 const (
 	passParts   = 4
 	passWorkers = 2
@@ -37,14 +38,19 @@ type codeCounts = map[uint64]int64
 // codes under every filter but the dimension's own.
 func (s *Store) onePass(ctx context.Context, n selection) (passOutcome, error) {
 	out := passOutcome{filters: map[analytics.Dimension]map[uint64]struct{}{}}
-	maxCodes, err := s.maxCodes(ctx)
+	snap, err := s.openSnapshot(ctx)
+	if err != nil {
+		return out, err
+	}
+	defer snap.close()
+	maxCodes, err := s.maxCodes(ctx, snap.own())
 	if err != nil {
 		return out, err
 	}
 	var filters []passFilter
 	for _, d := range analytics.Dimensions {
 		if vals := n.filters[d]; len(vals) > 0 {
-			codes, err := s.codesOf(ctx, d, n.cat, vals)
+			codes, err := s.codesOf(ctx, snap.own(), d, n.cat, vals)
 			if err != nil {
 				return out, err
 			}
@@ -52,12 +58,17 @@ func (s *Store) onePass(ctx context.Context, n selection) (passOutcome, error) {
 			out.filters[d] = codes
 		}
 	}
-	parts, err := s.passParts(ctx, n)
+	parts, err := s.passParts(ctx, snap.own(), n)
 	if err != nil {
 		return out, err
 	}
-	workers := min(s.passWorkers(), max(1, len(parts)))
-	tallies := make([]*tally, workers)
+	if s.passPlanned != nil {
+		s.passPlanned()
+	}
+	if err := s.extend(ctx, snap, min(s.passWorkers(), max(1, len(parts)))-1); err != nil {
+		return out, err
+	}
+	tallies := make([]*tally, len(snap.txs))
 	queue := make(chan dayRange, len(parts))
 	for _, p := range parts {
 		queue <- p
@@ -68,7 +79,7 @@ func (s *Store) onePass(ctx context.Context, n selection) (passOutcome, error) {
 		tallies[k] = newTally(maxCodes)
 		g.Go(func() error {
 			for days := range queue {
-				if err := s.passPart(gctx, n.cat, days, n.rng, filters, tallies[k]); err != nil {
+				if err := s.passPart(gctx, snap.txs[k], n.cat, days, n.rng, filters, tallies[k]); err != nil {
 					return err
 				}
 			}
@@ -101,13 +112,13 @@ type dayRange struct{ first, last int64 }
 // passParts splits the selection's days into up to passParts ranges, so
 // that several connections read at once. It returns no part when the CAT
 // has no rows in the range.
-func (s *Store) passParts(ctx context.Context, n selection) ([]dayRange, error) {
+func (s *Store) passParts(ctx context.Context, q queryer, n selection) ([]dayRange, error) {
 	p := s.dialect.placeholders
 	// Two subqueries: each is one seek of the primary key.
 	query := "SELECT (SELECT MIN(day) FROM dims_blocks WHERE cat = " + p(1, 1) + "), " +
 		"(SELECT MAX(day) FROM dims_blocks WHERE cat = " + p(2, 1) + ")"
 	var lo, hi sql.NullInt64
-	if err := s.db.DB.QueryRowContext(ctx, query, n.cat, n.cat).Scan(&lo, &hi); err != nil {
+	if err := q.QueryRowContext(ctx, query, n.cat, n.cat).Scan(&lo, &hi); err != nil {
 		return nil, internal(err)
 	}
 	if !lo.Valid || !hi.Valid {
@@ -140,11 +151,11 @@ func (s *Store) passParts(ctx context.Context, n selection) ([]dayRange, error) 
 // passPart counts one part of a pass into t: the blocks of its days,
 // decoded here, skipping the rows of the first and last day that lie
 // outside the range.
-func (s *Store) passPart(ctx context.Context, cat string, days dayRange, rng analytics.Range, filters []passFilter, t *tally) error {
+func (s *Store) passPart(ctx context.Context, q queryer, cat string, days dayRange, rng analytics.Range, filters []passFilter, t *tally) error {
 	p := s.dialect.placeholders
 	query := "SELECT day, row_count, data FROM dims_blocks WHERE cat = " + p(1, 1) + // #nosec G202 -- placeholders only
 		" AND day >= " + p(2, 1) + " AND day <= " + p(3, 1)
-	rows, err := s.db.DB.QueryContext(ctx, query, cat, days.first, days.last)
+	rows, err := q.QueryContext(ctx, query, cat, days.first, days.last)
 	if err != nil {
 		return internal(err)
 	}

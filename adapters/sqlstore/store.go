@@ -66,6 +66,9 @@ type Store struct {
 	// memo hands the lists of a one-pass Total to the Groups calls of
 	// the same request.
 	memo *listmemo.Memo[codeCounts]
+	// passPlanned, a test hook, runs once a pass has planned its parts
+	// and before it takes more connections.
+	passPlanned func()
 }
 
 // Open connects to the database the DSN names and brings its schema up to
