@@ -24,15 +24,15 @@ func auditCmd(ctx context.Context, args []string, env environ, stdout io.Writer)
 	user := fs.String("user", "", "only events of this user id")
 	limit := fs.Int("limit", 0, "print at most this many events (0: all)")
 	asJSON := fs.Bool("json", false, "print JSON Lines instead of a table")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 || *limit < 0 {
-		return fmt.Errorf("audit takes only flags: %w", errUsage)
+		return fs.misuse("audit takes only flags")
 	}
 	from, err := parseSince(*since, time.Now())
 	if err != nil {
-		return fmt.Errorf("--since: %w: %w", err, errUsage)
+		return fs.misuse("--since: %v", err)
 	}
 	store, err := sqlstore.Open(ctx, *dsn)
 	if err != nil {

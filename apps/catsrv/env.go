@@ -2,9 +2,7 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/catsrv/catsrv/adapters/catfiles"
@@ -52,17 +50,3 @@ func (e environ) loadCats(dir string) (*catfiles.Directory, error) {
 	return cats, nil
 }
 
-// newFlags returns a flag set that reports errors instead of exiting.
-func newFlags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs
-}
-
-// parse parses args, turning flag errors into usage errors.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%s: %w: %w", fs.Name(), err, errUsage)
-	}
-	return nil
-}

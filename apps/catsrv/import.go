@@ -21,11 +21,11 @@ func importCmd(ctx context.Context, args []string, env environ, stdin io.Reader,
 	configDir := fs.String("config", env.get("CATSRV_CONFIG_DIR", defaultConfigDir), "directory of <catname>.yaml files")
 	dsn := fs.String("db", env.get("CATSRV_DB", defaultDSN), "database: sqlite:PATH or postgres://...")
 	skipInvalid := fs.Bool("skip-invalid", false, "import the valid lines and report the invalid ones")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("import takes one FILE or - for standard input: %w", errUsage)
+		return fs.misuse("import takes one FILE or - for standard input")
 	}
 	input := stdin
 	if name := fs.Arg(0); name != "-" {

@@ -32,11 +32,11 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 	configDir := fs.String("config", env.get("CATSRV_CONFIG_DIR", defaultConfigDir), "directory of <catname>.yaml files")
 	dsn := fs.String("db", env.get("CATSRV_DB", defaultDSN), "database: sqlite:PATH or postgres://...")
 	addr := fs.String("addr", env.get("CATSRV_ADDR", defaultAddr), "listen address HOST:PORT")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("serve takes no arguments: %w", errUsage)
+		return fs.misuse("serve takes no arguments")
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 

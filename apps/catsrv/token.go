@@ -13,14 +13,14 @@ func tokenCmd(ctx context.Context, args []string, env environ, stdout io.Writer)
 	subject := fs.String("subject", "", "token subject (required)")
 	role := fs.String("role", "", "role claim, e.g. admin (required)")
 	ttl := fs.Duration("ttl", 0, "lifetime, e.g. 24h (default: the shortest security.jwt.expiration_hours of the CATs)")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if *subject == "" || *role == "" || fs.NArg() > 0 {
-		return fmt.Errorf("token needs --subject and --role: %w", errUsage)
+		return fs.misuse("token needs --subject and --role")
 	}
 	if *ttl < 0 {
-		return fmt.Errorf("--ttl must be positive: %w", errUsage)
+		return fs.misuse("--ttl must be positive")
 	}
 	if *ttl == 0 {
 		lifetime, err := defaultTokenLifetime(ctx, env, *configDir)
