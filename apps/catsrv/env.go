@@ -49,4 +49,3 @@ func (e environ) loadCats(dir string) (*catfiles.Directory, error) {
 	}
 	return cats, nil
 }
-
