@@ -100,7 +100,7 @@ type ProviderC struct {
 	BaseURL      string `env:"CATSRV_PROVIDER_C_BASE_URL"`
 }
 
-// AgentAPIKey returns the agent model's API key for a CAT: its own
+// AgentKey returns the agent model's API key for a CAT: its own
 // (CATSRV_AGENT_API_KEY__<CAT>, even when empty) or else the one for every
 // CAT; "" sends none.
 func (c *Config) AgentKey(cat string) string {
