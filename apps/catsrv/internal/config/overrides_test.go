@@ -58,12 +58,16 @@ security:
     provider_a: {enabled: true}
 `
 
-func TestCatOverridesApply(t *testing.T) {
+// TestCatOverrides drives each environment through Load and
+// catfiles.Load: the CATs it configures, or the error (every fragment of
+// refused must appear in it).
+func TestCatOverrides(t *testing.T) {
 	tests := []struct {
-		name  string
-		files map[string]string
-		env   []string
-		want  []catconfig.Cat
+		name    string
+		files   map[string]string
+		env     []string
+		want    []catconfig.Cat
+		refused []string
 	}{
 		{name: "global override applies to every CAT",
 			files: map[string]string{"a.yaml": "", "b.yaml": ""},
@@ -115,14 +119,59 @@ func TestCatOverridesApply(t *testing.T) {
 				catconfig.Defaults("a"),
 				cat("a__cat", func(c *catconfig.Cat) { c.Chat.ChatMode = catconfig.ModeAgent }),
 			}},
+		{name: "number from the environment",
+			files: map[string]string{"demo.yaml": "cat:\n  agent:\n    temperature: 0.9\n"},
+			env:   []string{"CATSRV_CAT__CAT__AGENT__TEMPERATURE=0.25"},
+			want:  []catconfig.Cat{cat("demo", func(c *catconfig.Cat) { c.Chat.Agent.Temperature = 0.25 })}},
 		{name: "unrelated variables are ignored",
 			files: map[string]string{"demo.yaml": ""},
 			env:   []string{"CATSRV_JWT_SECRET=s3cret", "PATH=/bin", "CATSRV_CATALOG=x", "NOEQUALS"},
 			want:  []catconfig.Cat{catconfig.Defaults("demo")}},
+		{name: "override of an unknown key", files: map[string]string{"demo.yaml": ""},
+			env:     []string{"CATSRV_CAT__CAT__CHATMODE=agent"},
+			refused: []string{"CATSRV_CAT__CAT__CHATMODE", "unknown key cat.chatmode"}},
+		{name: "per-CAT override of an unknown key", files: map[string]string{"demo.yaml": ""},
+			env:     []string{"CATSRV_CATS__DEMO__SECURITY__JWT__SECRET=x"},
+			refused: []string{"CATSRV_CATS__DEMO__SECURITY__JWT__SECRET", "unknown key security.jwt.secret"}},
+		{name: "override of an unknown CAT", files: map[string]string{"demo.yaml": ""},
+			env:     []string{"CATSRV_CATS__OTHER__CAT__CHAT_MODE=agent"},
+			refused: []string{"CATSRV_CATS__OTHER__CAT__CHAT_MODE", "names no configured CAT"}},
+		{name: "per-CAT override with no CAT configured", files: map[string]string{},
+			env:     []string{"CATSRV_CATS__DEMO__CAT__CHAT_MODE=agent"},
+			refused: []string{"CATSRV_CATS__DEMO__CAT__CHAT_MODE", "names no configured CAT"}},
+		{name: "override that is not a boolean", files: map[string]string{"demo.yaml": ""},
+			env:     []string{"CATSRV_CAT__SECURITY__ANALYTICS__PUBLIC=yes please"},
+			refused: []string{"CATSRV_CAT__SECURITY__ANALYTICS__PUBLIC", "want a boolean"}},
+		{name: "override that is not an integer", files: map[string]string{"demo.yaml": ""},
+			env:     []string{"CATSRV_CATS__DEMO__SECURITY__JWT__EXPIRATION_HOURS=24h"},
+			refused: []string{"CATSRV_CATS__DEMO__SECURITY__JWT__EXPIRATION_HOURS", "want an integer"}},
+		{name: "override with a bad value names the variable", files: map[string]string{"demo.yaml": ""},
+			env:     []string{"CATSRV_CAT__CAT__CHAT_MODE=foo"},
+			refused: []string{"demo.yaml", "cat.chat_mode", `"foo"`, "set by CATSRV_CAT__CAT__CHAT_MODE"}},
+		{name: "override with a bad list item", files: map[string]string{"demo.yaml": ""},
+			env:     []string{"CATSRV_CATS__DEMO__CAT__LEGACY__MODELS=qa,chitchat"},
+			refused: []string{"cat.legacy.models", "chitchat", "set by CATSRV_CATS__DEMO__CAT__LEGACY__MODELS"}},
+		{name: "override fitting two CATs", files: map[string]string{"a-b.yaml": "", "a_b.yaml": ""},
+			env:     []string{"CATSRV_CATS__A_B__CAT__CHAT_MODE=agent"},
+			refused: []string{"CATSRV_CATS__A_B__CAT__CHAT_MODE", "ambiguous", "a-b and a_b"}},
+		{name: "bad number in the environment", files: map[string]string{"demo.yaml": ""},
+			env:     []string{"CATSRV_CAT__CAT__AGENT__TEMPERATURE=NaN"},
+			refused: []string{"want a number"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d, err := loadCats(t, tt.files, tt.env)
+			if tt.refused != nil {
+				if errs.KindOf(err) != errs.KindInvalid {
+					t.Fatalf("error %v, want an invalid one", err)
+				}
+				for _, w := range tt.refused {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not mention %q", err, w)
+					}
+				}
+				return
+			}
 			if err != nil {
 				t.Fatalf("Load: %v", err)
 			}
@@ -139,93 +188,6 @@ func TestCatOverridesApply(t *testing.T) {
 					t.Errorf("Cat(%q) = %+v, %v; want %+v", w.Name, one, err, w)
 				}
 			}
-		})
-	}
-}
-
-func TestCatOverridesRefused(t *testing.T) {
-	tests := []struct {
-		name  string
-		files map[string]string
-		env   []string
-		want  []string // every one must appear in the error
-	}{
-		{name: "override of an unknown key", files: map[string]string{"demo.yaml": ""},
-			env:  []string{"CATSRV_CAT__CAT__CHATMODE=agent"},
-			want: []string{"CATSRV_CAT__CAT__CHATMODE", "unknown key cat.chatmode"}},
-		{name: "per-CAT override of an unknown key", files: map[string]string{"demo.yaml": ""},
-			env:  []string{"CATSRV_CATS__DEMO__SECURITY__JWT__SECRET=x"},
-			want: []string{"CATSRV_CATS__DEMO__SECURITY__JWT__SECRET", "unknown key security.jwt.secret"}},
-		{name: "override of an unknown CAT", files: map[string]string{"demo.yaml": ""},
-			env:  []string{"CATSRV_CATS__OTHER__CAT__CHAT_MODE=agent"},
-			want: []string{"CATSRV_CATS__OTHER__CAT__CHAT_MODE", "names no configured CAT"}},
-		{name: "per-CAT override with no CAT configured", files: map[string]string{},
-			env:  []string{"CATSRV_CATS__DEMO__CAT__CHAT_MODE=agent"},
-			want: []string{"CATSRV_CATS__DEMO__CAT__CHAT_MODE", "names no configured CAT"}},
-		{name: "override that is not a boolean", files: map[string]string{"demo.yaml": ""},
-			env:  []string{"CATSRV_CAT__SECURITY__ANALYTICS__PUBLIC=yes please"},
-			want: []string{"CATSRV_CAT__SECURITY__ANALYTICS__PUBLIC", "want a boolean"}},
-		{name: "override that is not an integer", files: map[string]string{"demo.yaml": ""},
-			env:  []string{"CATSRV_CATS__DEMO__SECURITY__JWT__EXPIRATION_HOURS=24h"},
-			want: []string{"CATSRV_CATS__DEMO__SECURITY__JWT__EXPIRATION_HOURS", "want an integer"}},
-		{name: "override with a bad value names the variable", files: map[string]string{"demo.yaml": ""},
-			env:  []string{"CATSRV_CAT__CAT__CHAT_MODE=foo"},
-			want: []string{"demo.yaml", "cat.chat_mode", `"foo"`, "set by CATSRV_CAT__CAT__CHAT_MODE"}},
-		{name: "override with a bad list item", files: map[string]string{"demo.yaml": ""},
-			env:  []string{"CATSRV_CATS__DEMO__CAT__LEGACY__MODELS=qa,chitchat"},
-			want: []string{"cat.legacy.models", "chitchat", "set by CATSRV_CATS__DEMO__CAT__LEGACY__MODELS"}},
-		{name: "override fitting two CATs", files: map[string]string{"a-b.yaml": "", "a_b.yaml": ""},
-			env:  []string{"CATSRV_CATS__A_B__CAT__CHAT_MODE=agent"},
-			want: []string{"CATSRV_CATS__A_B__CAT__CHAT_MODE", "ambiguous", "a-b and a_b"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := loadCats(t, tt.files, tt.env)
-			if err == nil {
-				t.Fatal("Load succeeded, want an error")
-			}
-			if errs.KindOf(err) != errs.KindInvalid {
-				t.Errorf("kind = %v, want invalid (%v)", errs.KindOf(err), err)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
-		})
-	}
-}
-
-// TestChatKeyOverrides covers the number keys of the chat settings.
-func TestChatKeyOverrides(t *testing.T) {
-	cases := []struct {
-		name    string
-		file    string
-		environ []string
-		check   func(t *testing.T, d *catfiles.Directory)
-		wantErr string
-	}{
-		{"number from the environment", "cat:\n  agent:\n    temperature: 0.9\n", []string{"CATSRV_CAT__CAT__AGENT__TEMPERATURE=0.25"}, func(t *testing.T, d *catfiles.Directory) {
-			c, _ := d.Cat(t.Context(), "demo")
-			if c.Chat.Agent.Temperature != 0.25 {
-				t.Fatalf("temperature = %v", c.Chat.Agent.Temperature)
-			}
-		}, ""},
-		{"bad number in the environment", "", []string{"CATSRV_CAT__CAT__AGENT__TEMPERATURE=NaN"}, nil, "want a number"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			d, err := loadCats(t, map[string]string{"demo.yaml": c.file}, c.environ)
-			if c.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("Load = %v, want an error mentioning %q", err, c.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.check(t, d)
 		})
 	}
 }
