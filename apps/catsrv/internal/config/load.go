@@ -59,6 +59,8 @@ func Load(environ []string, fs *flag.FlagSet) (*Config, error) {
 			defaults[s.env] = s.def
 		}
 	}
+	// Keys are the variables' own names, flat: the delimiter is a byte no
+	// name holds.
 	k := koanf.New("\x00")
 	if err := k.Load(confmap.Provider(defaults, ""), nil); err != nil {
 		return nil, err

@@ -1,9 +1,6 @@
 package config
 
-import (
-	"reflect"
-	"strings"
-)
+import "reflect"
 
 // setting is one field of Config with an `env` tag.
 type setting struct {
@@ -35,18 +32,5 @@ func settings() []setting {
 		}
 	}
 	walk(reflect.TypeFor[Config](), nil)
-	return out
-}
-
-// Variables are the names of every setting as docs/operations.md lists
-// them, with their documented defaults: a name with a <placeholder> is a
-// family of variables, a default with one is computed.
-func Variables() map[string]string {
-	out := map[string]string{}
-	for _, s := range settings() {
-		for name := range strings.SplitSeq(s.env, ",") {
-			out[name] = s.def
-		}
-	}
 	return out
 }
