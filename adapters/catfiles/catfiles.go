@@ -64,10 +64,10 @@ func clone(c catconfig.Cat) catconfig.Cat {
 }
 
 // Load reads every <catname>.yaml (or .yml) file of dir, applies the
-// overrides found in environ (os.Environ form) and validates each CAT.
-// Any problem fails the whole load, naming the file or variable and the key:
-// a service must not start with a configuration it half understood.
-func Load(dir string, environ []string) (*Directory, error) {
+// overrides and validates each CAT. Any problem fails the whole load,
+// naming the file or override and the key: a service must not start with a
+// configuration it half understood.
+func Load(dir string, overrides []Override) (*Directory, error) {
 	files, err := catFiles(dir)
 	if err != nil {
 		return nil, err
@@ -77,13 +77,12 @@ func Load(dir string, environ []string) (*Directory, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	ov, err := parseOverrides(environ, names)
-	if err != nil {
+	if err := checkOverrides(overrides, names); err != nil {
 		return nil, err
 	}
 	d := &Directory{byName: make(map[string]catconfig.Cat, len(names)), names: names}
 	for _, n := range names {
-		c, err := loadCat(n, files[n], ov.forCat(n))
+		c, err := loadCat(n, files[n], forCat(overrides, n))
 		if err != nil {
 			return nil, err
 		}
@@ -132,7 +131,7 @@ func catFiles(dir string) (map[string]string, error) {
 
 // loadCat builds one CAT: defaults, then the file, then the overrides in
 // order, then validation.
-func loadCat(name, path string, overrides []override) (catconfig.Cat, error) {
+func loadCat(name, path string, overrides []Override) (catconfig.Cat, error) {
 	raw := koanf.New(".")
 	if err := raw.Load(file.Provider(path), yaml.Parser()); err != nil {
 		return catconfig.Cat{}, errs.New(errs.KindInvalid, "%s: not a valid YAML mapping: %v", path, err)
@@ -158,10 +157,10 @@ func loadCat(name, path string, overrides []override) (catconfig.Cat, error) {
 	}
 	setBy := map[string]string{}
 	for _, o := range overrides {
-		if err := merged.Set(o.key, o.value); err != nil {
+		if err := merged.Set(o.Key, o.Value); err != nil {
 			return catconfig.Cat{}, errs.Wrap(errs.KindInternal, err, "merging configuration")
 		}
-		setBy[o.key] = o.variable
+		setBy[o.Key] = o.Source
 	}
 
 	cat := catconfig.Defaults(name)

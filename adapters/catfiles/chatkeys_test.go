@@ -15,31 +15,23 @@ func TestChatKeys(t *testing.T) {
 	cases := []struct {
 		name    string
 		file    string
-		environ []string
 		check   func(t *testing.T, d *catfiles.Directory)
 		wantErr string
 	}{
-		{"integer as a number", "cat:\n  agent:\n    temperature: 1\n", nil, func(t *testing.T, d *catfiles.Directory) {
+		{"integer as a number", "cat:\n  agent:\n    temperature: 1\n", func(t *testing.T, d *catfiles.Directory) {
 			c, _ := d.Cat(t.Context(), "demo")
 			if c.Chat.Agent.Temperature != 1 {
 				t.Fatalf("temperature = %v", c.Chat.Agent.Temperature)
 			}
 		}, ""},
-		{"number from the environment", "cat:\n  agent:\n    temperature: 0.9\n", []string{"CATSRV_CAT__CAT__AGENT__TEMPERATURE=0.25"}, func(t *testing.T, d *catfiles.Directory) {
-			c, _ := d.Cat(t.Context(), "demo")
-			if c.Chat.Agent.Temperature != 0.25 {
-				t.Fatalf("temperature = %v", c.Chat.Agent.Temperature)
-			}
-		}, ""},
-		{"rules", "cat:\n  chat_mode: custom\n  custom:\n    rules: [\"keyword refund => agent\"]\n    default_route: qa\n", nil, func(t *testing.T, d *catfiles.Directory) {
+		{"rules", "cat:\n  chat_mode: custom\n  custom:\n    rules: [\"keyword refund => agent\"]\n    default_route: qa\n", func(t *testing.T, d *catfiles.Directory) {
 			c, _ := d.Cat(t.Context(), "demo")
 			if len(c.Chat.Custom.Rules) != 1 || c.Chat.Custom.DefaultRoute != "qa" {
 				t.Fatalf("custom = %+v", c.Chat.Custom)
 			}
 		}, ""},
-		{"number as a string", "cat:\n  agent:\n    temperature: \"hot\"\n", nil, nil, "want a number"},
-		{"bad number in the environment", "", []string{"CATSRV_CAT__CAT__AGENT__TEMPERATURE=NaN"}, nil, "want a number"},
-		{"bad rule", "cat:\n  custom:\n    rules: [\"keyword refund => human\"]\n", nil, nil, "cat.custom.rules[0]"},
+		{"number as a string", "cat:\n  agent:\n    temperature: \"hot\"\n", nil, "want a number"},
+		{"bad rule", "cat:\n  custom:\n    rules: [\"keyword refund => human\"]\n", nil, "cat.custom.rules[0]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -47,7 +39,7 @@ func TestChatKeys(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "demo.yaml"), []byte(c.file), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			d, err := catfiles.Load(dir, c.environ)
+			d, err := catfiles.Load(dir, nil)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("Load = %v, want an error mentioning %q", err, c.wantErr)

@@ -46,20 +46,20 @@
 //	  analytics:
 //	    public: true
 //
-// # Environment overrides
+// # Overrides
 //
-// A variable CATSRV_CAT__<SECTION>__<KEY> sets a key for every CAT;
-// CATSRV_CATS__<NAME>__<SECTION>__<KEY> sets it for the CAT <NAME> only,
-// where <NAME> is the CAT name upper-cased with '-' written '_'. Key path
-// segments are separated by "__" and matched lower-cased:
+// Load applies Overrides after the files: each sets one key for every CAT
+// or for the CAT it names. catsrv's configuration loader
+// (apps/catsrv/internal/config) makes them of environment variables; this
+// package never reads the environment:
 //
-//	CATSRV_CAT__CAT__CHAT_MODE=agent
-//	CATSRV_CAT__CAT__LEGACY__MODELS=greeting,qa      (lists are comma-separated)
-//	CATSRV_CATS__DEMO__SECURITY__ANALYTICS__PUBLIC=true
-//	CATSRV_CATS__MY_CAT__SECURITY__JWT__EXPIRATION_HOURS=12   (CAT my-cat)
+//	CATSRV_CAT__CAT__CHAT_MODE=agent                          (every CAT)
+//	CATSRV_CAT__CAT__LEGACY__MODELS=greeting,qa               (lists are comma-separated)
+//	CATSRV_CATS__DEMO__SECURITY__ANALYTICS__PUBLIC=true       (CAT demo)
+//	CATSRV_CATS__MY_CAT__SECURITY__JWT__EXPIRATION_HOURS=12   (CAT my-cat: see EnvName)
 //
-// Precedence, lowest first: defaults, the file, CATSRV_CAT__ variables,
-// CATSRV_CATS__ variables. A variable naming an unknown key or a CAT that has
-// no file, or holding a value of the wrong type, stops the load with an
-// error naming the variable.
+// Precedence, lowest first: defaults, the file, overrides for every CAT,
+// overrides for the CAT. An override of an unknown key, of a CAT that has
+// no file (or fits two), or with a value of the wrong kind stops the load
+// with an error naming its source.
 package catfiles

@@ -15,7 +15,6 @@ func TestLoadRefuses(t *testing.T) {
 	tests := []struct {
 		name  string
 		files map[string]string
-		env   []string
 		want  []string // every one must appear in the error
 	}{
 		{name: "unknown key", files: map[string]string{"demo.yaml": "cat: {chat_mod: agent}"},
@@ -60,37 +59,10 @@ func TestLoadRefuses(t *testing.T) {
 			want: []string{"my cat.yaml", "file name must be <catname>.yaml"}},
 		{name: "same CAT twice", files: map[string]string{"demo.yaml": "", "demo.yml": ""},
 			want: []string{"demo.yaml", "demo.yml", "configured twice"}},
-		{name: "override of an unknown key", files: map[string]string{"demo.yaml": ""},
-			env:  []string{"CATSRV_CAT__CAT__CHATMODE=agent"},
-			want: []string{"CATSRV_CAT__CAT__CHATMODE", "unknown key cat.chatmode"}},
-		{name: "per-CAT override of an unknown key", files: map[string]string{"demo.yaml": ""},
-			env:  []string{"CATSRV_CATS__DEMO__SECURITY__JWT__SECRET=x"},
-			want: []string{"CATSRV_CATS__DEMO__SECURITY__JWT__SECRET", "unknown key security.jwt.secret"}},
-		{name: "override of an unknown CAT", files: map[string]string{"demo.yaml": ""},
-			env:  []string{"CATSRV_CATS__OTHER__CAT__CHAT_MODE=agent"},
-			want: []string{"CATSRV_CATS__OTHER__CAT__CHAT_MODE", "names no configured CAT"}},
-		{name: "per-CAT override with no CAT configured", files: map[string]string{},
-			env:  []string{"CATSRV_CATS__DEMO__CAT__CHAT_MODE=agent"},
-			want: []string{"CATSRV_CATS__DEMO__CAT__CHAT_MODE", "names no configured CAT"}},
-		{name: "override that is not a boolean", files: map[string]string{"demo.yaml": ""},
-			env:  []string{"CATSRV_CAT__SECURITY__ANALYTICS__PUBLIC=yes please"},
-			want: []string{"CATSRV_CAT__SECURITY__ANALYTICS__PUBLIC", "want a boolean"}},
-		{name: "override that is not an integer", files: map[string]string{"demo.yaml": ""},
-			env:  []string{"CATSRV_CATS__DEMO__SECURITY__JWT__EXPIRATION_HOURS=24h"},
-			want: []string{"CATSRV_CATS__DEMO__SECURITY__JWT__EXPIRATION_HOURS", "want an integer"}},
-		{name: "override with a bad value names the variable", files: map[string]string{"demo.yaml": ""},
-			env:  []string{"CATSRV_CAT__CAT__CHAT_MODE=foo"},
-			want: []string{"demo.yaml", "cat.chat_mode", `"foo"`, "set by CATSRV_CAT__CAT__CHAT_MODE"}},
-		{name: "override with a bad list item", files: map[string]string{"demo.yaml": ""},
-			env:  []string{"CATSRV_CATS__DEMO__CAT__LEGACY__MODELS=qa,chitchat"},
-			want: []string{"cat.legacy.models", "chitchat", "set by CATSRV_CATS__DEMO__CAT__LEGACY__MODELS"}},
-		{name: "override fitting two CATs", files: map[string]string{"a-b.yaml": "", "a_b.yaml": ""},
-			env:  []string{"CATSRV_CATS__A_B__CAT__CHAT_MODE=agent"},
-			want: []string{"CATSRV_CATS__A_B__CAT__CHAT_MODE", "ambiguous", "a-b and a_b"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := catfiles.Load(writeDir(t, tt.files), tt.env)
+			_, err := catfiles.Load(writeDir(t, tt.files), nil)
 			if err == nil {
 				t.Fatal("Load succeeded, want an error")
 			}

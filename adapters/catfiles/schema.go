@@ -5,34 +5,41 @@ import (
 	"math"
 	"reflect"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/catsrv/catsrv/core/catconfig"
 )
 
-// valueKind is what a configuration key holds. Files and environment
-// variables are checked against it before decoding, so a wrong type is
-// reported with the key and its source rather than as a decoder error.
-type valueKind int
+// Kind is what a configuration key holds. Files and overrides are checked
+// against it before decoding, so a wrong type is reported with the key and
+// its source rather than as a decoder error.
+type Kind int
 
+// The kinds of keys.
 const (
-	kindString valueKind = iota
-	kindBool
-	kindInt
-	kindStringList
-	kindFloat
+	KindString Kind = iota
+	KindBool
+	KindInt
+	KindStringList
+	KindFloat
 )
 
-func (k valueKind) want() string {
+// KindOf returns the kind of a key path, and false for an unknown key.
+func KindOf(key string) (Kind, bool) {
+	k, ok := schema[key]
+	return k, ok
+}
+
+// Want phrases the kind for an error: "want a boolean (true or false)".
+func (k Kind) Want() string {
 	switch k {
-	case kindBool:
+	case KindBool:
 		return "a boolean (true or false)"
-	case kindInt:
+	case KindInt:
 		return "an integer"
-	case kindStringList:
+	case KindStringList:
 		return "a list of strings"
-	case kindFloat:
+	case KindFloat:
 		return "a number"
 	}
 	return "a string"
@@ -47,8 +54,8 @@ var schema = buildSchema(reflect.TypeFor[catconfig.Cat](), "")
 // "security.jwt"): a file may spell them as empty mappings.
 var sections = buildSections()
 
-func buildSchema(t reflect.Type, prefix string) map[string]valueKind {
-	out := map[string]valueKind{}
+func buildSchema(t reflect.Type, prefix string) map[string]Kind {
+	out := map[string]Kind{}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("config")
@@ -65,15 +72,15 @@ func buildSchema(t reflect.Type, prefix string) map[string]valueKind {
 				out[k] = v
 			}
 		case f.Type.Kind() == reflect.String:
-			out[path] = kindString
+			out[path] = KindString
 		case f.Type.Kind() == reflect.Bool:
-			out[path] = kindBool
+			out[path] = KindBool
 		case f.Type.Kind() == reflect.Int:
-			out[path] = kindInt
+			out[path] = KindInt
 		case f.Type.Kind() == reflect.Float64:
-			out[path] = kindFloat
+			out[path] = KindFloat
 		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.String:
-			out[path] = kindStringList
+			out[path] = KindStringList
 		default:
 			panic(fmt.Sprintf("catfiles: key %s has unsupported type %s", path, f.Type))
 		}
@@ -119,17 +126,17 @@ func looksSecret(key string) bool {
 // checkFileValue accepts a value as YAML decoded it only if it has exactly
 // the key's type: a quoted "true" is not a boolean and 24.5 is not an
 // integer. Weak typing would hide typos such as `public: "ture"`.
-func checkFileValue(kind valueKind, v any) (any, error) {
+func checkFileValue(kind Kind, v any) (any, error) {
 	switch kind {
-	case kindString:
+	case KindString:
 		if s, ok := v.(string); ok {
 			return s, nil
 		}
-	case kindBool:
+	case KindBool:
 		if b, ok := v.(bool); ok {
 			return b, nil
 		}
-	case kindInt:
+	case KindInt:
 		switch n := v.(type) {
 		case int:
 			return n, nil
@@ -142,7 +149,7 @@ func checkFileValue(kind valueKind, v any) (any, error) {
 				return int(n), nil
 			}
 		}
-	case kindFloat:
+	case KindFloat:
 		switch n := v.(type) {
 		case float64:
 			return n, nil
@@ -153,7 +160,7 @@ func checkFileValue(kind valueKind, v any) (any, error) {
 		case uint64:
 			return float64(n), nil
 		}
-	case kindStringList:
+	case KindStringList:
 		items, ok := v.([]any)
 		if !ok {
 			break
@@ -162,47 +169,13 @@ func checkFileValue(kind valueKind, v any) (any, error) {
 		for _, item := range items {
 			s, ok := item.(string)
 			if !ok {
-				return nil, fmt.Errorf("want %s, got an item %s", kind.want(), describe(item))
+				return nil, fmt.Errorf("want %s, got an item %s", kind.Want(), describe(item))
 			}
 			out = append(out, s)
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("want %s, got %s", kind.want(), describe(v))
-}
-
-// parseEnvValue types an environment variable's text for its key. Lists are
-// comma-separated; an empty value is an empty list.
-func parseEnvValue(kind valueKind, text string) (any, error) {
-	switch kind {
-	case kindBool:
-		b, err := strconv.ParseBool(strings.TrimSpace(text))
-		if err != nil {
-			return nil, fmt.Errorf("want %s, got %q", kind.want(), text)
-		}
-		return b, nil
-	case kindInt:
-		n, err := strconv.Atoi(strings.TrimSpace(text))
-		if err != nil {
-			return nil, fmt.Errorf("want %s, got %q", kind.want(), text)
-		}
-		return n, nil
-	case kindFloat:
-		f, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, fmt.Errorf("want %s, got %q", kind.want(), text)
-		}
-		return f, nil
-	case kindStringList:
-		out := []string{}
-		for item := range strings.SplitSeq(text, ",") {
-			if item = strings.TrimSpace(item); item != "" {
-				out = append(out, item)
-			}
-		}
-		return out, nil
-	}
-	return text, nil
+	return nil, fmt.Errorf("want %s, got %s", kind.Want(), describe(v))
 }
 
 func describe(v any) string {

@@ -13,28 +13,33 @@ import (
 
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/authsql"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
 	"github.com/catsrv/catsrv/core/auth"
 )
 
 // auditCmd prints the authentication audit log, oldest first.
 func auditCmd(ctx context.Context, args []string, env environ, stdout io.Writer) error {
 	fs := newFlags("audit")
-	dsn := fs.String("db", env.get("CATSRV_DB", defaultDSN), "database: sqlite:PATH or postgres://...")
+	config.AddFlags(fs.FlagSet, "db")
 	since := fs.String("since", "", "only events since: a duration back from now (24h), a date (2026-01-31) or an RFC 3339 time")
 	user := fs.String("user", "", "only events of this user id")
 	limit := fs.Int("limit", 0, "print at most this many events (0: all)")
 	asJSON := fs.Bool("json", false, "print JSON Lines instead of a table")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 || *limit < 0 {
-		return fmt.Errorf("audit takes only flags: %w", errUsage)
+		return fs.misuse("audit takes only flags")
 	}
 	from, err := parseSince(*since, time.Now())
 	if err != nil {
-		return fmt.Errorf("--since: %w: %w", err, errUsage)
+		return fs.misuse("--since: %v", err)
 	}
-	store, err := sqlstore.Open(ctx, *dsn)
+	cfg, err := config.Load(env, fs.FlagSet)
+	if err != nil {
+		return err
+	}
+	store, err := sqlstore.Open(ctx, cfg.DB)
 	if err != nil {
 		return fmt.Errorf("opening database: %w", err)
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/authsql"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/core/auth"
 )
 
@@ -105,15 +107,7 @@ func TestAuthEnvironment(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = store.Close() })
 			env := append(environ{"CATSRV_JWT_SECRET=" + testSecret}, c.env...)
-			cats, err := env.loadCats(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			toks, err := env.tokenService()
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = env.authDeps(t.Context(), "127.0.0.1:8080", cats, toks, store, discardLogger())
+			_, err = serveAuthDeps(t, env, store)
 			switch {
 			case c.want == "" && err != nil:
 				t.Fatalf("error %v", err)
@@ -125,3 +119,23 @@ func TestAuthEnvironment(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// serveAuthDeps builds what serve builds for the auth routes from env (on
+// 127.0.0.1:8080, with no CAT): the configuration, then the dependencies.
+// An error is either's.
+func serveAuthDeps(t *testing.T, env environ, store *sqlstore.Store) (*httpapi.AuthDeps, error) {
+	t.Helper()
+	cfg, err := config.Load(append(environ{"CATSRV_ADDR=127.0.0.1:8080", "CATSRV_CONFIG_DIR=" + t.TempDir()}, env...), nil)
+	if err != nil {
+		return nil, err
+	}
+	cats, err := loadCats(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks, err := tokenService(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return authDeps(t.Context(), cfg, cats, toks, store, discardLogger())
+}

@@ -3,13 +3,14 @@ package main
 import (
 	"testing"
 
+	"github.com/catsrv/catsrv/adapters/catfiles"
 	"github.com/catsrv/catsrv/adapters/knowledge"
 )
 
 // TestShippedConfiguration keeps the demo CAT that `make run` serves
 // loadable, with a knowledge base that answers a question offline.
 func TestShippedConfiguration(t *testing.T) {
-	cats, err := environ{}.loadCats("../../configs")
+	cats, err := catfiles.Load("../../configs", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -15,11 +14,11 @@ func demoCmd(args []string, stdout io.Writer) error {
 	cats := fs.String("cats", "demo", "comma-separated CAT names")
 	days := fs.Int("days", 90, "days of history, ending at the start of today (UTC)")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed writes the same lines (for the same day)")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if *n < 0 || *days < 1 {
-		return fmt.Errorf("--interactions must be >= 0 and --days >= 1: %w", errUsage)
+		return fs.misuse("--interactions must be >= 0 and --days >= 1")
 	}
 	var names []string
 	for _, c := range strings.Split(*cats, ",") {
@@ -28,7 +27,7 @@ func demoCmd(args []string, stdout io.Writer) error {
 		}
 	}
 	if len(names) == 0 {
-		return fmt.Errorf("--cats needs at least one name: %w", errUsage)
+		return fs.misuse("--cats needs at least one name")
 	}
 	// The log ends at the start of today (UTC): no demo interaction lies in
 	// the future of the chats that follow it, and a seed writes the same

@@ -2,67 +2,32 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/catsrv/catsrv/adapters/catfiles"
 	"github.com/catsrv/catsrv/adapters/clock"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
 	"github.com/catsrv/catsrv/core/auth/tokens"
 )
 
-// Defaults of the binary contract; environment variables may change them.
-const (
-	defaultConfigDir = "./configs"
-	defaultDSN       = "sqlite:./data/catsrv.db"
-	defaultAddr      = "127.0.0.1:8080"
-	tokenIssuer      = "catsrv"
-	tokenAudience    = "catsrv"
-)
-
 // environ is the process environment in os.Environ form, passed in so
-// tests can supply their own.
+// tests can supply their own. Only config.Load reads it.
 type environ []string
 
-func (e environ) get(key, fallback string) string {
-	for i := len(e) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(e[i], "="); ok && k == key && v != "" {
-			return v
-		}
-	}
-	return fallback
-}
-
 // tokenService builds the access token service from CATSRV_JWT_SECRET.
-func (e environ) tokenService() (*tokens.Service, error) {
-	secret := e.get("CATSRV_JWT_SECRET", "")
+func tokenService(cfg *config.Config) (*tokens.Service, error) {
+	secret := cfg.JWTSecret.Value()
 	if secret == "" {
 		return nil, errors.New("CATSRV_JWT_SECRET is not set: export a random secret of at least 32 bytes (e.g. `openssl rand -hex 32`)")
 	}
-	return tokens.New([]byte(secret), e.get("CATSRV_JWT_ISSUER", tokenIssuer), e.get("CATSRV_JWT_AUDIENCE", tokenAudience), clock.System{})
+	return tokens.New([]byte(secret), cfg.JWTIssuer, cfg.JWTAudience, clock.System{})
 }
 
-// loadCats loads the CAT directory.
-func (e environ) loadCats(dir string) (*catfiles.Directory, error) {
-	cats, err := catfiles.Load(dir, e)
+// loadCats loads the CAT directory with the configuration's overrides.
+func loadCats(cfg *config.Config) (*catfiles.Directory, error) {
+	cats, err := catfiles.Load(cfg.ConfigDir, cfg.CatOverrides)
 	if err != nil {
-		return nil, fmt.Errorf("loading CAT configuration from %s: %w", dir, err)
+		return nil, fmt.Errorf("loading CAT configuration from %s: %w", cfg.ConfigDir, err)
 	}
 	return cats, nil
-}
-
-// newFlags returns a flag set that reports errors instead of exiting.
-func newFlags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs
-}
-
-// parse parses args, turning flag errors into usage errors.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%s: %w: %w", fs.Name(), err, errUsage)
-	}
-	return nil
 }

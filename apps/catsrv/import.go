@@ -9,6 +9,7 @@ import (
 
 	"github.com/catsrv/catsrv/adapters/clock"
 	"github.com/catsrv/catsrv/adapters/sqlstore"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/importer"
 )
 
@@ -18,14 +19,17 @@ const importGCPercent = 400
 
 func importCmd(ctx context.Context, args []string, env environ, stdin io.Reader, stderr io.Writer) error {
 	fs := newFlags("import")
-	configDir := fs.String("config", env.get("CATSRV_CONFIG_DIR", defaultConfigDir), "directory of <catname>.yaml files")
-	dsn := fs.String("db", env.get("CATSRV_DB", defaultDSN), "database: sqlite:PATH or postgres://...")
+	config.AddFlags(fs.FlagSet, "config", "db")
 	skipInvalid := fs.Bool("skip-invalid", false, "import the valid lines and report the invalid ones")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("import takes one FILE or - for standard input: %w", errUsage)
+		return fs.misuse("import takes one FILE or - for standard input")
+	}
+	cfg, err := config.Load(env, fs.FlagSet)
+	if err != nil {
+		return err
 	}
 	input := stdin
 	if name := fs.Arg(0); name != "-" {
@@ -37,17 +41,17 @@ func importCmd(ctx context.Context, args []string, env environ, stdin io.Reader,
 		input = f
 	}
 
-	cats, err := env.loadCats(*configDir)
+	cats, err := loadCats(cfg)
 	if err != nil {
 		return err
 	}
-	if env.get("GOGC", "") == "" {
+	if cfg.GOGC == "" {
 		// An import keeps little alive (a few batches) but allocates for
 		// every line: collecting a quarter as often leaves the cores to
 		// decoding and writing. GOGC, when set, wins.
 		debug.SetGCPercent(importGCPercent)
 	}
-	store, err := sqlstore.Open(ctx, *dsn)
+	store, err := sqlstore.Open(ctx, cfg.DB)
 	if err != nil {
 		return fmt.Errorf("opening database: %w", err)
 	}

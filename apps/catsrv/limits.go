@@ -4,82 +4,29 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/catsrv/catsrv/adapters/clock"
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/authsql"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/core/auth/retention"
 )
 
-// maxAuthBurst bounds CATSRV_AUTH_RATE_BURST.
-const maxAuthBurst = 100000
-
-// authRateLimit reads CATSRV_AUTH_RATE_LIMIT (requests per second per
-// client address; 0 or off turns the limit off) and CATSRV_AUTH_RATE_BURST
-// (how many at once), docs/auth.md "Rate limits".
-func (e environ) authRateLimit() (httpapi.RateLimit, error) {
-	var rl httpapi.RateLimit
-	switch v := strings.TrimSpace(e.get("CATSRV_AUTH_RATE_LIMIT", "")); v {
-	case "":
-		rl.PerSecond = httpapi.DefaultAuthRate
-	case "0", "off":
-		rl.Disabled = true
-	default:
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(f > 0 && f <= 1e6) {
-			return rl, fmt.Errorf("CATSRV_AUTH_RATE_LIMIT must be a number of requests per second per client address (e.g. 1 or 0.5), or off")
-		}
-		rl.PerSecond = f
-	}
-	rl.Burst = httpapi.DefaultAuthBurst
-	if v := e.get("CATSRV_AUTH_RATE_BURST", ""); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxAuthBurst {
-			return rl, fmt.Errorf("CATSRV_AUTH_RATE_BURST must be a whole number of requests between 1 and %d", maxAuthBurst)
-		}
-		rl.Burst = n
-	}
-	return rl, nil
-}
-
-// auditRetention reads CATSRV_AUDIT_RETENTION: a Go duration of at least
-// an hour (2160h) or whole days (90d); 0 or off keeps the audit log
-// forever. Default retention.DefaultRetention (90 days).
-func (e environ) auditRetention() (time.Duration, error) {
-	v := strings.TrimSpace(e.get("CATSRV_AUDIT_RETENTION", ""))
-	bad := fmt.Errorf("CATSRV_AUDIT_RETENTION must be whole days (90d) or a duration of at least 1h (2160h), or off")
-	switch {
-	case v == "":
-		return retention.DefaultRetention, nil
-	case v == "0" || v == "off":
-		return 0, nil
-	case strings.HasSuffix(v, "d"):
-		days, err := strconv.Atoi(strings.TrimSuffix(v, "d"))
-		if err != nil || days < 1 || days > 100*365 {
-			return 0, bad
-		}
-		return time.Duration(days) * 24 * time.Hour, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < time.Hour {
-		return 0, bad
-	}
-	return d, nil
+// authRateLimit is the rate limit of the anonymous auth routes:
+// CATSRV_AUTH_RATE_LIMIT (0 is off) and CATSRV_AUTH_RATE_BURST,
+// docs/auth.md "Rate limits".
+func authRateLimit(cfg *config.Config) httpapi.RateLimit {
+	return httpapi.RateLimit{PerSecond: cfg.AuthRateLimit, Burst: cfg.AuthRateBurst, Disabled: cfg.AuthRateLimit == 0}
 }
 
 // startAuditPruner starts the background pruning of the audit log (once
-// now, then every retention.DefaultInterval) unless CATSRV_AUDIT_RETENTION
-// is off. The returned stop ends it and waits for a pass in progress.
-func (e environ) startAuditPruner(ctx context.Context, store *sqlstore.Store, logger *slog.Logger) (stop func(), err error) {
-	keep, err := e.auditRetention()
-	if err != nil {
-		return nil, err
-	}
+// now, then every retention.DefaultInterval) of events older than keep,
+// unless keep is 0 (CATSRV_AUDIT_RETENTION off). The returned stop ends it
+// and waits for a pass in progress.
+func startAuditPruner(ctx context.Context, keep time.Duration, store *sqlstore.Store, logger *slog.Logger) (stop func(), err error) {
 	if keep == 0 {
 		logger.Info("audit retention off: the audit log is kept forever")
 		return func() {}, nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/authsql"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/core/auth"
 )
@@ -31,7 +32,11 @@ func TestAuthRateLimitEnvironment(t *testing.T) {
 		{environ{"CATSRV_AUTH_RATE_BURST=2.5"}, httpapi.RateLimit{}, "CATSRV_AUTH_RATE_BURST"},
 	}
 	for _, c := range cases {
-		got, err := c.env.authRateLimit()
+		var got httpapi.RateLimit
+		cfg, err := config.Load(c.env, nil)
+		if err == nil {
+			got = authRateLimit(cfg)
+		}
 		switch {
 		case c.err == "" && (err != nil || got != c.want):
 			t.Errorf("%v: %+v, %v; want %+v", c.env, got, err, c.want)
@@ -61,7 +66,11 @@ func TestAuditRetentionEnvironment(t *testing.T) {
 		{"forever", 0, true},
 	}
 	for _, c := range cases {
-		got, err := environ{"CATSRV_AUDIT_RETENTION=" + c.value}.auditRetention()
+		var got time.Duration
+		cfg, err := config.Load(environ{"CATSRV_AUDIT_RETENTION=" + c.value}, nil)
+		if err == nil {
+			got = cfg.AuditRetention
+		}
 		if c.bad != (err != nil) || got != c.want {
 			t.Errorf("CATSRV_AUDIT_RETENTION=%q: %s, %v; want %s (error %v)", c.value, got, err, c.want, c.bad)
 		}

@@ -14,15 +14,24 @@ import (
 	"syscall"
 )
 
-const usage = `catsrv — analytics, chat and authentication back end for chat assistants
+// commands are the subcommands in the order the usage lists them.
+var commands = []struct{ name, synopsis string }{
+	{"serve", "[--config DIR] [--db DSN] [--addr HOST:PORT]"},
+	{"import", "[--config DIR] [--db DSN] [--skip-invalid] FILE|-"},
+	{"demo", "[--interactions N] [--cats a,b] [--days D] [--seed S]"},
+	{"token", "[--config DIR] --subject S --role R [--ttl D]"},
+	{"openapi", ""},
+	{"audit", "[--db DSN] [--since D] [--user U] [--limit N] [--json]"},
+}
 
-Usage:
-  catsrv serve   [--config DIR] [--db DSN] [--addr HOST:PORT]
-  catsrv import  [--config DIR] [--db DSN] [--skip-invalid] FILE|-
-  catsrv demo    [--interactions N] [--cats a,b] [--days D] [--seed S]
-  catsrv token   [--config DIR] --subject S --role R [--ttl D]
-  catsrv openapi
-  catsrv audit   [--db DSN] [--since D] [--user U] [--limit N] [--json]
+// usage is the general usage text: every command, the main variables.
+var usage = func() string {
+	var b strings.Builder
+	b.WriteString("catsrv — analytics, chat and authentication back end for chat assistants\n\nUsage:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %s\n", strings.TrimSpace(fmt.Sprintf("catsrv %-8s%s", c.name, c.synopsis)))
+	}
+	b.WriteString(`  catsrv COMMAND --help
 
 Environment:
   CATSRV_JWT_SECRET    HS256 signing secret, at least 32 bytes (serve, token)
@@ -31,7 +40,9 @@ Environment:
   CATSRV_ADDR          default for --addr (127.0.0.1:8080)
   CATSRV_PROVIDER_*    identity provider credentials (serve); see docs/auth.md
   See docs/operations.md for every setting.
-`
+`)
+	return b.String()
+}()
 
 // errUsage marks a command-line mistake: exit status 2 and the usage text.
 var errUsage = errors.New("usage")
@@ -40,8 +51,13 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], environ(os.Environ()), os.Stdin, os.Stdout, os.Stderr)
 	stop()
+	var misuse *usageError
 	switch {
 	case err == nil:
+	case errors.As(err, &misuse):
+		fmt.Fprintln(os.Stderr, "catsrv:", misuse.msg)
+		fmt.Fprint(os.Stderr, misuse.usage)
+		os.Exit(2)
 	case errors.Is(err, errUsage):
 		if err != errUsage { //nolint:errorlint // the bare sentinel has nothing to add
 			fmt.Fprintln(os.Stderr, "catsrv:", strings.TrimSuffix(err.Error(), ": "+errUsage.Error()))
@@ -55,7 +71,17 @@ func main() {
 }
 
 // run dispatches a subcommand. It never calls os.Exit, so tests can drive it.
+// A command's --help prints its usage on stdout and succeeds.
 func run(ctx context.Context, args []string, env environ, stdin io.Reader, stdout, stderr io.Writer) error {
+	err := dispatch(ctx, args, env, stdin, stdout, stderr)
+	var help *helpRequest
+	if errors.As(err, &help) {
+		_, err = io.WriteString(stdout, help.usage)
+	}
+	return err
+}
+
+func dispatch(ctx context.Context, args []string, env environ, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return errUsage
 	}
@@ -69,7 +95,7 @@ func run(ctx context.Context, args []string, env environ, stdin io.Reader, stdou
 	case "token":
 		return tokenCmd(ctx, args[1:], env, stdout)
 	case "openapi":
-		return openapiCmd(stdout)
+		return openapiCmd(args[1:], stdout)
 	case "audit":
 		return auditCmd(ctx, args[1:], env, stdout)
 	case "help", "-h", "--help":

@@ -6,7 +6,14 @@ import (
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 )
 
-func openapiCmd(stdout io.Writer) error {
+func openapiCmd(args []string, stdout io.Writer) error {
+	fs := newFlags("openapi")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fs.misuse("openapi takes no arguments")
+	}
 	doc, err := httpapi.OpenAPIDocument()
 	if err != nil {
 		return err

@@ -32,15 +32,7 @@ func TestPublicOrigin(t *testing.T) {
 			if c.url != "" {
 				env = append(env, "CATSRV_PUBLIC_URL="+c.url)
 			}
-			cats, err := env.loadCats(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			toks, err := env.tokenService()
-			if err != nil {
-				t.Fatal(err)
-			}
-			deps, err := env.authDeps(t.Context(), "127.0.0.1:8080", cats, toks, store, discardLogger())
+			deps, err := serveAuthDeps(t, env, store)
 			switch {
 			case c.err != "":
 				if err == nil || !strings.Contains(err.Error(), c.err) {

@@ -16,6 +16,7 @@ import (
 	"github.com/catsrv/catsrv/adapters/knowledge"
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/chatsql"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/catconfig/overlay"
@@ -29,18 +30,20 @@ const shutdownGrace = 15 * time.Second
 
 func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer) error {
 	fs := newFlags("serve")
-	configDir := fs.String("config", env.get("CATSRV_CONFIG_DIR", defaultConfigDir), "directory of <catname>.yaml files")
-	dsn := fs.String("db", env.get("CATSRV_DB", defaultDSN), "database: sqlite:PATH or postgres://...")
-	addr := fs.String("addr", env.get("CATSRV_ADDR", defaultAddr), "listen address HOST:PORT")
-	if err := parse(fs, args); err != nil {
+	config.AddFlags(fs.FlagSet, "config", "db", "addr")
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("serve takes no arguments: %w", errUsage)
+		return fs.misuse("serve takes no arguments")
+	}
+	cfg, err := config.Load(env, fs.FlagSet)
+	if err != nil {
+		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 
-	cats, err := env.loadCats(*configDir)
+	cats, err := loadCats(cfg)
 	if err != nil {
 		return err
 	}
@@ -48,24 +51,24 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	toks, err := env.tokenService()
+	toks, err := tokenService(cfg)
 	if err != nil {
 		return err
 	}
-	store, err := sqlstore.Open(ctx, *dsn)
+	store, err := sqlstore.Open(ctx, cfg.DB)
 	if err != nil {
 		return fmt.Errorf("opening database: %w", err)
 	}
 	defer store.Close()
-	rollups, err := warehouse(ctx, env, store, logger)
+	rollups, err := warehouse(ctx, cfg.Warehouse, store, logger)
 	if err != nil {
 		return err
 	}
-	authDeps, err := env.authDeps(ctx, *addr, cats, toks, store, logger)
+	authDeps, err := authDeps(ctx, cfg, cats, toks, store, logger)
 	if err != nil {
 		return err
 	}
-	stopPruner, err := env.startAuditPruner(ctx, store, logger)
+	stopPruner, err := startAuditPruner(ctx, cfg.AuditRetention, store, logger)
 	if err != nil {
 		return err
 	}
@@ -80,11 +83,10 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 	if err != nil {
 		return fmt.Errorf("loading runtime CAT configuration: %w", err)
 	}
-	agentKeys := openai.KeysFromEnv(env)
 	chatService, err := service.New(service.Deps{
 		Cats: catConfig, Conversations: chats, Turns: chats,
-		Model:     openai.New(openai.Options{APIKey: agentKeys}),
-		Knowledge: knowledge.New(*configDir),
+		Model:     openai.New(openai.Options{APIKey: cfg.AgentKey}),
+		Knowledge: knowledge.New(cfg.ConfigDir),
 		Clock:     clock.System{},
 	})
 	if err != nil {
@@ -103,13 +105,13 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 		Auth:      authDeps,
 		Chat: &httpapi.ChatDeps{
 			Service: chatService, Config: catConfig, Memory: authDeps.Memory, DefaultCat: authDeps.DefaultCat,
-			AgentKeySet: func(cat string) bool { return agentKeys(cat) != "" },
+			AgentKeySet: func(cat string) bool { return cfg.AgentKey(cat) != "" },
 		},
 	})
 
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", *addr, err)
+		return fmt.Errorf("listening on %s: %w", cfg.Addr, err)
 	}
 	srv := &http.Server{
 		Handler:           handler,

@@ -5,31 +5,37 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
 )
 
 func tokenCmd(ctx context.Context, args []string, env environ, stdout io.Writer) error {
 	fs := newFlags("token")
-	configDir := fs.String("config", env.get("CATSRV_CONFIG_DIR", defaultConfigDir), "directory of <catname>.yaml files")
+	config.AddFlags(fs.FlagSet, "config")
 	subject := fs.String("subject", "", "token subject (required)")
 	role := fs.String("role", "", "role claim, e.g. admin (required)")
 	ttl := fs.Duration("ttl", 0, "lifetime, e.g. 24h (default: the shortest security.jwt.expiration_hours of the CATs)")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if *subject == "" || *role == "" || fs.NArg() > 0 {
-		return fmt.Errorf("token needs --subject and --role: %w", errUsage)
+		return fs.misuse("token needs --subject and --role")
 	}
 	if *ttl < 0 {
-		return fmt.Errorf("--ttl must be positive: %w", errUsage)
+		return fs.misuse("--ttl must be positive")
+	}
+	cfg, err := config.Load(env, fs.FlagSet)
+	if err != nil {
+		return err
 	}
 	if *ttl == 0 {
-		lifetime, err := defaultTokenLifetime(ctx, env, *configDir)
+		lifetime, err := defaultTokenLifetime(ctx, cfg)
 		if err != nil {
 			return err
 		}
 		*ttl = lifetime
 	}
-	toks, err := env.tokenService()
+	toks, err := tokenService(cfg)
 	if err != nil {
 		return err
 	}
@@ -43,8 +49,8 @@ func tokenCmd(ctx context.Context, args []string, env environ, stdout io.Writer)
 
 // defaultTokenLifetime is the shortest access token lifetime any CAT allows,
 // 24 hours when no CAT is configured.
-func defaultTokenLifetime(ctx context.Context, env environ, dir string) (time.Duration, error) {
-	cats, err := env.loadCats(dir)
+func defaultTokenLifetime(ctx context.Context, cfg *config.Config) (time.Duration, error) {
+	cats, err := loadCats(cfg)
 	if err != nil {
 		return 0, err
 	}

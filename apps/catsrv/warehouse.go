@@ -18,14 +18,11 @@ const indexPoll = time.Second
 
 // warehouse returns what /all_warehouse and the metric routes count from:
 // by default the in-process column index, built from the database now and
-// following it until ctx ends; with CATSRV_WAREHOUSE=sql the SQL rollups.
-func warehouse(ctx context.Context, env environ, store *sqlstore.Store, logger *slog.Logger) (ports.RollupStore, error) {
-	switch mode := env.get("CATSRV_WAREHOUSE", "index"); mode {
-	case "sql":
+// following it until ctx ends; in mode "sql" (CATSRV_WAREHOUSE) the SQL
+// rollups.
+func warehouse(ctx context.Context, mode string, store *sqlstore.Store, logger *slog.Logger) (ports.RollupStore, error) {
+	if mode == "sql" {
 		return store.Rollups(), nil
-	case "index":
-	default:
-		return nil, fmt.Errorf("CATSRV_WAREHOUSE must be index or sql, not %q", mode)
 	}
 	start := time.Now()
 	idx, err := colindex.Build(ctx, store)

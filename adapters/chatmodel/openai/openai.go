@@ -2,7 +2,8 @@
 // chat-completions API, through github.com/openai/openai-go. The endpoint,
 // model, temperature, token limit and time-out come with each request
 // (from the CAT's configuration, so a config change applies at once); the
-// API key comes from the environment, never from configuration files.
+// API key comes from Options.APIKey (catsrv takes it from the environment,
+// never from configuration files; this package reads no environment).
 package openai
 
 import (
@@ -23,17 +24,10 @@ import (
 
 var _ ports.ChatModel = (*Model)(nil)
 
-// Environment variables holding API keys: the CAT's own
-// (CATSRV_AGENT_API_KEY__<NAME>, NAME upper-cased with '-' as '_') or, if
-// unset, the one for every CAT.
-const (
-	KeyVariable       = "CATSRV_AGENT_API_KEY"
-	PerCatKeyVariable = KeyVariable + "__"
-)
-
 // Options configure the adapter.
 type Options struct {
 	// APIKey returns the key for a CAT; "" sends none (local servers).
+	// catsrv passes config.Config.AgentKey (CATSRV_AGENT_API_KEY).
 	APIKey func(cat string) string
 	// HTTPClient makes the calls; http.DefaultClient when nil.
 	HTTPClient *http.Client
@@ -57,23 +51,6 @@ func New(o Options) *Model {
 		o.HTTPClient = http.DefaultClient
 	}
 	return &Model{o: o}
-}
-
-// KeysFromEnv returns an Options.APIKey reading environ (os.Environ form).
-func KeysFromEnv(environ []string) func(cat string) string {
-	vars := map[string]string{}
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, KeyVariable) {
-			vars[k] = v
-		}
-	}
-	return func(cat string) string {
-		name := strings.ToUpper(strings.ReplaceAll(cat, "-", "_"))
-		if v, ok := vars[PerCatKeyVariable+name]; ok {
-			return v
-		}
-		return vars[KeyVariable]
-	}
 }
 
 func (m *Model) service(req chat.ModelRequest) (sdk.ChatCompletionService, error) {

@@ -216,15 +216,3 @@ func TestUnreachableAndUnconfigured(t *testing.T) {
 		t.Fatalf("no base URL: %v", err)
 	}
 }
-
-func TestKeysFromEnv(t *testing.T) {
-	keys := openai.KeysFromEnv([]string{"CATSRV_AGENT_API_KEY=all", "CATSRV_AGENT_API_KEY__MY_CAT=mine", "OTHER=x"})
-	for cat, want := range map[string]string{"my-cat": "mine", "demo": "all"} {
-		if got := keys(cat); got != want {
-			t.Errorf("key(%s) = %q, want %q", cat, got, want)
-		}
-	}
-	if got := openai.KeysFromEnv(nil)("demo"); got != "" {
-		t.Errorf("no variables: %q", got)
-	}
-}

@@ -1,0 +1,111 @@
+// Package config loads catsrv's configuration once, at start-up, into one
+// typed, validated Config: defaults, then the environment, then the
+// command's flags (github.com/knadh/koanf/v2). Nothing else in catsrv reads
+// the environment: the composition root (apps/catsrv) hands each adapter
+// the values it needs.
+//
+// Every setting is a field tagged with its environment variable (`env`),
+// its default (`default`) and, for the few that have one, its flag
+// (`flag`); docs/operations.md lists them, and a test keeps the two in
+// step. Secrets (type Secret) come from the environment only, never from a
+// flag or a file, and never print. The CATSRV_CAT__ and CATSRV_CATS__
+// variables become catfiles overrides; the per-CAT YAML files remain the
+// CAT configuration.
+package config
+
+import (
+	"time"
+
+	"github.com/catsrv/catsrv/adapters/catfiles"
+)
+
+// Config is the whole configuration of a catsrv process.
+type Config struct {
+	ConfigDir string `env:"CATSRV_CONFIG_DIR" flag:"config" default:"./configs" usage:"directory of <catname>.yaml files"`
+	DB        string `env:"CATSRV_DB" flag:"db" default:"sqlite:./data/catsrv.db" usage:"database: sqlite:PATH or postgres://..."`
+	Addr      string `env:"CATSRV_ADDR" flag:"addr" default:"127.0.0.1:8080" usage:"listen address HOST:PORT"`
+
+	// JWTSecret signs access tokens; serve and token refuse to run without
+	// it (tokens.New checks its length).
+	JWTSecret   Secret `env:"CATSRV_JWT_SECRET"`
+	JWTIssuer   string `env:"CATSRV_JWT_ISSUER" default:"catsrv"`
+	JWTAudience string `env:"CATSRV_JWT_AUDIENCE" default:"catsrv"`
+
+	// PublicURL is the server's external URL, without a trailing slash:
+	// CATSRV_PUBLIC_URL, else http://<Addr>. PublicOrigin is its origin
+	// when CATSRV_PUBLIC_URL is set, else "".
+	PublicURL    string `env:"CATSRV_PUBLIC_URL" default:"http://<addr>"`
+	PublicOrigin string
+
+	ProviderA ProviderA
+	ProviderB ProviderB
+	ProviderC ProviderC
+
+	// Admins are "<provider>:<subject>" accounts.
+	Admins         []string `env:"CATSRV_ADMINS"`
+	AuthDefaultCat string   `env:"CATSRV_AUTH_DEFAULT_CAT"`
+
+	// CookieSameSite is "lax" or "strict".
+	CookieSameSite     string   `env:"CATSRV_COOKIE_SAMESITE" default:"lax"`
+	CookieDomain       string   `env:"CATSRV_COOKIE_DOMAIN"`
+	CookieInsecure     bool     `env:"CATSRV_COOKIE_INSECURE" default:"false"`
+	CORSAllowedOrigins []string `env:"CATSRV_CORS_ALLOWED_ORIGINS"`
+	PostLoginURL       string   `env:"CATSRV_POST_LOGIN_URL" default:"/"`
+
+	RefreshTTL     time.Duration `env:"CATSRV_REFRESH_TTL" default:"720h"`
+	MemoryMaxBytes int           `env:"CATSRV_MEMORY_MAX_BYTES" default:"65536"`
+
+	// AuthRateLimit is requests per second per client address; 0 is off.
+	AuthRateLimit float64 `env:"CATSRV_AUTH_RATE_LIMIT" default:"1"`
+	AuthRateBurst int     `env:"CATSRV_AUTH_RATE_BURST" default:"20"`
+	// AuditRetention is how long audit events are kept; 0 is forever.
+	AuditRetention time.Duration `env:"CATSRV_AUDIT_RETENTION" default:"90d"`
+	// Warehouse is "index" or "sql".
+	Warehouse string `env:"CATSRV_WAREHOUSE" default:"index"`
+
+	AgentAPIKey       Secret            `env:"CATSRV_AGENT_API_KEY"`
+	AgentAPIKeysByCat map[string]Secret `env:"CATSRV_AGENT_API_KEY__<CAT>"` // by catfiles.EnvName
+
+	// CatOverrides are the CATSRV_CAT__ variables, then the CATSRV_CATS__
+	// ones, each group sorted by name.
+	CatOverrides []catfiles.Override `env:"CATSRV_CAT__<SECTION>__<KEY>,CATSRV_CATS__<NAME>__<SECTION>__<KEY>"`
+
+	// GOGC is Go's own variable: import sets a higher target when it is
+	// unset.
+	GOGC string `env:"GOGC"`
+}
+
+// ProviderA is provider_a's credentials and endpoints.
+type ProviderA struct {
+	ClientID    string `env:"CATSRV_PROVIDER_A_CLIENT_ID" required:"true"`
+	APIKey      Secret `env:"CATSRV_PROVIDER_A_API_KEY" required:"true"`
+	BaseURL     string `env:"CATSRV_PROVIDER_A_BASE_URL" required:"true"`
+	RedirectURI string `env:"CATSRV_PROVIDER_A_REDIRECT_URI" default:"<public url>/api/v1/auth/provider_a/callback"`
+}
+
+// ProviderB is provider_b's (Google's) credentials and endpoints.
+type ProviderB struct {
+	ClientID     string `env:"CATSRV_PROVIDER_B_CLIENT_ID" required:"true"`
+	ClientSecret Secret `env:"CATSRV_PROVIDER_B_CLIENT_SECRET" required:"true"`
+	RedirectURI  string `env:"CATSRV_PROVIDER_B_REDIRECT_URI" default:"<public url>/api/v1/auth/provider_b/callback"`
+	BaseURL      string `env:"CATSRV_PROVIDER_B_BASE_URL"`
+}
+
+// ProviderC is provider_c's (Azure AD's) credentials and endpoints.
+type ProviderC struct {
+	ClientID     string `env:"CATSRV_PROVIDER_C_CLIENT_ID" required:"true"`
+	ClientSecret Secret `env:"CATSRV_PROVIDER_C_CLIENT_SECRET" required:"true"`
+	TenantID     string `env:"CATSRV_PROVIDER_C_TENANT_ID" required:"true"`
+	RedirectURI  string `env:"CATSRV_PROVIDER_C_REDIRECT_URI" default:"<public url>/api/v1/auth/provider_c/callback"`
+	BaseURL      string `env:"CATSRV_PROVIDER_C_BASE_URL"`
+}
+
+// AgentKey returns the agent model's API key for a CAT: its own
+// (CATSRV_AGENT_API_KEY__<CAT>, even when empty) or else the one for every
+// CAT; "" sends none.
+func (c *Config) AgentKey(cat string) string {
+	if k, ok := c.AgentAPIKeysByCat[catfiles.EnvName(cat)]; ok {
+		return k.Value()
+	}
+	return c.AgentAPIKey.Value()
+}

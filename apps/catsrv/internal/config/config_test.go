@@ -1,0 +1,273 @@
+package config
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/catsrv/catsrv/core/auth/prefs"
+	"github.com/catsrv/catsrv/core/auth/retention"
+	"github.com/catsrv/catsrv/core/auth/session"
+)
+
+// TestOperationsTableMatchesConfig holds the settings table of
+// docs/operations.md ("## Environment") to Config: every setting has a row
+// with its name, flag and default, and every row is a setting.
+func TestOperationsTableMatchesConfig(t *testing.T) {
+	raw, err := os.ReadFile("../../../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	start := strings.Index(doc, "## Environment\n")
+	if start < 0 {
+		t.Fatal("docs/operations.md has no ## Environment section")
+	}
+	section := doc[start+len("## Environment\n"):]
+	section = section[:strings.Index(section, "\n## ")]
+	type row struct{ flag, def string }
+	rows := map[string]row{}
+	cell := regexp.MustCompile("^`([^`]*)`$")
+	unquote := func(c string) string {
+		c = strings.TrimSpace(c)
+		if m := cell.FindStringSubmatch(c); m != nil {
+			return m[1]
+		}
+		if c != "" {
+			t.Errorf("table cell %q is neither empty nor one `value`", c)
+		}
+		return ""
+	}
+	for line := range strings.SplitSeq(section, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cells := strings.Split(line, "|")
+		if len(cells) < 5 {
+			t.Errorf("short table row %q", line)
+			continue
+		}
+		name := unquote(cells[1])
+		if _, dup := rows[name]; dup {
+			t.Errorf("%s has two rows", name)
+		}
+		rows[name] = row{flag: strings.TrimPrefix(unquote(cells[2]), "--"), def: unquote(cells[3])}
+	}
+	want := map[string]row{}
+	for _, s := range settings() {
+		for name := range strings.SplitSeq(s.env, ",") {
+			want[name] = row{flag: s.flag, def: s.def}
+		}
+	}
+	if len(want) < 30 {
+		t.Fatalf("only %d settings found in Config", len(want))
+	}
+	for name, w := range want {
+		got, ok := rows[name]
+		switch {
+		case !ok:
+			t.Errorf("docs/operations.md has no row for %s", name)
+		case got != w:
+			t.Errorf("docs/operations.md row %s: flag %q, default %q; Config: flag %q, default %q", name, got.flag, got.def, w.flag, w.def)
+		}
+	}
+	for name := range rows {
+		if _, ok := want[name]; !ok {
+			t.Errorf("docs/operations.md lists %s, which Config does not have", name)
+		}
+	}
+}
+
+// TestSecretsOnlyFromTheEnvironment: no secret has a flag, and none
+// prints, whichever way a configuration is printed or logged.
+func TestSecretsOnlyFromTheEnvironment(t *testing.T) {
+	for _, s := range settings() {
+		f := reflect.TypeFor[Config]().FieldByIndex(s.index)
+		isSecret := f.Type == reflect.TypeFor[Secret]() || f.Type == reflect.TypeFor[map[string]Secret]()
+		if isSecret && s.flag != "" {
+			t.Errorf("secret %s has a flag", s.env)
+		}
+		if !isSecret && regexp.MustCompile(`SECRET|API_KEY|PASSWORD|TOKEN`).MatchString(s.env) {
+			t.Errorf("%s looks like a secret but is a %s", s.env, f.Type)
+		}
+	}
+	const secret = "s3cret-value-s3cret-value-s3cret-value"
+	cfg, err := Load([]string{
+		"CATSRV_JWT_SECRET=" + secret, "CATSRV_AGENT_API_KEY=" + secret, "CATSRV_AGENT_API_KEY__DEMO=" + secret,
+		"CATSRV_PROVIDER_B_CLIENT_ID=id", "CATSRV_PROVIDER_B_CLIENT_SECRET=" + secret,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.JWTSecret.Value() != secret || cfg.ProviderB.ClientSecret.Value() != secret || cfg.AgentKey("demo") != secret {
+		t.Fatal("a secret was not loaded")
+	}
+	var logged strings.Builder
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("config", "cfg", cfg, "secret", cfg.JWTSecret)
+	slog.New(slog.NewTextHandler(&logged, nil)).Info("config", "cfg", *cfg, "secret", cfg.JWTSecret)
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{fmt.Sprintf("%v %+v %#v %s", *cfg, *cfg, *cfg, cfg.JWTSecret), logged.String(), string(js)} {
+		if strings.Contains(out, secret) {
+			t.Fatalf("a secret printed: %s", out)
+		}
+	}
+	if !strings.Contains(string(js), redacted) {
+		t.Fatalf("secrets are not shown redacted: %s", js)
+	}
+}
+
+// TestPrecedence: a flag beats the environment, which beats the default;
+// an empty variable is unset.
+func TestPrecedence(t *testing.T) {
+	load := func(env []string, args ...string) *Config {
+		t.Helper()
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		AddFlags(fs, "config", "db", "addr")
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(env, fs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	if c := load(nil); c.DB != "sqlite:./data/catsrv.db" || c.Addr != "127.0.0.1:8080" || c.ConfigDir != "./configs" {
+		t.Errorf("defaults: %+v", c)
+	}
+	if c := load([]string{"CATSRV_DB=sqlite:env.db", "CATSRV_ADDR="}); c.DB != "sqlite:env.db" || c.Addr != "127.0.0.1:8080" {
+		t.Errorf("environment: db %q addr %q", c.DB, c.Addr)
+	}
+	if c := load([]string{"CATSRV_DB=sqlite:env.db"}, "--db", "sqlite:flag.db"); c.DB != "sqlite:flag.db" {
+		t.Errorf("flag: db %q", c.DB)
+	}
+	if c := load([]string{"CATSRV_ADDR=127.0.0.1:9"}); c.PublicURL != "http://127.0.0.1:9" || c.PublicOrigin != "" {
+		t.Errorf("public URL from the address: %q, origin %q", c.PublicURL, c.PublicOrigin)
+	}
+	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
+	AddFlags(fs, "db")
+	if fs.Lookup("addr") != nil || fs.Lookup("db") == nil || !strings.Contains(fs.Lookup("db").Usage, "CATSRV_DB") {
+		t.Error("AddFlags registers other flags than asked, or hides the variable")
+	}
+}
+
+// TestDefaultsMatchTheCore keeps the documented defaults equal to the
+// core's own.
+func TestDefaultsMatchTheCore(t *testing.T) {
+	c, err := Load(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.RefreshTTL != session.DefaultRefreshLifetime || c.MemoryMaxBytes != prefs.DefaultLimits.MaxTotalBytes || c.AuditRetention != retention.DefaultRetention {
+		t.Errorf("defaults %s, %d, %s; core %s, %d, %s", c.RefreshTTL, c.MemoryMaxBytes, c.AuditRetention,
+			session.DefaultRefreshLifetime, prefs.DefaultLimits.MaxTotalBytes, retention.DefaultRetention)
+	}
+}
+
+// TestEverySettingIsRead sets each variable to a value other than its
+// default and expects its field to change: a setting added to Config but
+// not to decode fails here.
+func TestEverySettingIsRead(t *testing.T) {
+	samples := map[string]string{
+		"CATSRV_ADDR": "127.0.0.1:9", "CATSRV_DB": "sqlite:x.db", "CATSRV_CONFIG_DIR": "/etc/catsrv",
+		"CATSRV_PUBLIC_URL":           "http://localhost:9",
+		"CATSRV_ADMINS":               "provider_b:1",
+		"CATSRV_COOKIE_SAMESITE":      "Strict",
+		"CATSRV_COOKIE_INSECURE":      "true",
+		"CATSRV_CORS_ALLOWED_ORIGINS": "https://a.example",
+		"CATSRV_REFRESH_TTL":          "2h", "CATSRV_MEMORY_MAX_BYTES": "2048",
+		"CATSRV_AUTH_RATE_LIMIT": "off", "CATSRV_AUTH_RATE_BURST": "3",
+		"CATSRV_AUDIT_RETENTION": "2d", "CATSRV_WAREHOUSE": "sql",
+		"CATSRV_PROVIDER_A_CLIENT_ID": "x", "CATSRV_PROVIDER_A_API_KEY": "x", "CATSRV_PROVIDER_A_BASE_URL": "x",
+		"CATSRV_PROVIDER_B_CLIENT_ID": "x", "CATSRV_PROVIDER_B_CLIENT_SECRET": "x",
+		"CATSRV_PROVIDER_C_CLIENT_ID": "x", "CATSRV_PROVIDER_C_CLIENT_SECRET": "x", "CATSRV_PROVIDER_C_TENANT_ID": "x",
+		"CATSRV_AGENT_API_KEY__<CAT>":                                        "CATSRV_AGENT_API_KEY__DEMO=k",
+		"CATSRV_CAT__<SECTION>__<KEY>,CATSRV_CATS__<NAME>__<SECTION>__<KEY>": "CATSRV_CAT__CAT__CHAT_MODE=agent",
+	}
+	// Every provider is configured, so that changing one variable leaves
+	// none half configured.
+	var common []string
+	for name, v := range samples {
+		if strings.HasPrefix(name, "CATSRV_PROVIDER_") {
+			common = append(common, name+"=base-"+v)
+		}
+	}
+	base, err := Load(common, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range settings() {
+		t.Run(s.env, func(t *testing.T) {
+			entry := s.env + "=" + "changed"
+			if v, ok := samples[s.env]; ok {
+				entry = s.env + "=" + v
+				if strings.Contains(s.env, "<") {
+					entry = v
+				}
+			}
+			env := append(slices.Clone(common), entry)
+			if s.env == "CATSRV_PUBLIC_URL" || s.env == "CATSRV_COOKIE_INSECURE" {
+				env = append(env, "CATSRV_ADDR=localhost:1") // insecure cookies need a local URL
+			}
+			c, err := Load(env, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", entry, err)
+			}
+			got := reflect.ValueOf(c).Elem().FieldByIndex(s.index).Interface()
+			if reflect.DeepEqual(got, reflect.ValueOf(base).Elem().FieldByIndex(s.index).Interface()) {
+				t.Errorf("%s left the field at %v", entry, got)
+			}
+		})
+	}
+}
+
+// TestBadValuesNameTheVariable: every value a setting cannot take stops
+// the load with an error naming the variable.
+func TestBadValuesNameTheVariable(t *testing.T) {
+	for _, entry := range []string{
+		"CATSRV_MEMORY_MAX_BYTES=1", "CATSRV_MEMORY_MAX_BYTES=lots", "CATSRV_WAREHOUSE=cube",
+		"CATSRV_COOKIE_INSECURE=maybe", "CATSRV_COOKIE_SAMESITE=none", "CATSRV_PUBLIC_URL=ftp://x",
+		"CATSRV_REFRESH_TTL=1m", "CATSRV_AUTH_RATE_LIMIT=-1", "CATSRV_AUTH_RATE_BURST=0",
+		"CATSRV_AUDIT_RETENTION=10m", "CATSRV_ADMINS=alice", "CATSRV_CORS_ALLOWED_ORIGINS=*",
+	} {
+		name, _, _ := strings.Cut(entry, "=")
+		if _, err := Load([]string{entry}, nil); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: error %v, want one naming %s", entry, err, name)
+		}
+	}
+	if _, err := Load([]string{"CATSRV_PROVIDER_C_CLIENT_ID=x"}, nil); err == nil ||
+		!strings.Contains(err.Error(), "CATSRV_PROVIDER_C_CLIENT_SECRET, CATSRV_PROVIDER_C_TENANT_ID") {
+		t.Errorf("half-configured provider_c: %v", err)
+	}
+}
+
+// TestAgentKey moved here from adapters/chatmodel/openai with the reading
+// of the keys: the CAT's own key, else the one for every CAT.
+func TestAgentKey(t *testing.T) {
+	keys, err := Load([]string{"CATSRV_AGENT_API_KEY=all", "CATSRV_AGENT_API_KEY__MY_CAT=mine", "OTHER=x"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cat, want := range map[string]string{"my-cat": "mine", "demo": "all"} {
+		if got := keys.AgentKey(cat); got != want {
+			t.Errorf("key(%s) = %q, want %q", cat, got, want)
+		}
+	}
+	none, err := Load(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := none.AgentKey("demo"); got != "" {
+		t.Errorf("no variables: %q", got)
+	}
+}
