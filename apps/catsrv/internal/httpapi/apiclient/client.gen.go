@@ -957,6 +957,12 @@ type AuthCallbackProviderAParams struct {
 
 	// Error The provider's error, when it refused the login.
 	Error *string `form:"error,omitempty" json:"error,omitempty"`
+
+	// ErrorDescription The provider's description of its error.
+	ErrorDescription *string `form:"error_description,omitempty" json:"error_description,omitempty"`
+
+	// CatsrvLoginProviderA The login-state cookie the start of the login set.
+	CatsrvLoginProviderA *string `form:"catsrv_login_provider_a,omitempty" json:"catsrv_login_provider_a,omitempty"`
 }
 
 // AuthStartProviderBParams defines parameters for AuthStartProviderB.
@@ -975,6 +981,12 @@ type AuthCallbackProviderBParams struct {
 
 	// Error The provider's error, when it refused the login.
 	Error *string `form:"error,omitempty" json:"error,omitempty"`
+
+	// ErrorDescription The provider's description of its error.
+	ErrorDescription *string `form:"error_description,omitempty" json:"error_description,omitempty"`
+
+	// CatsrvLoginProviderB The login-state cookie the start of the login set.
+	CatsrvLoginProviderB *string `form:"catsrv_login_provider_b,omitempty" json:"catsrv_login_provider_b,omitempty"`
 }
 
 // AuthStartProviderCParams defines parameters for AuthStartProviderC.
@@ -993,6 +1005,12 @@ type AuthCallbackProviderCParams struct {
 
 	// Error The provider's error, when it refused the login.
 	Error *string `form:"error,omitempty" json:"error,omitempty"`
+
+	// ErrorDescription The provider's description of its error.
+	ErrorDescription *string `form:"error_description,omitempty" json:"error_description,omitempty"`
+
+	// CatsrvLoginProviderC The login-state cookie the start of the login set.
+	CatsrvLoginProviderC *string `form:"catsrv_login_provider_c,omitempty" json:"catsrv_login_provider_c,omitempty"`
 }
 
 // AuthProvidersParams defines parameters for AuthProviders.
@@ -3761,7 +3779,7 @@ func NewAuthStartProviderARequest(server string, params *AuthStartProviderAParam
 
 		if params.Catname != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3815,7 +3833,7 @@ func NewAuthCallbackProviderARequest(server string, params *AuthCallbackProvider
 
 		if params.Code != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3827,7 +3845,7 @@ func NewAuthCallbackProviderARequest(server string, params *AuthCallbackProvider
 
 		if params.State != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3839,7 +3857,19 @@ func NewAuthCallbackProviderARequest(server string, params *AuthCallbackProvider
 
 		if params.Error != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ErrorDescription != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "error_description", *params.ErrorDescription, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3860,6 +3890,23 @@ func NewAuthCallbackProviderARequest(server string, params *AuthCallbackProvider
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.CatsrvLoginProviderA != nil {
+			var cookieParam0 string
+
+			cookieParam0, err = runtime.StyleParamWithOptions("simple", true, "catsrv_login_provider_a", *params.CatsrvLoginProviderA, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationCookie, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			cookie0 := &http.Cookie{
+				Name:  "catsrv_login_provider_a",
+				Value: cookieParam0,
+			}
+			req.AddCookie(cookie0)
+		}
+	}
 	return req, nil
 }
 
@@ -3893,7 +3940,7 @@ func NewAuthStartProviderBRequest(server string, params *AuthStartProviderBParam
 
 		if params.Catname != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3947,7 +3994,7 @@ func NewAuthCallbackProviderBRequest(server string, params *AuthCallbackProvider
 
 		if params.Code != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3959,7 +4006,7 @@ func NewAuthCallbackProviderBRequest(server string, params *AuthCallbackProvider
 
 		if params.State != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3971,7 +4018,19 @@ func NewAuthCallbackProviderBRequest(server string, params *AuthCallbackProvider
 
 		if params.Error != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ErrorDescription != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "error_description", *params.ErrorDescription, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3992,6 +4051,23 @@ func NewAuthCallbackProviderBRequest(server string, params *AuthCallbackProvider
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.CatsrvLoginProviderB != nil {
+			var cookieParam0 string
+
+			cookieParam0, err = runtime.StyleParamWithOptions("simple", true, "catsrv_login_provider_b", *params.CatsrvLoginProviderB, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationCookie, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			cookie0 := &http.Cookie{
+				Name:  "catsrv_login_provider_b",
+				Value: cookieParam0,
+			}
+			req.AddCookie(cookie0)
+		}
+	}
 	return req, nil
 }
 
@@ -4025,7 +4101,7 @@ func NewAuthStartProviderCRequest(server string, params *AuthStartProviderCParam
 
 		if params.Catname != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -4079,7 +4155,7 @@ func NewAuthCallbackProviderCRequest(server string, params *AuthCallbackProvider
 
 		if params.Code != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -4091,7 +4167,7 @@ func NewAuthCallbackProviderCRequest(server string, params *AuthCallbackProvider
 
 		if params.State != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -4103,7 +4179,19 @@ func NewAuthCallbackProviderCRequest(server string, params *AuthCallbackProvider
 
 		if params.Error != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ErrorDescription != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "error_description", *params.ErrorDescription, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -4124,6 +4212,23 @@ func NewAuthCallbackProviderCRequest(server string, params *AuthCallbackProvider
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.CatsrvLoginProviderC != nil {
+			var cookieParam0 string
+
+			cookieParam0, err = runtime.StyleParamWithOptions("simple", true, "catsrv_login_provider_c", *params.CatsrvLoginProviderC, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationCookie, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			cookie0 := &http.Cookie{
+				Name:  "catsrv_login_provider_c",
+				Value: cookieParam0,
+			}
+			req.AddCookie(cookie0)
+		}
+	}
 	return req, nil
 }
 
@@ -4157,7 +4262,7 @@ func NewAuthProvidersRequest(server string, params *AuthProvidersParams) (*http.
 
 		if params.Catname != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -6432,6 +6537,11 @@ func (r GetQuestionsResponse) ContentType() string {
 	return ""
 }
 
+// AuthLogoutResponse200Headers the declared response headers of an HTTP 200 response for AuthLogout
+type AuthLogoutResponse200Headers struct {
+	SetCookie *string
+}
+
 // AuthLogoutResponse401Headers the declared response headers of an HTTP 401 response for AuthLogout
 type AuthLogoutResponse401Headers struct {
 	WWWAuthenticate *string
@@ -6461,6 +6571,8 @@ type AuthLogoutResponse struct {
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AuthLogoutResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthLogoutResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -6771,6 +6883,11 @@ func (r AuthUpdateMemoryResponse) ContentType() string {
 	return ""
 }
 
+// AuthStartProviderAResponse200Headers the declared response headers of an HTTP 200 response for AuthStartProviderA
+type AuthStartProviderAResponse200Headers struct {
+	SetCookie *string
+}
+
 // AuthStartProviderAResponse429Headers the declared response headers of an HTTP 429 response for AuthStartProviderA
 type AuthStartProviderAResponse429Headers struct {
 	RetryAfter *int
@@ -6793,6 +6910,8 @@ type AuthStartProviderAResponse struct {
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AuthStartProviderAResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AuthStartProviderAResponse429Headers
 }
@@ -6861,9 +6980,15 @@ func (r AuthStartProviderAResponse) ContentType() string {
 	return ""
 }
 
+// AuthCallbackProviderAResponse200Headers the declared response headers of an HTTP 200 response for AuthCallbackProviderA
+type AuthCallbackProviderAResponse200Headers struct {
+	SetCookie *string
+}
+
 // AuthCallbackProviderAResponse303Headers the declared response headers of an HTTP 303 response for AuthCallbackProviderA
 type AuthCallbackProviderAResponse303Headers struct {
-	Location *string
+	Location  *string
+	SetCookie *string
 }
 
 // AuthCallbackProviderAResponse401Headers the declared response headers of an HTTP 401 response for AuthCallbackProviderA
@@ -6893,6 +7018,8 @@ type AuthCallbackProviderAResponse struct {
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AuthCallbackProviderAResponse200Headers
 	// Headers303 the parsed response headers for an HTTP 303 response
 	Headers303 *AuthCallbackProviderAResponse303Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -6965,6 +7092,11 @@ func (r AuthCallbackProviderAResponse) ContentType() string {
 	return ""
 }
 
+// AuthStartProviderBResponse200Headers the declared response headers of an HTTP 200 response for AuthStartProviderB
+type AuthStartProviderBResponse200Headers struct {
+	SetCookie *string
+}
+
 // AuthStartProviderBResponse429Headers the declared response headers of an HTTP 429 response for AuthStartProviderB
 type AuthStartProviderBResponse429Headers struct {
 	RetryAfter *int
@@ -6987,6 +7119,8 @@ type AuthStartProviderBResponse struct {
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AuthStartProviderBResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AuthStartProviderBResponse429Headers
 }
@@ -7055,9 +7189,15 @@ func (r AuthStartProviderBResponse) ContentType() string {
 	return ""
 }
 
+// AuthCallbackProviderBResponse200Headers the declared response headers of an HTTP 200 response for AuthCallbackProviderB
+type AuthCallbackProviderBResponse200Headers struct {
+	SetCookie *string
+}
+
 // AuthCallbackProviderBResponse303Headers the declared response headers of an HTTP 303 response for AuthCallbackProviderB
 type AuthCallbackProviderBResponse303Headers struct {
-	Location *string
+	Location  *string
+	SetCookie *string
 }
 
 // AuthCallbackProviderBResponse401Headers the declared response headers of an HTTP 401 response for AuthCallbackProviderB
@@ -7087,6 +7227,8 @@ type AuthCallbackProviderBResponse struct {
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AuthCallbackProviderBResponse200Headers
 	// Headers303 the parsed response headers for an HTTP 303 response
 	Headers303 *AuthCallbackProviderBResponse303Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7159,6 +7301,11 @@ func (r AuthCallbackProviderBResponse) ContentType() string {
 	return ""
 }
 
+// AuthStartProviderCResponse200Headers the declared response headers of an HTTP 200 response for AuthStartProviderC
+type AuthStartProviderCResponse200Headers struct {
+	SetCookie *string
+}
+
 // AuthStartProviderCResponse429Headers the declared response headers of an HTTP 429 response for AuthStartProviderC
 type AuthStartProviderCResponse429Headers struct {
 	RetryAfter *int
@@ -7181,6 +7328,8 @@ type AuthStartProviderCResponse struct {
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AuthStartProviderCResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AuthStartProviderCResponse429Headers
 }
@@ -7249,9 +7398,15 @@ func (r AuthStartProviderCResponse) ContentType() string {
 	return ""
 }
 
+// AuthCallbackProviderCResponse200Headers the declared response headers of an HTTP 200 response for AuthCallbackProviderC
+type AuthCallbackProviderCResponse200Headers struct {
+	SetCookie *string
+}
+
 // AuthCallbackProviderCResponse303Headers the declared response headers of an HTTP 303 response for AuthCallbackProviderC
 type AuthCallbackProviderCResponse303Headers struct {
-	Location *string
+	Location  *string
+	SetCookie *string
 }
 
 // AuthCallbackProviderCResponse401Headers the declared response headers of an HTTP 401 response for AuthCallbackProviderC
@@ -7281,6 +7436,8 @@ type AuthCallbackProviderCResponse struct {
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AuthCallbackProviderCResponse200Headers
 	// Headers303 the parsed response headers for an HTTP 303 response
 	Headers303 *AuthCallbackProviderCResponse303Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -7422,6 +7579,11 @@ func (r AuthProvidersResponse) ContentType() string {
 	return ""
 }
 
+// AuthRefreshResponse200Headers the declared response headers of an HTTP 200 response for AuthRefresh
+type AuthRefreshResponse200Headers struct {
+	SetCookie *string
+}
+
 // AuthRefreshResponse401Headers the declared response headers of an HTTP 401 response for AuthRefresh
 type AuthRefreshResponse401Headers struct {
 	WWWAuthenticate *string
@@ -7451,6 +7613,8 @@ type AuthRefreshResponse struct {
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AuthRefreshResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthRefreshResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -10311,6 +10475,16 @@ func ParseAuthLogoutResponse(rsp *http.Response) (*AuthLogoutResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers AuthLogoutResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers AuthLogoutResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -10610,6 +10784,16 @@ func ParseAuthStartProviderAResponse(rsp *http.Response) (*AuthStartProviderARes
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers AuthStartProviderAResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers AuthStartProviderAResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -10694,6 +10878,16 @@ func ParseAuthCallbackProviderAResponse(rsp *http.Response) (*AuthCallbackProvid
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers AuthCallbackProviderAResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 303:
 		var headers AuthCallbackProviderAResponse303Headers
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
@@ -10702,6 +10896,13 @@ func ParseAuthCallbackProviderAResponse(rsp *http.Response) (*AuthCallbackProvid
 				return nil, err
 			}
 			headers.Location = &value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
 		}
 		response.Headers303 = &headers
 	case rsp.StatusCode == 401:
@@ -10795,6 +10996,16 @@ func ParseAuthStartProviderBResponse(rsp *http.Response) (*AuthStartProviderBRes
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers AuthStartProviderBResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers AuthStartProviderBResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -10879,6 +11090,16 @@ func ParseAuthCallbackProviderBResponse(rsp *http.Response) (*AuthCallbackProvid
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers AuthCallbackProviderBResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 303:
 		var headers AuthCallbackProviderBResponse303Headers
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
@@ -10887,6 +11108,13 @@ func ParseAuthCallbackProviderBResponse(rsp *http.Response) (*AuthCallbackProvid
 				return nil, err
 			}
 			headers.Location = &value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
 		}
 		response.Headers303 = &headers
 	case rsp.StatusCode == 401:
@@ -10980,6 +11208,16 @@ func ParseAuthStartProviderCResponse(rsp *http.Response) (*AuthStartProviderCRes
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers AuthStartProviderCResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers AuthStartProviderCResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -11064,6 +11302,16 @@ func ParseAuthCallbackProviderCResponse(rsp *http.Response) (*AuthCallbackProvid
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers AuthCallbackProviderCResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 303:
 		var headers AuthCallbackProviderCResponse303Headers
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
@@ -11072,6 +11320,13 @@ func ParseAuthCallbackProviderCResponse(rsp *http.Response) (*AuthCallbackProvid
 				return nil, err
 			}
 			headers.Location = &value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
 		}
 		response.Headers303 = &headers
 	case rsp.StatusCode == 401:
@@ -11226,6 +11481,16 @@ func ParseAuthRefreshResponse(rsp *http.Response) (*AuthRefreshResponse, error) 
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers AuthRefreshResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers AuthRefreshResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
