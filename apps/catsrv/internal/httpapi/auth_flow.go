@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -144,17 +145,30 @@ func (a *authAPI) callback(ctx context.Context, in *callbackInput, provider stri
 		out.Status, out.ContentType, out.Body = http.StatusOK, "application/json", append(body, '\n')
 		return out, nil
 	}
-	out.Status, out.Location = http.StatusSeeOther, redirectLocation(r, a.d.PostLoginURL)
+	redirect := redirectTo(r, a.d.PostLoginURL)
+	out.Status, out.Location, out.ContentType, out.Body = http.StatusSeeOther, redirect.Header().Get("Location"),
+		redirect.Header().Get("Content-Type"), redirect.body.Bytes()
 	return out, nil
 }
 
-// redirectLocation is the Location header http.Redirect would send for
-// target: a relative target resolved against the request's path, cleaned.
-func redirectLocation(r *http.Request, target string) string {
-	w := discard{header: http.Header{}}
+// redirectTo is the 303 answer http.Redirect gives r for target: the
+// Location (a relative target resolved against the request's path,
+// cleaned) and the short HTML body of a GET.
+func redirectTo(r *http.Request, target string) *captured {
+	w := &captured{header: http.Header{}}
 	http.Redirect(w, r, target, http.StatusSeeOther)
-	return w.header.Get("Location")
+	return w
 }
+
+// captured is a ResponseWriter that keeps the headers and body written.
+type captured struct {
+	header http.Header
+	body   bytes.Buffer
+}
+
+func (c *captured) Header() http.Header         { return c.header }
+func (c *captured) Write(b []byte) (int, error) { return c.body.Write(b) }
+func (*captured) WriteHeader(int)               {}
 
 // wantsJSON reports whether the client prefers JSON to HTML: an Accept
 // header naming application/json and not text/html (what a browser's

@@ -53,9 +53,9 @@ type (
 		SetCookie []http.Cookie `header:"Set-Cookie" doc:"The login-state cookie catsrv_login_<provider> (httpOnly, SameSite=Lax)."`
 		Body      StartResponse
 	}
-	// callbackOutput is a redirect (303, Location, no body) or the session
-	// as JSON (200). Body is the JSON already encoded: huma writes a nil
-	// body as nothing, which a redirect needs.
+	// callbackOutput is a redirect (303, Location, http.Redirect's short
+	// HTML) or the session as JSON (200). Body is either already encoded,
+	// which huma writes as it is.
 	callbackOutput struct {
 		Status      int
 		Location    string        `header:"Location" hidden:"true"`
@@ -138,6 +138,13 @@ func registerAuth(api huma.API, a *authAPI) {
 				http.StatusTooManyRequests:     tooMany,
 				http.StatusInternalServerError: internalFailure,
 			}, true, false)
+		for status, r := range callback.Responses {
+			if status != strconv.Itoa(http.StatusTooManyRequests) {
+				// A failed login clears its state cookie (the guard's 503,
+				// before the login is looked at, does not).
+				addHeader(r, "Set-Cookie", "The login-state cookie, cleared.")
+			}
+		}
 		callback.Parameters = []*huma.Param{cookieParam(stateCookiePrefix+p, "The login-state cookie the start of the login set.")}
 		callback.Responses["200"] = &huma.Response{
 			Description: "The session, when Accept names application/json and not text/html; the refresh token stays in its cookie.",
@@ -145,13 +152,9 @@ func registerAuth(api huma.API, a *authAPI) {
 				Schema: oapi.Components.Schemas.Schema(reflect.TypeFor[SessionResponse](), true, ""),
 			}},
 		}
-		callback.Responses["303"] = &huma.Response{
-			Description: "Logged in: the browser goes to the post-login URL.",
-			Headers: map[string]*huma.Header{
-				"Location":   {Description: "The post-login URL.", Schema: &huma.Schema{Type: huma.TypeString}},
-				"Set-Cookie": {Description: "The session cookies catsrv_access and catsrv_refresh; the login-state cookie, cleared.", Schema: &huma.Schema{Type: huma.TypeString}},
-			},
-		}
+		callback.Responses["303"] = &huma.Response{Description: "Logged in: the browser goes to the post-login URL."}
+		addHeader(callback.Responses["303"], "Location", "The post-login URL.")
+		addHeader(callback.Responses["303"], "Set-Cookie", "The session cookies catsrv_access and catsrv_refresh; the login-state cookie, cleared.")
 		huma.Register(api, callback, func(ctx context.Context, in *callbackInput) (*callbackOutput, error) {
 			return a.callback(ctx, in, p)
 		})
@@ -184,6 +187,7 @@ func registerAuth(api huma.API, a *authAPI) {
 			http.StatusTooManyRequests:       tooMany,
 			http.StatusInternalServerError:   internalFailure,
 		}, true, false)
+	addHeader(refresh.Responses["401"], "Set-Cookie", "catsrv_access and catsrv_refresh, cleared.")
 	huma.Register(api, refresh, a.refresh)
 	documentBody(oapi, AuthPrefix+"/refresh", http.MethodPost, "The new access token.", refreshDoc)
 
@@ -264,6 +268,14 @@ func liftHeaderDescriptions(oapi *huma.OpenAPI) {
 			}
 		}
 	}
+}
+
+// addHeader documents a string header of a response.
+func addHeader(r *huma.Response, name, desc string) {
+	if r.Headers == nil {
+		r.Headers = map[string]*huma.Header{}
+	}
+	r.Headers[name] = &huma.Header{Description: desc, Schema: &huma.Schema{Type: huma.TypeString}}
 }
 
 // cookieParam documents a cookie an operation reads.

@@ -6991,14 +6991,35 @@ type AuthCallbackProviderAResponse303Headers struct {
 	SetCookie *string
 }
 
+// AuthCallbackProviderAResponse400Headers the declared response headers of an HTTP 400 response for AuthCallbackProviderA
+type AuthCallbackProviderAResponse400Headers struct {
+	SetCookie *string
+}
+
 // AuthCallbackProviderAResponse401Headers the declared response headers of an HTTP 401 response for AuthCallbackProviderA
 type AuthCallbackProviderAResponse401Headers struct {
+	SetCookie       *string
 	WWWAuthenticate *string
+}
+
+// AuthCallbackProviderAResponse403Headers the declared response headers of an HTTP 403 response for AuthCallbackProviderA
+type AuthCallbackProviderAResponse403Headers struct {
+	SetCookie *string
 }
 
 // AuthCallbackProviderAResponse429Headers the declared response headers of an HTTP 429 response for AuthCallbackProviderA
 type AuthCallbackProviderAResponse429Headers struct {
 	RetryAfter *int
+}
+
+// AuthCallbackProviderAResponse500Headers the declared response headers of an HTTP 500 response for AuthCallbackProviderA
+type AuthCallbackProviderAResponse500Headers struct {
+	SetCookie *string
+}
+
+// AuthCallbackProviderAResponse503Headers the declared response headers of an HTTP 503 response for AuthCallbackProviderA
+type AuthCallbackProviderAResponse503Headers struct {
+	SetCookie *string
 }
 
 type AuthCallbackProviderAResponse struct {
@@ -7022,10 +7043,18 @@ type AuthCallbackProviderAResponse struct {
 	Headers200 *AuthCallbackProviderAResponse200Headers
 	// Headers303 the parsed response headers for an HTTP 303 response
 	Headers303 *AuthCallbackProviderAResponse303Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AuthCallbackProviderAResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthCallbackProviderAResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AuthCallbackProviderAResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AuthCallbackProviderAResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *AuthCallbackProviderAResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthCallbackProviderAResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7200,14 +7229,35 @@ type AuthCallbackProviderBResponse303Headers struct {
 	SetCookie *string
 }
 
+// AuthCallbackProviderBResponse400Headers the declared response headers of an HTTP 400 response for AuthCallbackProviderB
+type AuthCallbackProviderBResponse400Headers struct {
+	SetCookie *string
+}
+
 // AuthCallbackProviderBResponse401Headers the declared response headers of an HTTP 401 response for AuthCallbackProviderB
 type AuthCallbackProviderBResponse401Headers struct {
+	SetCookie       *string
 	WWWAuthenticate *string
+}
+
+// AuthCallbackProviderBResponse403Headers the declared response headers of an HTTP 403 response for AuthCallbackProviderB
+type AuthCallbackProviderBResponse403Headers struct {
+	SetCookie *string
 }
 
 // AuthCallbackProviderBResponse429Headers the declared response headers of an HTTP 429 response for AuthCallbackProviderB
 type AuthCallbackProviderBResponse429Headers struct {
 	RetryAfter *int
+}
+
+// AuthCallbackProviderBResponse500Headers the declared response headers of an HTTP 500 response for AuthCallbackProviderB
+type AuthCallbackProviderBResponse500Headers struct {
+	SetCookie *string
+}
+
+// AuthCallbackProviderBResponse503Headers the declared response headers of an HTTP 503 response for AuthCallbackProviderB
+type AuthCallbackProviderBResponse503Headers struct {
+	SetCookie *string
 }
 
 type AuthCallbackProviderBResponse struct {
@@ -7231,10 +7281,18 @@ type AuthCallbackProviderBResponse struct {
 	Headers200 *AuthCallbackProviderBResponse200Headers
 	// Headers303 the parsed response headers for an HTTP 303 response
 	Headers303 *AuthCallbackProviderBResponse303Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AuthCallbackProviderBResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthCallbackProviderBResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AuthCallbackProviderBResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AuthCallbackProviderBResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *AuthCallbackProviderBResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthCallbackProviderBResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7409,14 +7467,35 @@ type AuthCallbackProviderCResponse303Headers struct {
 	SetCookie *string
 }
 
+// AuthCallbackProviderCResponse400Headers the declared response headers of an HTTP 400 response for AuthCallbackProviderC
+type AuthCallbackProviderCResponse400Headers struct {
+	SetCookie *string
+}
+
 // AuthCallbackProviderCResponse401Headers the declared response headers of an HTTP 401 response for AuthCallbackProviderC
 type AuthCallbackProviderCResponse401Headers struct {
+	SetCookie       *string
 	WWWAuthenticate *string
+}
+
+// AuthCallbackProviderCResponse403Headers the declared response headers of an HTTP 403 response for AuthCallbackProviderC
+type AuthCallbackProviderCResponse403Headers struct {
+	SetCookie *string
 }
 
 // AuthCallbackProviderCResponse429Headers the declared response headers of an HTTP 429 response for AuthCallbackProviderC
 type AuthCallbackProviderCResponse429Headers struct {
 	RetryAfter *int
+}
+
+// AuthCallbackProviderCResponse500Headers the declared response headers of an HTTP 500 response for AuthCallbackProviderC
+type AuthCallbackProviderCResponse500Headers struct {
+	SetCookie *string
+}
+
+// AuthCallbackProviderCResponse503Headers the declared response headers of an HTTP 503 response for AuthCallbackProviderC
+type AuthCallbackProviderCResponse503Headers struct {
+	SetCookie *string
 }
 
 type AuthCallbackProviderCResponse struct {
@@ -7440,10 +7519,18 @@ type AuthCallbackProviderCResponse struct {
 	Headers200 *AuthCallbackProviderCResponse200Headers
 	// Headers303 the parsed response headers for an HTTP 303 response
 	Headers303 *AuthCallbackProviderCResponse303Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AuthCallbackProviderCResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthCallbackProviderCResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AuthCallbackProviderCResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AuthCallbackProviderCResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *AuthCallbackProviderCResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthCallbackProviderCResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7586,6 +7673,7 @@ type AuthRefreshResponse200Headers struct {
 
 // AuthRefreshResponse401Headers the declared response headers of an HTTP 401 response for AuthRefresh
 type AuthRefreshResponse401Headers struct {
+	SetCookie       *string
 	WWWAuthenticate *string
 }
 
@@ -10905,8 +10993,25 @@ func ParseAuthCallbackProviderAResponse(rsp *http.Response) (*AuthCallbackProvid
 			headers.SetCookie = &value
 		}
 		response.Headers303 = &headers
+	case rsp.StatusCode == 400:
+		var headers AuthCallbackProviderAResponse400Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers AuthCallbackProviderAResponse401Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10915,6 +11020,16 @@ func ParseAuthCallbackProviderAResponse(rsp *http.Response) (*AuthCallbackProvid
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AuthCallbackProviderAResponse403Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 429:
 		var headers AuthCallbackProviderAResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -10925,6 +11040,26 @@ func ParseAuthCallbackProviderAResponse(rsp *http.Response) (*AuthCallbackProvid
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers AuthCallbackProviderAResponse500Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthCallbackProviderAResponse503Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11117,8 +11252,25 @@ func ParseAuthCallbackProviderBResponse(rsp *http.Response) (*AuthCallbackProvid
 			headers.SetCookie = &value
 		}
 		response.Headers303 = &headers
+	case rsp.StatusCode == 400:
+		var headers AuthCallbackProviderBResponse400Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers AuthCallbackProviderBResponse401Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11127,6 +11279,16 @@ func ParseAuthCallbackProviderBResponse(rsp *http.Response) (*AuthCallbackProvid
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AuthCallbackProviderBResponse403Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 429:
 		var headers AuthCallbackProviderBResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -11137,6 +11299,26 @@ func ParseAuthCallbackProviderBResponse(rsp *http.Response) (*AuthCallbackProvid
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers AuthCallbackProviderBResponse500Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthCallbackProviderBResponse503Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11329,8 +11511,25 @@ func ParseAuthCallbackProviderCResponse(rsp *http.Response) (*AuthCallbackProvid
 			headers.SetCookie = &value
 		}
 		response.Headers303 = &headers
+	case rsp.StatusCode == 400:
+		var headers AuthCallbackProviderCResponse400Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers AuthCallbackProviderCResponse401Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11339,6 +11538,16 @@ func ParseAuthCallbackProviderCResponse(rsp *http.Response) (*AuthCallbackProvid
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AuthCallbackProviderCResponse403Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 429:
 		var headers AuthCallbackProviderCResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -11349,6 +11558,26 @@ func ParseAuthCallbackProviderCResponse(rsp *http.Response) (*AuthCallbackProvid
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers AuthCallbackProviderCResponse500Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthCallbackProviderCResponse503Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11493,6 +11722,13 @@ func ParseAuthRefreshResponse(rsp *http.Response) (*AuthRefreshResponse, error) 
 		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers AuthRefreshResponse401Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
