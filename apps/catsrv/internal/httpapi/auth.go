@@ -129,14 +129,20 @@ func (a *authAPI) answer(ctx context.Context, err error, table map[errs.Kind]kin
 
 // writeJSON writes v as the JSON body of status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
+	b, err := jsonLine(v)
 	if err != nil {
 		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	_, _ = w.Write(b)
+}
+
+// jsonLine is v as JSON and a newline, as writeJSON writes it.
+func jsonLine(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	return append(b, '\n'), err
 }
 
 // meta is what the audit log records of a request. The client IP is the

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -138,11 +137,11 @@ func (a *authAPI) callback(ctx context.Context, in *callbackInput, provider stri
 	}
 	out := &callbackOutput{SetCookie: append([]http.Cookie{a.d.Cookies.clearedState(provider)}, a.d.Cookies.session(s, s.Access.IssuedAt)...)}
 	if wantsJSON(r) {
-		body, err := json.Marshal(sessionBody(s, true))
+		body, err := jsonLine(sessionBody(s, true))
 		if err != nil {
 			return nil, a.authError(ctx, err)
 		}
-		out.Status, out.ContentType, out.Body = http.StatusOK, "application/json", append(body, '\n')
+		out.Status, out.ContentType, out.Body = http.StatusOK, "application/json", body
 		return out, nil
 	}
 	redirect := redirectTo(r, a.d.PostLoginURL)

@@ -29,8 +29,8 @@ const (
 )
 
 // ChatDeps are what the /api/v1/cat routes need. Callers authenticate as
-// for /api/v1/auth/memory (Deps.Auth; with no Auth, a bearer token of
-// Deps.Tokens, without revocation checks).
+// on every route (the authenticate middleware: with Deps.Auth, revocations
+// checked; without, a token of Deps.Tokens alone).
 type ChatDeps struct {
 	Service *service.Service
 	// Config serves GET /config and POST /config/sync; it must be the
