@@ -317,15 +317,15 @@ func authErrorResponses(errBody *huma.Schema, descriptions map[int]string) map[s
 	out := make(map[string]*huma.Response, len(descriptions)+1)
 	for status, desc := range descriptions {
 		r := &huma.Response{Description: desc, Content: map[string]*huma.MediaType{"application/json": {Schema: errBody}}}
-		switch status {
-		case http.StatusUnauthorized:
-			r.Headers = map[string]*huma.Header{
-				"WWW-Authenticate": {Description: "Always Bearer.", Schema: &huma.Schema{Type: huma.TypeString}},
-			}
-		case http.StatusTooManyRequests:
-			r.Headers = map[string]*huma.Header{
-				"Retry-After": {Description: "Seconds to wait before the next request is admitted.", Schema: &huma.Schema{Type: huma.TypeInteger}},
-			}
+		retry := map[int]string{
+			http.StatusTooManyRequests:    "Seconds to wait before the next request is admitted.",
+			http.StatusServiceUnavailable: "Seconds to wait before trying again, when the failure is expected to pass.",
+		}
+		switch {
+		case status == http.StatusUnauthorized:
+			addHeader(r, "WWW-Authenticate", "Always Bearer.")
+		case retry[status] != "":
+			r.Headers = map[string]*huma.Header{"Retry-After": {Description: retry[status], Schema: &huma.Schema{Type: huma.TypeInteger}}}
 		}
 		out[strconv.Itoa(status)] = r
 	}

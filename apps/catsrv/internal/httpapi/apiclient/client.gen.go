@@ -6552,6 +6552,11 @@ type AuthLogoutResponse429Headers struct {
 	RetryAfter *int
 }
 
+// AuthLogoutResponse503Headers the declared response headers of an HTTP 503 response for AuthLogout
+type AuthLogoutResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AuthLogoutResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6577,6 +6582,8 @@ type AuthLogoutResponse struct {
 	Headers401 *AuthLogoutResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AuthLogoutResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthLogoutResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6653,6 +6660,11 @@ type AuthDeleteMemoryResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// AuthDeleteMemoryResponse503Headers the declared response headers of an HTTP 503 response for AuthDeleteMemory
+type AuthDeleteMemoryResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AuthDeleteMemoryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6668,6 +6680,8 @@ type AuthDeleteMemoryResponse struct {
 	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthDeleteMemoryResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthDeleteMemoryResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6729,6 +6743,11 @@ type AuthGetMemoryResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// AuthGetMemoryResponse503Headers the declared response headers of an HTTP 503 response for AuthGetMemory
+type AuthGetMemoryResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AuthGetMemoryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6742,6 +6761,8 @@ type AuthGetMemoryResponse struct {
 	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthGetMemoryResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthGetMemoryResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6798,6 +6819,11 @@ type AuthUpdateMemoryResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// AuthUpdateMemoryResponse503Headers the declared response headers of an HTTP 503 response for AuthUpdateMemory
+type AuthUpdateMemoryResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AuthUpdateMemoryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6817,6 +6843,8 @@ type AuthUpdateMemoryResponse struct {
 	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthUpdateMemoryResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthUpdateMemoryResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6893,6 +6921,11 @@ type AuthStartProviderAResponse429Headers struct {
 	RetryAfter *int
 }
 
+// AuthStartProviderAResponse503Headers the declared response headers of an HTTP 503 response for AuthStartProviderA
+type AuthStartProviderAResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AuthStartProviderAResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6914,6 +6947,8 @@ type AuthStartProviderAResponse struct {
 	Headers200 *AuthStartProviderAResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AuthStartProviderAResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthStartProviderAResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7019,7 +7054,8 @@ type AuthCallbackProviderAResponse500Headers struct {
 
 // AuthCallbackProviderAResponse503Headers the declared response headers of an HTTP 503 response for AuthCallbackProviderA
 type AuthCallbackProviderAResponse503Headers struct {
-	SetCookie *string
+	RetryAfter *int
+	SetCookie  *string
 }
 
 type AuthCallbackProviderAResponse struct {
@@ -7131,6 +7167,11 @@ type AuthStartProviderBResponse429Headers struct {
 	RetryAfter *int
 }
 
+// AuthStartProviderBResponse503Headers the declared response headers of an HTTP 503 response for AuthStartProviderB
+type AuthStartProviderBResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AuthStartProviderBResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7152,6 +7193,8 @@ type AuthStartProviderBResponse struct {
 	Headers200 *AuthStartProviderBResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AuthStartProviderBResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthStartProviderBResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7257,7 +7300,8 @@ type AuthCallbackProviderBResponse500Headers struct {
 
 // AuthCallbackProviderBResponse503Headers the declared response headers of an HTTP 503 response for AuthCallbackProviderB
 type AuthCallbackProviderBResponse503Headers struct {
-	SetCookie *string
+	RetryAfter *int
+	SetCookie  *string
 }
 
 type AuthCallbackProviderBResponse struct {
@@ -7369,6 +7413,11 @@ type AuthStartProviderCResponse429Headers struct {
 	RetryAfter *int
 }
 
+// AuthStartProviderCResponse503Headers the declared response headers of an HTTP 503 response for AuthStartProviderC
+type AuthStartProviderCResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AuthStartProviderCResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7390,6 +7439,8 @@ type AuthStartProviderCResponse struct {
 	Headers200 *AuthStartProviderCResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AuthStartProviderCResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthStartProviderCResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7495,7 +7546,8 @@ type AuthCallbackProviderCResponse500Headers struct {
 
 // AuthCallbackProviderCResponse503Headers the declared response headers of an HTTP 503 response for AuthCallbackProviderC
 type AuthCallbackProviderCResponse503Headers struct {
-	SetCookie *string
+	RetryAfter *int
+	SetCookie  *string
 }
 
 type AuthCallbackProviderCResponse struct {
@@ -7597,6 +7649,11 @@ func (r AuthCallbackProviderCResponse) ContentType() string {
 	return ""
 }
 
+// AuthProvidersResponse503Headers the declared response headers of an HTTP 503 response for AuthProviders
+type AuthProvidersResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AuthProvidersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7610,6 +7667,8 @@ type AuthProvidersResponse struct {
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthProvidersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7682,6 +7741,11 @@ type AuthRefreshResponse429Headers struct {
 	RetryAfter *int
 }
 
+// AuthRefreshResponse503Headers the declared response headers of an HTTP 503 response for AuthRefresh
+type AuthRefreshResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AuthRefreshResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7707,6 +7771,8 @@ type AuthRefreshResponse struct {
 	Headers401 *AuthRefreshResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AuthRefreshResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthRefreshResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10593,6 +10659,16 @@ func ParseAuthLogoutResponse(rsp *http.Response) (*AuthLogoutResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthLogoutResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10660,6 +10736,16 @@ func ParseAuthDeleteMemoryResponse(rsp *http.Response) (*AuthDeleteMemoryRespons
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthDeleteMemoryResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10720,6 +10806,16 @@ func ParseAuthGetMemoryResponse(rsp *http.Response) (*AuthGetMemoryResponse, err
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthGetMemoryResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10801,6 +10897,16 @@ func ParseAuthUpdateMemoryResponse(rsp *http.Response) (*AuthUpdateMemoryRespons
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthUpdateMemoryResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10892,6 +10998,16 @@ func ParseAuthStartProviderAResponse(rsp *http.Response) (*AuthStartProviderARes
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthStartProviderAResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11052,6 +11168,13 @@ func ParseAuthCallbackProviderAResponse(rsp *http.Response) (*AuthCallbackProvid
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers AuthCallbackProviderAResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11151,6 +11274,16 @@ func ParseAuthStartProviderBResponse(rsp *http.Response) (*AuthStartProviderBRes
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthStartProviderBResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11311,6 +11444,13 @@ func ParseAuthCallbackProviderBResponse(rsp *http.Response) (*AuthCallbackProvid
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers AuthCallbackProviderBResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11410,6 +11550,16 @@ func ParseAuthStartProviderCResponse(rsp *http.Response) (*AuthStartProviderCRes
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthStartProviderCResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11570,6 +11720,13 @@ func ParseAuthCallbackProviderCResponse(rsp *http.Response) (*AuthCallbackProvid
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers AuthCallbackProviderCResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11632,6 +11789,19 @@ func ParseAuthProvidersResponse(rsp *http.Response) (*AuthProvidersResponse, err
 		}
 		response.JSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers AuthProvidersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11747,6 +11917,16 @@ func ParseAuthRefreshResponse(rsp *http.Response) (*AuthRefreshResponse, error) 
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthRefreshResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
