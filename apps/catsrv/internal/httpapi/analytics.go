@@ -8,6 +8,7 @@ import (
 
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
+	"github.com/catsrv/catsrv/core/auth"
 )
 
 // analyticsOperation describes one GET route under AnalyticsPrefix: the
@@ -24,7 +25,7 @@ func analyticsOperation(api huma.API, id, path, summary, desc string, sec []map[
 		// A map of its own per operation: huma adds the 200 to it.
 		Responses: errorResponses(api, http.StatusUnauthorized, http.StatusForbidden,
 			http.StatusUnprocessableEntity, http.StatusInternalServerError, http.StatusServiceUnavailable),
-		Middlewares: huma.Middlewares{rejectMalformedQuery(api), captureAuthorization},
+		Middlewares: huma.Middlewares{rejectMalformedQuery(api), authenticate},
 	}
 }
 
@@ -67,10 +68,9 @@ func (s *server) query(ctx context.Context, p CommonParams, f analytics.Filters,
 	if err != nil {
 		return analytics.Query{}, s.fail(ctx, err)
 	}
-	if !cat.Security.Analytics.Public {
-		if err := s.requireAdmin(ctx); err != nil {
-			return analytics.Query{}, s.fail(ctx, err)
-		}
+	who, whoErr := callerOf(ctx)
+	if err := auth.MayReadAnalytics(cat.Security.Analytics.Public, who, whoErr); err != nil {
+		return analytics.Query{}, s.fail(ctx, err)
 	}
 	return q, nil
 }
@@ -178,10 +178,10 @@ func (s *server) cats(ctx context.Context, _ *struct{}) (*body[CatsBody], error)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	admin := s.requireAdmin(ctx) == nil
+	who, whoErr := callerOf(ctx)
 	out := CatsBody{Cats: []CatEntry{}}
 	for _, c := range all {
-		if admin || c.Security.Analytics.Public {
+		if auth.MayReadAnalytics(c.Security.Analytics.Public, who, whoErr) == nil {
 			out.Cats = append(out.Cats, CatEntry{Name: c.Name, ChatMode: c.Chat.ChatMode, AnalyticsPublic: c.Security.Analytics.Public})
 		}
 	}

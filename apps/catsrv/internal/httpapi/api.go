@@ -88,19 +88,26 @@ func New(d Deps) (huma.API, http.Handler) {
 	s := &server{reporter: d.Reporter, tokens: d.Tokens, ready: d.Ready, log: log, browse: browse.New(d.Browser), auth: newAuthAPI(d.Auth, log)}
 	mux := http.NewServeMux()
 	api := humago.New(mux, config())
+	api.UseMiddleware(withAuthenticator(s.authenticator()))
 	registerAnalytics(api, s)
 	registerHealth(api, s)
 	registerInteractions(api, s)
 	registerDashboard(mux, d.Dashboard)
-	registerAuth(mux, s.auth)
-	documentAuth(api)
+	registerAuth(api, s.auth)
 	c := newChatAPI(d.Chat, s)
 	registerChat(api, c)
 	registerConversations(api, c)
 	registerConfig(api, c)
 	pruneSchemas(api.OpenAPI())
 	warmOpenAPI(mux)
-	return api, observe(log, withCORS(s.auth.origins, mux))
+	return api, observe(log, withCORS(s.auth.origins.allowed, mux))
+}
+
+// authenticator is the API's one authenticator: with authentication
+// configured, the session service (revocations included) and the CSRF
+// origins of its CORS allowlist; otherwise the bearer tokens alone.
+func (s *server) authenticator() *authenticator {
+	return &authenticator{sessions: s.auth.d.Sessions, tokens: s.tokens, origins: s.auth.origins}
 }
 
 // OpenAPIDocument returns the OpenAPI 3.1 document that /openapi.json

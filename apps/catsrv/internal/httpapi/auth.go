@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"unicode/utf8"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/catsrv/catsrv/core/auth"
 	"github.com/catsrv/catsrv/core/auth/prefs"
@@ -23,10 +25,10 @@ const AuthPrefix = "/api/v1/auth"
 // maxAuthBody bounds the bodies of refresh and logout.
 const maxAuthBody = 8 << 10
 
-// AuthDeps are what the /api/v1/auth routes need. The routes are plain
-// net/http handlers on the same mux as the huma API: they set cookies and
-// redirect; documentAuth (auth_openapi.go) describes them in the OpenAPI
-// document for the generated client, and docs/auth.md tells the flow.
+// AuthDeps are what the /api/v1/auth routes need. The routes are huma
+// operations like every other (registerAuth): their query parameters are
+// inputs, the cookies they set and the redirect of a login are outputs;
+// docs/auth.md tells the flow.
 type AuthDeps struct {
 	Sessions *session.Service
 	States   *session.StateSealer
@@ -60,9 +62,7 @@ type AuthDeps struct {
 type authAPI struct {
 	d       AuthDeps
 	log     *slog.Logger
-	origins map[string]bool
-	// public is d.PublicOrigin normalized, "" when unset or invalid.
-	public string
+	origins originPolicy
 	// limiter is nil when the rate limit is off.
 	limiter *clientLimiter
 }
@@ -71,15 +71,7 @@ func newAuthAPI(d *AuthDeps, log *slog.Logger) *authAPI {
 	if d == nil {
 		return &authAPI{log: log}
 	}
-	a := &authAPI{d: *d, log: log, origins: map[string]bool{}}
-	for _, o := range d.AllowedOrigins {
-		if n, ok := normalizeOrigin(o); ok {
-			a.origins[n] = true
-		}
-	}
-	if n, ok := normalizeOrigin(d.PublicOrigin); ok {
-		a.public = n
-	}
+	a := &authAPI{d: *d, log: log, origins: newOriginPolicy(d.AllowedOrigins, d.PublicOrigin)}
 	if a.d.PostLoginURL == "" {
 		a.d.PostLoginURL = "/"
 	}
@@ -92,57 +84,65 @@ func newAuthAPI(d *AuthDeps, log *slog.Logger) *authAPI {
 // configured reports whether the routes have their dependencies.
 func (a *authAPI) configured() bool { return a.d.Sessions != nil }
 
-// registerAuth adds the /api/v1/auth routes to the mux. The routes an
-// anonymous client can make write the audit log (start, callback,
-// refresh, logout) are rate-limited per client address; the memory routes
-// need a session, and /providers writes nothing.
-func registerAuth(mux *http.ServeMux, a *authAPI) {
-	for _, p := range auth.Providers {
-		mux.HandleFunc("POST "+AuthPrefix+"/"+p, a.guard(a.limited(func(w http.ResponseWriter, r *http.Request) { a.start(w, r, p) })))
-		mux.HandleFunc("GET "+AuthPrefix+"/"+p+"/callback", a.guard(a.limited(func(w http.ResponseWriter, r *http.Request) { a.callback(w, r, p) })))
+// guard is the first middleware of every /api/v1/auth operation: it
+// answers 503 while authentication is not configured. (withRequest, before
+// it, marks every answer uncacheable: they carry tokens or personal data.)
+func (a *authAPI) guard(ctx huma.Context, next func(huma.Context)) {
+	if !a.configured() {
+		r, w := humago.Unwrap(ctx)
+		a.fail(w, r, errs.New(errs.KindUnavailable, "authentication is not configured on this server"))
+		return
 	}
-	mux.HandleFunc("GET "+AuthPrefix+"/providers", a.guard(a.listProviders))
-	mux.HandleFunc("POST "+AuthPrefix+"/refresh", a.guard(a.limited(a.refresh)))
-	mux.HandleFunc("POST "+AuthPrefix+"/logout", a.guard(a.limited(a.logout)))
-	mux.HandleFunc("GET "+AuthPrefix+"/memory", a.guard(a.getMemory))
-	mux.HandleFunc("POST "+AuthPrefix+"/memory", a.guard(a.postMemory))
-	mux.HandleFunc("DELETE "+AuthPrefix+"/memory", a.guard(a.deleteMemory))
+	next(ctx)
 }
 
-// guard answers 503 while authentication is not configured, and marks
-// every answer uncacheable: they carry tokens or personal data.
-func (a *authAPI) guard(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "no-store")
-		if !a.configured() {
-			a.fail(w, r, errs.New(errs.KindUnavailable, "authentication is not configured on this server"))
-			return
-		}
-		h(w, r)
-	}
-}
-
-// fail answers err by the auth error table.
+// fail answers err by the auth error table, for the middlewares that
+// answer before any handler runs.
 func (a *authAPI) fail(w http.ResponseWriter, r *http.Request, err error) {
-	a.failWith(w, r, err, authKindResponses)
-}
-
-func (a *authAPI) failWith(w http.ResponseWriter, r *http.Request, err error, table map[errs.Kind]kindResponse) {
-	body := errorBodyFor(r.Context(), a.log, err, table)
+	body := errorBodyFor(r.Context(), a.log, err, authKindResponses)
 	setFailureHeaders(w, err, body.Status)
 	writeJSON(w, body.Status, body)
 }
 
+// authError is err answered by the auth error table, with cookies to set
+// (to clear a dead session or login, say), as huma writes it.
+func (a *authAPI) authError(ctx context.Context, err error, cookies ...http.Cookie) error {
+	return a.answer(ctx, err, authKindResponses, cookies)
+}
+
+// memoryError is err answered by the table of the /memory routes.
+func (a *authAPI) memoryError(ctx context.Context, err error) error {
+	return a.answer(ctx, err, memoryKindResponses, nil)
+}
+
+func (a *authAPI) answer(ctx context.Context, err error, table map[errs.Kind]kindResponse, cookies []http.Cookie) error {
+	e := &apiError{ErrorBody: errorBodyFor(ctx, a.log, err, table)}
+	e.headers = failureHeaders(err, e.Status)
+	for _, c := range cookies {
+		if e.headers == nil {
+			e.headers = http.Header{}
+		}
+		e.headers.Add("Set-Cookie", c.String())
+	}
+	return e
+}
+
 // writeJSON writes v as the JSON body of status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
+	b, err := jsonLine(v)
 	if err != nil {
 		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	_, _ = w.Write(b)
+}
+
+// jsonLine is v as JSON and a newline, as writeJSON writes it.
+func jsonLine(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	return append(b, '\n'), err
 }
 
 // meta is what the audit log records of a request. The client IP is the
@@ -167,42 +167,6 @@ func cutText(s string, n int) string {
 		}
 	}
 	return s[:n] // not UTF-8 there anyway
-}
-
-// bearer returns the token of an Authorization header, "" when there is
-// none, and an error when the header is not a bearer token.
-func bearer(r *http.Request) (string, error) {
-	h := strings.TrimSpace(r.Header.Get("Authorization"))
-	if h == "" {
-		return "", nil
-	}
-	scheme, tok, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
-		return "", errs.New(errs.KindUnauthorized, "malformed Authorization header: expected Bearer <token>")
-	}
-	return strings.TrimSpace(tok), nil
-}
-
-// authenticate finds the caller: a bearer token, else the access cookie.
-// A cookie-authenticated request that changes state must pass the origin
-// check (CSRF). Revoked tokens are refused.
-func (a *authAPI) authenticate(r *http.Request) (auth.Claims, error) {
-	tok, err := bearer(r)
-	if err != nil {
-		return auth.Claims{}, err
-	}
-	if tok == "" {
-		tok = cookieValue(r, accessCookie)
-		if tok == "" {
-			return auth.Claims{}, errs.New(errs.KindUnauthorized, "authentication required: send Authorization: Bearer <token> or the session cookie")
-		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			if err := a.checkOrigin(r); err != nil {
-				return auth.Claims{}, err
-			}
-		}
-	}
-	return a.d.Sessions.Authenticate(r.Context(), tok)
 }
 
 // cat resolves the CAT whose settings apply to a login: the named one,

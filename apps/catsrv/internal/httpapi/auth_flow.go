@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"bytes"
+	"context"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -44,38 +46,36 @@ type UserBody struct {
 // start begins a login: it checks the provider is enabled for the CAT and
 // configured on the server, seals the state into a cookie and returns the
 // provider's authorization URL.
-func (a *authAPI) start(w http.ResponseWriter, r *http.Request, provider string) {
-	ctx, m := r.Context(), meta(r)
-	cat, err := a.cat(ctx, r.URL.Query().Get("catname"))
+func (a *authAPI) start(ctx context.Context, in *catQuery, provider string) (*startOutput, error) {
+	r, err := requestOf(ctx)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, a.authError(ctx, err)
 	}
-	if err := a.usable(r, cat.Name, provider, providerEnabled(cat, provider)); err != nil {
-		a.fail(w, r, err)
-		return
+	m := meta(r)
+	cat, err := a.cat(ctx, in.Cat)
+	if err != nil {
+		return nil, a.authError(ctx, err)
+	}
+	if err := a.usable(ctx, m, cat.Name, provider, providerEnabled(cat, provider)); err != nil {
+		return nil, a.authError(ctx, err)
 	}
 	fs, sealed, err := a.d.States.Begin(provider, cat.Name)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, a.authError(ctx, err)
 	}
 	authURL, err := a.d.Providers[provider].AuthURL(ctx, fs.State, fs.Verifier)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, a.authError(ctx, err)
 	}
 	if err := a.d.Sessions.Audit(ctx, auth.AuditEvent{Kind: auth.AuditLoginStart, Provider: provider, Cat: cat.Name, IP: m.IP, UserAgent: m.UserAgent}); err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, a.authError(ctx, err)
 	}
-	a.d.Cookies.setState(w, provider, sealed)
-	writeJSON(w, http.StatusOK, StartResponse{AuthorizationURL: authURL})
+	return &startOutput{SetCookie: []http.Cookie{a.d.Cookies.state(provider, sealed)}, Body: StartResponse{AuthorizationURL: authURL}}, nil
 }
 
 // usable refuses a provider that the CAT disables or that the server has
 // no credentials for, auditing the refusal.
-func (a *authAPI) usable(r *http.Request, cat, provider string, enabled bool) error {
+func (a *authAPI) usable(ctx context.Context, m auth.RequestMeta, cat, provider string, enabled bool) error {
 	var refusal error
 	switch {
 	case !enabled:
@@ -85,8 +85,7 @@ func (a *authAPI) usable(r *http.Request, cat, provider string, enabled bool) er
 	default:
 		return nil
 	}
-	m := meta(r)
-	if err := a.d.Sessions.Audit(r.Context(), auth.AuditEvent{Kind: auth.AuditProviderDisabled, Provider: provider, Cat: cat,
+	if err := a.d.Sessions.Audit(ctx, auth.AuditEvent{Kind: auth.AuditProviderDisabled, Provider: provider, Cat: cat,
 		IP: m.IP, UserAgent: m.UserAgent, Reason: errs.PublicMessage(refusal, "")}); err != nil {
 		return err
 	}
@@ -96,58 +95,79 @@ func (a *authAPI) usable(r *http.Request, cat, provider string, enabled bool) er
 // callback finishes a login: state check (cookie, match, expiry, replay),
 // code exchange, user upsert, session cookies, then a redirect to the
 // post-login URL or, when the client asks for JSON, the session.
-func (a *authAPI) callback(w http.ResponseWriter, r *http.Request, provider string) {
-	ctx, m, q := r.Context(), meta(r), r.URL.Query()
-	failed := func(cat string, err error) {
+func (a *authAPI) callback(ctx context.Context, in *callbackInput, provider string) (*callbackOutput, error) {
+	r, err := requestOf(ctx)
+	if err != nil {
+		return nil, a.authError(ctx, err)
+	}
+	m := meta(r)
+	failed := func(cat string, err error) error {
 		// The cause (a provider's answer, say) is for operators only.
 		a.log.LogAttrs(ctx, slog.LevelWarn, "login failed", slog.String("provider", provider), slog.String("error", err.Error()))
 		if aerr := a.d.Sessions.Audit(ctx, auth.AuditEvent{Kind: auth.AuditLoginFailure, Provider: provider, Cat: cat,
 			IP: m.IP, UserAgent: m.UserAgent, Reason: errs.PublicMessage(err, "internal error")}); aerr != nil {
 			err = aerr
 		}
-		a.d.Cookies.clearState(w, provider)
-		a.fail(w, r, err)
+		return a.authError(ctx, err, a.d.Cookies.clearedState(provider))
 	}
-	fs, err := a.d.States.Open(cookieValue(r, stateCookiePrefix+provider), provider, q.Get("state"))
+	fs, err := a.d.States.Open(cookieValue(r, stateCookiePrefix+provider), provider, in.State)
 	if err != nil {
-		failed("", err)
-		return
+		return nil, failed("", err)
 	}
-	if pe := q.Get("error"); pe != "" {
-		failed(fs.Cat, errs.New(errs.KindUnauthorized, "the identity provider refused the login: %s", clip(pe+" "+q.Get("error_description"))))
-		return
+	if in.Error != "" {
+		return nil, failed(fs.Cat, errs.New(errs.KindUnauthorized, "the identity provider refused the login: %s", clip(in.Error+" "+in.ErrorDescription)))
 	}
 	if err := a.d.Sessions.ClaimState(ctx, fs); err != nil {
-		failed(fs.Cat, err)
-		return
+		return nil, failed(fs.Cat, err)
 	}
 	cat, err := a.d.Cats.Cat(ctx, fs.Cat)
 	if err != nil {
-		failed(fs.Cat, err)
-		return
+		return nil, failed(fs.Cat, err)
 	}
-	if err := a.usable(r, cat.Name, provider, providerEnabled(cat, provider)); err != nil {
-		failed(fs.Cat, err)
-		return
+	if err := a.usable(ctx, m, cat.Name, provider, providerEnabled(cat, provider)); err != nil {
+		return nil, failed(fs.Cat, err)
 	}
-	id, err := a.d.Providers[provider].Exchange(ctx, q.Get("code"), fs.Verifier)
+	id, err := a.d.Providers[provider].Exchange(ctx, in.Code, fs.Verifier)
 	if err != nil {
-		failed(fs.Cat, err)
-		return
+		return nil, failed(fs.Cat, err)
 	}
 	s, err := a.d.Sessions.Login(ctx, fs.Cat, id, m)
 	if err != nil {
-		failed(fs.Cat, err)
-		return
+		return nil, failed(fs.Cat, err)
 	}
-	a.d.Cookies.clearState(w, provider)
-	a.d.Cookies.setSession(w, s, s.Access.IssuedAt)
+	out := &callbackOutput{SetCookie: append([]http.Cookie{a.d.Cookies.clearedState(provider)}, a.d.Cookies.session(s, s.Access.IssuedAt)...)}
 	if wantsJSON(r) {
-		writeJSON(w, http.StatusOK, sessionBody(s, true))
-		return
+		body, err := jsonLine(sessionBody(s, true))
+		if err != nil {
+			return nil, a.authError(ctx, err)
+		}
+		out.Status, out.ContentType, out.Body = http.StatusOK, "application/json", body
+		return out, nil
 	}
-	http.Redirect(w, r, a.d.PostLoginURL, http.StatusSeeOther)
+	redirect := redirectTo(r, a.d.PostLoginURL)
+	out.Status, out.Location, out.ContentType, out.Body = http.StatusSeeOther, redirect.Header().Get("Location"),
+		redirect.Header().Get("Content-Type"), redirect.body.Bytes()
+	return out, nil
 }
+
+// redirectTo is the 303 answer http.Redirect gives r for target: the
+// Location (a relative target resolved against the request's path,
+// cleaned) and the short HTML body of a GET.
+func redirectTo(r *http.Request, target string) *captured {
+	w := &captured{header: http.Header{}}
+	http.Redirect(w, r, target, http.StatusSeeOther)
+	return w
+}
+
+// captured is a ResponseWriter that keeps the headers and body written.
+type captured struct {
+	header http.Header
+	body   bytes.Buffer
+}
+
+func (c *captured) Header() http.Header         { return c.header }
+func (c *captured) Write(b []byte) (int, error) { return c.body.Write(b) }
+func (*captured) WriteHeader(int)               {}
 
 // wantsJSON reports whether the client prefers JSON to HTML: an Accept
 // header naming application/json and not text/html (what a browser's

@@ -1,7 +1,7 @@
 package httpapi
 
 import (
-	"net/http"
+	"context"
 	"net/url"
 
 	"github.com/catsrv/catsrv/core/auth"
@@ -23,11 +23,10 @@ type ProvidersResponse struct {
 // CAT enables and this server has credentials for, so a sign-in page shows
 // only buttons that can work. It reveals no more than POST /<provider>
 // would.
-func (a *authAPI) listProviders(w http.ResponseWriter, r *http.Request) {
-	cat, err := a.cat(r.Context(), r.URL.Query().Get("catname"))
+func (a *authAPI) listProviders(ctx context.Context, in *catQuery) (*providersOutput, error) {
+	cat, err := a.cat(ctx, in.Cat)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, a.authError(ctx, err)
 	}
 	out := ProvidersResponse{Cat: cat.Name, Providers: []ProviderEntry{}}
 	for _, p := range auth.Providers {
@@ -38,5 +37,5 @@ func (a *authAPI) listProviders(w http.ResponseWriter, r *http.Request) {
 			})
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	return &providersOutput{Body: out}, nil
 }

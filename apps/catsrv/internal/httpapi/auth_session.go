@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -21,7 +22,7 @@ type refreshBody struct {
 // then needs the origin check), else the body's refresh_token.
 func (a *authAPI) refreshToken(r *http.Request) (string, error) {
 	if tok := cookieValue(r, refreshCookie); tok != "" {
-		return tok, a.checkOrigin(r)
+		return tok, a.origins.check(r)
 	}
 	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxAuthBody))
 	var tooLarge *http.MaxBytesError
@@ -42,22 +43,23 @@ func (a *authAPI) refreshToken(r *http.Request) (string, error) {
 }
 
 // refresh rotates the refresh token and issues a new access token.
-func (a *authAPI) refresh(w http.ResponseWriter, r *http.Request) {
+func (a *authAPI) refresh(ctx context.Context, _ *struct{}) (*sessionOutput, error) {
+	r, err := requestOf(ctx)
+	if err != nil {
+		return nil, a.authError(ctx, err)
+	}
 	tok, err := a.refreshToken(r)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, a.authError(ctx, err)
 	}
-	s, err := a.d.Sessions.Refresh(r.Context(), tok, meta(r))
+	s, err := a.d.Sessions.Refresh(ctx, tok, meta(r))
 	if err != nil {
 		if errs.KindOf(err) == errs.KindUnauthorized {
-			a.d.Cookies.clearSession(w)
+			return nil, a.authError(ctx, err, a.d.Cookies.clearedSession()...)
 		}
-		a.fail(w, r, err)
-		return
+		return nil, a.authError(ctx, err)
 	}
-	a.d.Cookies.setSession(w, s, s.Access.IssuedAt)
-	writeJSON(w, http.StatusOK, sessionBody(s, false))
+	return &sessionOutput{SetCookie: a.d.Cookies.session(s, s.Access.IssuedAt), Body: sessionBody(s, false)}, nil
 }
 
 // LogoutResponse is the body of POST /api/v1/auth/logout.
@@ -67,34 +69,27 @@ type LogoutResponse struct {
 
 // logout revokes the refresh family and the access token, if any are
 // presented and alive, and clears the cookies. It always succeeds for
-// dead or missing tokens: logging out twice is fine.
-func (a *authAPI) logout(w http.ResponseWriter, r *http.Request) {
+// dead or missing tokens: logging out twice is fine; only credentials
+// refused outright (a malformed Authorization header, a cookie from a
+// foreign origin) fail it.
+func (a *authAPI) logout(ctx context.Context, _ *struct{}) (*logoutOutput, error) {
+	r, err := requestOf(ctx)
+	if err != nil {
+		return nil, a.authError(ctx, err)
+	}
 	tok, err := a.refreshToken(r)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, a.authError(ctx, err)
 	}
 	var claims *auth.Claims
-	access, err := bearer(r)
-	if err == nil && access == "" {
-		access = cookieValue(r, accessCookie)
-		if access != "" {
-			err = a.checkOrigin(r)
-		}
+	switch id := identityOf(ctx); {
+	case id.refused:
+		return nil, a.authError(ctx, id.err)
+	case id.err == nil:
+		claims = &id.claims
 	}
-	if err != nil {
-		a.fail(w, r, err)
-		return
+	if err := a.d.Sessions.Logout(ctx, claims, tok, meta(r)); err != nil {
+		return nil, a.authError(ctx, err)
 	}
-	if access != "" {
-		if c, err := a.d.Sessions.Authenticate(r.Context(), access); err == nil {
-			claims = &c
-		}
-	}
-	if err := a.d.Sessions.Logout(r.Context(), claims, tok, meta(r)); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.d.Cookies.clearSession(w)
-	writeJSON(w, http.StatusOK, LogoutResponse{LoggedOut: true})
+	return &logoutOutput{SetCookie: a.d.Cookies.clearedSession(), Body: LogoutResponse{LoggedOut: true}}, nil
 }

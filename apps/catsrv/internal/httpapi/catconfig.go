@@ -47,7 +47,7 @@ func registerConfig(api huma.API, c *chatAPI) {
 			Description: desc + " Needs role admin.", Tags: []string{tagConfig}, Security: chatSecurity,
 			Responses: chatErrorResponses(api, append([]int{http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
 				http.StatusUnprocessableEntity, http.StatusInternalServerError, http.StatusServiceUnavailable}, statuses...)...),
-			Middlewares: huma.Middlewares{withRequest},
+			Middlewares: chatMiddlewares(),
 		}
 	}
 	huma.Register(api, op("getConfig", http.MethodGet, "/config", "Get a CAT's configuration",

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -30,8 +29,8 @@ const (
 )
 
 // ChatDeps are what the /api/v1/cat routes need. Callers authenticate as
-// for /api/v1/auth/memory (Deps.Auth; with no Auth, a bearer token of
-// Deps.Tokens, without revocation checks).
+// on every route (the authenticate middleware: with Deps.Auth, revocations
+// checked; without, a token of Deps.Tokens alone).
 type ChatDeps struct {
 	Service *service.Service
 	// Config serves GET /config and POST /config/sync; it must be the
@@ -48,11 +47,8 @@ type ChatDeps struct {
 
 // chatAPI serves the /api/v1/cat routes.
 type chatAPI struct {
-	d    *ChatDeps
-	log  *slog.Logger
-	auth *authAPI
-	// tokens verifies bearer tokens when no session service is configured.
-	bearerOnly func(header string) (auth.Claims, error)
+	d   *ChatDeps
+	log *slog.Logger
 }
 
 // requestKey carries the *http.Request from the middleware to handlers
@@ -64,7 +60,8 @@ type requestKey struct{}
 type responseKey struct{}
 
 // withRequest stashes the request and the response writer, and marks every
-// answer uncacheable: they carry personal data.
+// answer uncacheable: they carry personal data. The chat and auth routes
+// list it first.
 func withRequest(ctx huma.Context, next func(huma.Context)) {
 	r, w := humago.Unwrap(ctx)
 	ctx.SetHeader("Cache-Control", "no-store")
@@ -83,27 +80,18 @@ type caller struct {
 	owner  chat.Owner
 }
 
-// authenticate finds the caller of a request: a bearer token, else the
-// session cookie (with the origin check for POST, PUT and DELETE);
-// revoked tokens are refused.
+// chatMiddlewares are the middlewares of every /api/v1/cat operation.
+func chatMiddlewares() huma.Middlewares { return huma.Middlewares{withRequest, authenticate} }
+
+// authenticate returns the caller of a request, as the authenticate
+// middleware found them (a bearer token, else the session cookie with the
+// origin check for POST, PUT and DELETE; revoked tokens refused), and the
+// CAT they ask about.
 func (c *chatAPI) authenticate(ctx context.Context, catName string) (caller, error) {
 	if c.d == nil || c.d.Service == nil {
 		return caller{}, errs.New(errs.KindUnavailable, "chat is not configured on this server")
 	}
-	r, _ := ctx.Value(requestKey{}).(*http.Request)
-	if r == nil {
-		return caller{}, errs.New(errs.KindInternal, "chat route without the request middleware")
-	}
-	var claims auth.Claims
-	var err error
-	switch {
-	case c.auth.configured():
-		claims, err = c.auth.authenticate(r)
-	case c.bearerOnly != nil:
-		claims, err = c.bearerOnly(r.Header.Get("Authorization"))
-	default:
-		err = errs.New(errs.KindUnauthorized, "token authentication is not configured on this server")
-	}
+	claims, err := callerOf(ctx)
 	if err != nil {
 		return caller{}, err
 	}
@@ -139,9 +127,5 @@ func (c *chatAPI) fail(ctx context.Context, err error) error { return chatError(
 
 // newChatAPI builds the chat routes' server over the shared one.
 func newChatAPI(d *ChatDeps, s *server) *chatAPI {
-	c := &chatAPI{d: d, log: s.log, auth: s.auth}
-	if s.tokens != nil {
-		c.bearerOnly = s.tokens.VerifyBearer
-	}
-	return c
+	return &chatAPI{d: d, log: s.log}
 }

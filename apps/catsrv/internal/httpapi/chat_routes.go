@@ -77,7 +77,7 @@ func registerChat(api huma.API, c *chatAPI) {
 			Responses: chatErrorResponses(api, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
 				http.StatusUnprocessableEntity, http.StatusInternalServerError, http.StatusBadGateway,
 				http.StatusServiceUnavailable, http.StatusGatewayTimeout),
-			Middlewares: huma.Middlewares{withRequest},
+			Middlewares: chatMiddlewares(),
 		}
 		op.Responses["200"] = &huma.Response{
 			Description: "The reply: JSON, or an event stream when stream is true.",

@@ -90,7 +90,7 @@ func registerConversations(api huma.API, c *chatAPI) {
 			Summary: summary, Description: desc + " Only the caller's conversations with the CAT are visible: any other id is 404.",
 			Tags: []string{tagConversations}, Security: chatSecurity,
 			Responses:   chatErrorResponses(api, append([]int{http.StatusUnauthorized, http.StatusUnprocessableEntity, http.StatusInternalServerError, http.StatusServiceUnavailable}, statuses...)...),
-			Middlewares: huma.Middlewares{withRequest},
+			Middlewares: chatMiddlewares(),
 		}
 	}
 	huma.Register(api, op("listConversations", http.MethodGet, "", "List conversations",

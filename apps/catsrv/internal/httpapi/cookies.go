@@ -48,28 +48,32 @@ func (p CookiePolicy) cookie(name, value, path string, maxAge int, sameSite http
 	}
 }
 
-// setSession sets the access and refresh cookies of a new session.
-func (p CookiePolicy) setSession(w http.ResponseWriter, s session.Session, now time.Time) {
-	http.SetCookie(w, p.cookie(accessCookie, s.AccessToken, "/", secondsUntil(s.Access.ExpiresAt, now), p.sameSite()))
-	http.SetCookie(w, p.cookie(refreshCookie, s.RefreshToken, AuthPrefix, secondsUntil(s.RefreshExpiry, now), p.sameSite()))
+// session returns the access and refresh cookies of a new session.
+func (p CookiePolicy) session(s session.Session, now time.Time) []http.Cookie {
+	return []http.Cookie{
+		*p.cookie(accessCookie, s.AccessToken, "/", secondsUntil(s.Access.ExpiresAt, now), p.sameSite()),
+		*p.cookie(refreshCookie, s.RefreshToken, AuthPrefix, secondsUntil(s.RefreshExpiry, now), p.sameSite()),
+	}
 }
 
-// clearSession deletes both session cookies.
-func (p CookiePolicy) clearSession(w http.ResponseWriter) {
-	http.SetCookie(w, p.cookie(accessCookie, "", "/", -1, p.sameSite()))
-	http.SetCookie(w, p.cookie(refreshCookie, "", AuthPrefix, -1, p.sameSite()))
+// clearedSession returns the cookies that delete both session cookies.
+func (p CookiePolicy) clearedSession() []http.Cookie {
+	return []http.Cookie{
+		*p.cookie(accessCookie, "", "/", -1, p.sameSite()),
+		*p.cookie(refreshCookie, "", AuthPrefix, -1, p.sameSite()),
+	}
 }
 
 func stateCookiePath(provider string) string { return AuthPrefix + "/" + provider + "/callback" }
 
-// setState binds a login in progress to the browser.
-func (p CookiePolicy) setState(w http.ResponseWriter, provider, sealed string) {
-	http.SetCookie(w, p.cookie(stateCookiePrefix+provider, sealed, stateCookiePath(provider), int(session.StateTTL/time.Second), http.SameSiteLaxMode))
+// state returns the cookie that binds a login in progress to the browser.
+func (p CookiePolicy) state(provider, sealed string) http.Cookie {
+	return *p.cookie(stateCookiePrefix+provider, sealed, stateCookiePath(provider), int(session.StateTTL/time.Second), http.SameSiteLaxMode)
 }
 
-// clearState deletes the login state cookie.
-func (p CookiePolicy) clearState(w http.ResponseWriter, provider string) {
-	http.SetCookie(w, p.cookie(stateCookiePrefix+provider, "", stateCookiePath(provider), -1, http.SameSiteLaxMode))
+// clearedState returns the cookie that deletes the login state cookie.
+func (p CookiePolicy) clearedState(provider string) http.Cookie {
+	return *p.cookie(stateCookiePrefix+provider, "", stateCookiePath(provider), -1, http.SameSiteLaxMode)
 }
 
 func secondsUntil(t, now time.Time) int {
@@ -81,9 +85,9 @@ func secondsUntil(t, now time.Time) int {
 }
 
 // cookieValue returns the value of the first cookie named name in the
-// request's Cookie headers, "" when absent. Every route reads its cookies
-// here (the analytics routes through captureAuthorization), so all parse
-// them alike and leniently, the way browsers send them: a pair that is not
+// request's Cookie headers, "" when absent. The routes read their cookies
+// here or as huma cookie inputs (huma.ReadCookies, a copy of the same
+// standard-library parser), so all parse them alike and leniently, the way browsers send them: a pair that is not
 // a valid cookie (a non-ASCII or quoted-inside value, an empty or spaced
 // name, a stray ';') is skipped and the valid ones around it are kept, so
 // an unrelated cookie of another application on the same host, such as
@@ -98,13 +102,36 @@ func cookieValue(r *http.Request, name string) string {
 	return c.Value
 }
 
-// checkOrigin is the CSRF defence of cookie-authenticated requests that
+// originPolicy is which origins may use the session cookies: the CORS
+// allowlist and the server's own origin.
+type originPolicy struct {
+	// allowed holds the normalized origins of security.cors.allowed_origins.
+	allowed map[string]bool
+	// public is the configured public origin, normalized; "" when unset or
+	// invalid.
+	public string
+}
+
+func newOriginPolicy(allowed []string, public string) originPolicy {
+	p := originPolicy{allowed: map[string]bool{}}
+	for _, o := range allowed {
+		if n, ok := normalizeOrigin(o); ok {
+			p.allowed[n] = true
+		}
+	}
+	if n, ok := normalizeOrigin(public); ok {
+		p.public = n
+	}
+	return p
+}
+
+// check is the CSRF defence of cookie-authenticated requests that
 // change state (on top of SameSite): the request must come from this
 // server's own origin or from one on the CORS allowlist, compared as whole
 // origins: scheme, host and port (http://host is not https://host).
 // Browsers send Origin on every cross-origin request and on same-origin
 // POSTs; a request with neither Origin nor Referer is refused.
-func (a *authAPI) checkOrigin(r *http.Request) error {
+func (p originPolicy) check(r *http.Request) error {
 	origin := r.Header.Get("Origin")
 	if origin == "" || origin == "null" {
 		if ref := r.Referer(); ref != "" {
@@ -117,7 +144,7 @@ func (a *authAPI) checkOrigin(r *http.Request) error {
 		return errs.New(errs.KindForbidden, "cookie-authenticated requests must carry an Origin header (CSRF protection); API clients should send Authorization: Bearer")
 	}
 	n, ok := normalizeOrigin(origin)
-	if ok && (a.origins[n] || n == a.ownOrigin(r)) {
+	if ok && (p.allowed[n] || n == p.own(r)) {
 		return nil
 	}
 	return errs.New(errs.KindForbidden, "origin %s may not use the session cookies: it is not in security.cors.allowed_origins", truncateOrigin(origin))
@@ -127,9 +154,9 @@ func (a *authAPI) checkOrigin(r *http.Request) error {
 // when one is configured (behind a TLS-terminating proxy the connection
 // says nothing of the scheme browsers use), else the origin the request
 // was sent to, https when the connection is TLS. "" matches nothing.
-func (a *authAPI) ownOrigin(r *http.Request) string {
-	if a.public != "" {
-		return a.public
+func (p originPolicy) own(r *http.Request) string {
+	if p.public != "" {
+		return p.public
 	}
 	scheme := "http"
 	if r.TLS != nil {

@@ -65,7 +65,7 @@ func (s *server) chatLogQuery(ctx context.Context, p CommonParams, f FilterParam
 	if err != nil {
 		return analytics.Query{}, s.fail(ctx, err)
 	}
-	if err := s.requireAdmin(ctx); err != nil {
+	if err := requireAdmin(ctx); err != nil {
 		return analytics.Query{}, s.fail(ctx, err)
 	}
 	return q, nil

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -30,64 +31,57 @@ func memoryBody(m auth.Memory) MemoryResponse {
 	return out
 }
 
-func (a *authAPI) failMemory(w http.ResponseWriter, r *http.Request, err error) {
-	a.failWith(w, r, err, memoryKindResponses)
-}
-
 // getMemory returns the caller's memory.
-func (a *authAPI) getMemory(w http.ResponseWriter, r *http.Request) {
-	c, err := a.authenticate(r)
+func (a *authAPI) getMemory(ctx context.Context, _ *struct{}) (*memoryOutput, error) {
+	c, err := callerOf(ctx)
 	if err != nil {
-		a.failMemory(w, r, err)
-		return
+		return nil, a.memoryError(ctx, err)
 	}
-	m, err := a.d.Memory.Get(r.Context(), c.Subject)
+	m, err := a.d.Memory.Get(ctx, c.Subject)
 	if err != nil {
-		a.failMemory(w, r, err)
-		return
+		return nil, a.memoryError(ctx, err)
 	}
-	writeJSON(w, http.StatusOK, memoryBody(m))
+	return &memoryOutput{Body: memoryBody(m)}, nil
 }
 
 // postMemory merges {"preferences": {...}} into the caller's memory; a key
 // set to null is removed.
-func (a *authAPI) postMemory(w http.ResponseWriter, r *http.Request) {
-	c, err := a.authenticate(r)
+func (a *authAPI) postMemory(ctx context.Context, _ *struct{}) (*memoryOutput, error) {
+	c, err := callerOf(ctx)
 	if err != nil {
-		a.failMemory(w, r, err)
-		return
+		return nil, a.memoryError(ctx, err)
+	}
+	r, err := requestOf(ctx)
+	if err != nil {
+		return nil, a.memoryError(ctx, err)
 	}
 	// A body may carry removals besides the stored total, so it may be
 	// somewhat larger than the limit; far larger is refused unread.
 	limit := int64(2*a.d.Memory.Limits().MaxTotalBytes + 4096)
+	w, _ := ctx.Value(responseKey{}).(http.ResponseWriter) // nil is fine: the connection is then kept
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		a.failMemory(w, r, errs.New(errs.KindTooLarge, "body larger than %d bytes", limit))
-		return
+		return nil, a.memoryError(ctx, errs.New(errs.KindTooLarge, "body larger than %d bytes", limit))
 	}
 	if err != nil {
-		a.failMemory(w, r, errs.New(errs.KindInvalid, "cannot read the body"))
-		return
+		return nil, a.memoryError(ctx, errs.New(errs.KindInvalid, "cannot read the body"))
 	}
-	m, err := a.d.Memory.Update(r.Context(), c.Subject, raw)
+	m, err := a.d.Memory.Update(ctx, c.Subject, raw)
 	if err != nil {
-		a.failMemory(w, r, err)
-		return
+		return nil, a.memoryError(ctx, err)
 	}
-	writeJSON(w, http.StatusOK, memoryBody(m))
+	return &memoryOutput{Body: memoryBody(m)}, nil
 }
 
 // deleteMemory clears the caller's memory.
-func (a *authAPI) deleteMemory(w http.ResponseWriter, r *http.Request) {
-	c, err := a.authenticate(r)
+func (a *authAPI) deleteMemory(ctx context.Context, _ *struct{}) (*memoryOutput, error) {
+	c, err := callerOf(ctx)
 	if err != nil {
-		a.failMemory(w, r, err)
-		return
+		return nil, a.memoryError(ctx, err)
 	}
-	if err := a.d.Memory.Clear(r.Context(), c.Subject); err != nil {
-		a.failMemory(w, r, err)
-		return
+	if err := a.d.Memory.Clear(ctx, c.Subject); err != nil {
+		return nil, a.memoryError(ctx, err)
 	}
-	writeJSON(w, http.StatusOK, memoryBody(auth.Memory{}))
+	return &memoryOutput{Body: memoryBody(auth.Memory{})}, nil
 }

@@ -6,12 +6,13 @@ import (
 	"log/slog"
 	"math"
 	"net"
-	"net/http"
 	"net/netip"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
 	"golang.org/x/time/rate"
 
 	"github.com/catsrv/catsrv/adapters/clock"
@@ -185,31 +186,31 @@ func retryAfter(d time.Duration) int {
 	return max(1, int(math.Ceil(d.Seconds())))
 }
 
-// limited answers 429 with Retry-After to a client address over its rate,
-// auditing the refusal once per window, and passes other requests to h.
-func (a *authAPI) limited(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if a.limiter == nil {
-			h(w, r)
-			return
-		}
-		key := clientKey(r.RemoteAddr)
-		wait, audit := a.limiter.admit(key)
-		if wait == 0 {
-			h(w, r)
-			return
-		}
-		secs := retryAfter(wait)
-		if audit {
-			m, c := meta(r), a.limiter.cfg
-			reason := fmt.Sprintf("%s %s: more than %d requests at once or %g per second from %s; refused for %s, further refusals within %s not audited",
-				r.Method, r.URL.Path, c.Burst, c.PerSecond, key, time.Duration(secs)*time.Second, c.AuditWindow)
-			if err := a.d.Sessions.Audit(r.Context(), auth.AuditEvent{Kind: auth.AuditRateLimited, IP: m.IP, UserAgent: m.UserAgent, Reason: reason}); err != nil {
-				// The refusal stands; only its record is lost.
-				a.log.LogAttrs(r.Context(), slog.LevelError, "cannot audit a rate-limit refusal", slog.String("client", key), slog.String("error", err.Error()))
-			}
-		}
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		a.fail(w, r, errs.New(errs.KindRateLimited, "too many authentication requests from this address: retry in %d s", secs))
+// limited is the middleware that answers 429 with Retry-After to a client
+// address over its rate, auditing the refusal once per window, and passes
+// other requests on.
+func (a *authAPI) limited(ctx huma.Context, next func(huma.Context)) {
+	if a.limiter == nil {
+		next(ctx)
+		return
 	}
+	r, w := humago.Unwrap(ctx)
+	key := clientKey(r.RemoteAddr)
+	wait, audit := a.limiter.admit(key)
+	if wait == 0 {
+		next(ctx)
+		return
+	}
+	secs := retryAfter(wait)
+	if audit {
+		m, c := meta(r), a.limiter.cfg
+		reason := fmt.Sprintf("%s %s: more than %d requests at once or %g per second from %s; refused for %s, further refusals within %s not audited",
+			r.Method, r.URL.Path, c.Burst, c.PerSecond, key, time.Duration(secs)*time.Second, c.AuditWindow)
+		if err := a.d.Sessions.Audit(ctx.Context(), auth.AuditEvent{Kind: auth.AuditRateLimited, IP: m.IP, UserAgent: m.UserAgent, Reason: reason}); err != nil {
+			// The refusal stands; only its record is lost.
+			a.log.LogAttrs(ctx.Context(), slog.LevelError, "cannot audit a rate-limit refusal", slog.String("client", key), slog.String("error", err.Error()))
+		}
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	a.fail(w, r, errs.New(errs.KindRateLimited, "too many authentication requests from this address: retry in %d s", secs))
 }

@@ -49,10 +49,19 @@ func TestUnavailableIn503WithRetryAfter(t *testing.T) {
 			(&authAPI{log: log}).fail(w, httptest.NewRequest(http.MethodGet, "/", nil), err)
 			return w.Code, w.Header(), w.Body.String()
 		},
+		"auth handler": func(err error) (int, http.Header, string) {
+			var e *apiError
+			if !errors.As((&authAPI{log: log}).authError(ctx, err), &e) {
+				t.Fatal("authError did not return an apiError")
+			}
+			return e.Status, e.GetHeaders(), e.Message
+		},
 		"memory": func(err error) (int, http.Header, string) {
-			w := httptest.NewRecorder()
-			(&authAPI{log: log}).failMemory(w, httptest.NewRequest(http.MethodGet, "/", nil), err)
-			return w.Code, w.Header(), w.Body.String()
+			var e *apiError
+			if !errors.As((&authAPI{log: log}).memoryError(ctx, err), &e) {
+				t.Fatal("memoryError did not return an apiError")
+			}
+			return e.Status, e.GetHeaders(), e.Message
 		},
 	}
 	for name, answer := range answers {

@@ -957,6 +957,12 @@ type AuthCallbackProviderAParams struct {
 
 	// Error The provider's error, when it refused the login.
 	Error *string `form:"error,omitempty" json:"error,omitempty"`
+
+	// ErrorDescription The provider's description of its error.
+	ErrorDescription *string `form:"error_description,omitempty" json:"error_description,omitempty"`
+
+	// CatsrvLoginProviderA The login-state cookie the start of the login set.
+	CatsrvLoginProviderA *string `form:"catsrv_login_provider_a,omitempty" json:"catsrv_login_provider_a,omitempty"`
 }
 
 // AuthStartProviderBParams defines parameters for AuthStartProviderB.
@@ -975,6 +981,12 @@ type AuthCallbackProviderBParams struct {
 
 	// Error The provider's error, when it refused the login.
 	Error *string `form:"error,omitempty" json:"error,omitempty"`
+
+	// ErrorDescription The provider's description of its error.
+	ErrorDescription *string `form:"error_description,omitempty" json:"error_description,omitempty"`
+
+	// CatsrvLoginProviderB The login-state cookie the start of the login set.
+	CatsrvLoginProviderB *string `form:"catsrv_login_provider_b,omitempty" json:"catsrv_login_provider_b,omitempty"`
 }
 
 // AuthStartProviderCParams defines parameters for AuthStartProviderC.
@@ -993,6 +1005,12 @@ type AuthCallbackProviderCParams struct {
 
 	// Error The provider's error, when it refused the login.
 	Error *string `form:"error,omitempty" json:"error,omitempty"`
+
+	// ErrorDescription The provider's description of its error.
+	ErrorDescription *string `form:"error_description,omitempty" json:"error_description,omitempty"`
+
+	// CatsrvLoginProviderC The login-state cookie the start of the login set.
+	CatsrvLoginProviderC *string `form:"catsrv_login_provider_c,omitempty" json:"catsrv_login_provider_c,omitempty"`
 }
 
 // AuthProvidersParams defines parameters for AuthProviders.
@@ -3761,7 +3779,7 @@ func NewAuthStartProviderARequest(server string, params *AuthStartProviderAParam
 
 		if params.Catname != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3815,7 +3833,7 @@ func NewAuthCallbackProviderARequest(server string, params *AuthCallbackProvider
 
 		if params.Code != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3827,7 +3845,7 @@ func NewAuthCallbackProviderARequest(server string, params *AuthCallbackProvider
 
 		if params.State != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3839,7 +3857,19 @@ func NewAuthCallbackProviderARequest(server string, params *AuthCallbackProvider
 
 		if params.Error != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ErrorDescription != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "error_description", *params.ErrorDescription, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3860,6 +3890,23 @@ func NewAuthCallbackProviderARequest(server string, params *AuthCallbackProvider
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.CatsrvLoginProviderA != nil {
+			var cookieParam0 string
+
+			cookieParam0, err = runtime.StyleParamWithOptions("simple", true, "catsrv_login_provider_a", *params.CatsrvLoginProviderA, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationCookie, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			cookie0 := &http.Cookie{
+				Name:  "catsrv_login_provider_a",
+				Value: cookieParam0,
+			}
+			req.AddCookie(cookie0)
+		}
+	}
 	return req, nil
 }
 
@@ -3893,7 +3940,7 @@ func NewAuthStartProviderBRequest(server string, params *AuthStartProviderBParam
 
 		if params.Catname != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3947,7 +3994,7 @@ func NewAuthCallbackProviderBRequest(server string, params *AuthCallbackProvider
 
 		if params.Code != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3959,7 +4006,7 @@ func NewAuthCallbackProviderBRequest(server string, params *AuthCallbackProvider
 
 		if params.State != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3971,7 +4018,19 @@ func NewAuthCallbackProviderBRequest(server string, params *AuthCallbackProvider
 
 		if params.Error != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ErrorDescription != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "error_description", *params.ErrorDescription, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3992,6 +4051,23 @@ func NewAuthCallbackProviderBRequest(server string, params *AuthCallbackProvider
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.CatsrvLoginProviderB != nil {
+			var cookieParam0 string
+
+			cookieParam0, err = runtime.StyleParamWithOptions("simple", true, "catsrv_login_provider_b", *params.CatsrvLoginProviderB, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationCookie, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			cookie0 := &http.Cookie{
+				Name:  "catsrv_login_provider_b",
+				Value: cookieParam0,
+			}
+			req.AddCookie(cookie0)
+		}
+	}
 	return req, nil
 }
 
@@ -4025,7 +4101,7 @@ func NewAuthStartProviderCRequest(server string, params *AuthStartProviderCParam
 
 		if params.Catname != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -4079,7 +4155,7 @@ func NewAuthCallbackProviderCRequest(server string, params *AuthCallbackProvider
 
 		if params.Code != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -4091,7 +4167,7 @@ func NewAuthCallbackProviderCRequest(server string, params *AuthCallbackProvider
 
 		if params.State != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -4103,7 +4179,19 @@ func NewAuthCallbackProviderCRequest(server string, params *AuthCallbackProvider
 
 		if params.Error != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ErrorDescription != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "error_description", *params.ErrorDescription, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -4124,6 +4212,23 @@ func NewAuthCallbackProviderCRequest(server string, params *AuthCallbackProvider
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.CatsrvLoginProviderC != nil {
+			var cookieParam0 string
+
+			cookieParam0, err = runtime.StyleParamWithOptions("simple", true, "catsrv_login_provider_c", *params.CatsrvLoginProviderC, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationCookie, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			cookie0 := &http.Cookie{
+				Name:  "catsrv_login_provider_c",
+				Value: cookieParam0,
+			}
+			req.AddCookie(cookie0)
+		}
+	}
 	return req, nil
 }
 
@@ -4157,7 +4262,7 @@ func NewAuthProvidersRequest(server string, params *AuthProvidersParams) (*http.
 
 		if params.Catname != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -6432,6 +6537,11 @@ func (r GetQuestionsResponse) ContentType() string {
 	return ""
 }
 
+// AuthLogoutResponse200Headers the declared response headers of an HTTP 200 response for AuthLogout
+type AuthLogoutResponse200Headers struct {
+	SetCookie *string
+}
+
 // AuthLogoutResponse401Headers the declared response headers of an HTTP 401 response for AuthLogout
 type AuthLogoutResponse401Headers struct {
 	WWWAuthenticate *string
@@ -6439,6 +6549,11 @@ type AuthLogoutResponse401Headers struct {
 
 // AuthLogoutResponse429Headers the declared response headers of an HTTP 429 response for AuthLogout
 type AuthLogoutResponse429Headers struct {
+	RetryAfter *int
+}
+
+// AuthLogoutResponse503Headers the declared response headers of an HTTP 503 response for AuthLogout
+type AuthLogoutResponse503Headers struct {
 	RetryAfter *int
 }
 
@@ -6461,10 +6576,14 @@ type AuthLogoutResponse struct {
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AuthLogoutResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthLogoutResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AuthLogoutResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthLogoutResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6541,6 +6660,11 @@ type AuthDeleteMemoryResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// AuthDeleteMemoryResponse503Headers the declared response headers of an HTTP 503 response for AuthDeleteMemory
+type AuthDeleteMemoryResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AuthDeleteMemoryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6556,6 +6680,8 @@ type AuthDeleteMemoryResponse struct {
 	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthDeleteMemoryResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthDeleteMemoryResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6617,6 +6743,11 @@ type AuthGetMemoryResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// AuthGetMemoryResponse503Headers the declared response headers of an HTTP 503 response for AuthGetMemory
+type AuthGetMemoryResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AuthGetMemoryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6630,6 +6761,8 @@ type AuthGetMemoryResponse struct {
 	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthGetMemoryResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthGetMemoryResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6686,6 +6819,11 @@ type AuthUpdateMemoryResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// AuthUpdateMemoryResponse503Headers the declared response headers of an HTTP 503 response for AuthUpdateMemory
+type AuthUpdateMemoryResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AuthUpdateMemoryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6705,6 +6843,8 @@ type AuthUpdateMemoryResponse struct {
 	JSON503 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthUpdateMemoryResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthUpdateMemoryResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6771,8 +6911,18 @@ func (r AuthUpdateMemoryResponse) ContentType() string {
 	return ""
 }
 
+// AuthStartProviderAResponse200Headers the declared response headers of an HTTP 200 response for AuthStartProviderA
+type AuthStartProviderAResponse200Headers struct {
+	SetCookie *string
+}
+
 // AuthStartProviderAResponse429Headers the declared response headers of an HTTP 429 response for AuthStartProviderA
 type AuthStartProviderAResponse429Headers struct {
+	RetryAfter *int
+}
+
+// AuthStartProviderAResponse503Headers the declared response headers of an HTTP 503 response for AuthStartProviderA
+type AuthStartProviderAResponse503Headers struct {
 	RetryAfter *int
 }
 
@@ -6793,8 +6943,12 @@ type AuthStartProviderAResponse struct {
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AuthStartProviderAResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AuthStartProviderAResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthStartProviderAResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6861,19 +7015,47 @@ func (r AuthStartProviderAResponse) ContentType() string {
 	return ""
 }
 
+// AuthCallbackProviderAResponse200Headers the declared response headers of an HTTP 200 response for AuthCallbackProviderA
+type AuthCallbackProviderAResponse200Headers struct {
+	SetCookie *string
+}
+
 // AuthCallbackProviderAResponse303Headers the declared response headers of an HTTP 303 response for AuthCallbackProviderA
 type AuthCallbackProviderAResponse303Headers struct {
-	Location *string
+	Location  *string
+	SetCookie *string
+}
+
+// AuthCallbackProviderAResponse400Headers the declared response headers of an HTTP 400 response for AuthCallbackProviderA
+type AuthCallbackProviderAResponse400Headers struct {
+	SetCookie *string
 }
 
 // AuthCallbackProviderAResponse401Headers the declared response headers of an HTTP 401 response for AuthCallbackProviderA
 type AuthCallbackProviderAResponse401Headers struct {
+	SetCookie       *string
 	WWWAuthenticate *string
+}
+
+// AuthCallbackProviderAResponse403Headers the declared response headers of an HTTP 403 response for AuthCallbackProviderA
+type AuthCallbackProviderAResponse403Headers struct {
+	SetCookie *string
 }
 
 // AuthCallbackProviderAResponse429Headers the declared response headers of an HTTP 429 response for AuthCallbackProviderA
 type AuthCallbackProviderAResponse429Headers struct {
 	RetryAfter *int
+}
+
+// AuthCallbackProviderAResponse500Headers the declared response headers of an HTTP 500 response for AuthCallbackProviderA
+type AuthCallbackProviderAResponse500Headers struct {
+	SetCookie *string
+}
+
+// AuthCallbackProviderAResponse503Headers the declared response headers of an HTTP 503 response for AuthCallbackProviderA
+type AuthCallbackProviderAResponse503Headers struct {
+	RetryAfter *int
+	SetCookie  *string
 }
 
 type AuthCallbackProviderAResponse struct {
@@ -6893,12 +7075,22 @@ type AuthCallbackProviderAResponse struct {
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AuthCallbackProviderAResponse200Headers
 	// Headers303 the parsed response headers for an HTTP 303 response
 	Headers303 *AuthCallbackProviderAResponse303Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AuthCallbackProviderAResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthCallbackProviderAResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AuthCallbackProviderAResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AuthCallbackProviderAResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *AuthCallbackProviderAResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthCallbackProviderAResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6965,8 +7157,18 @@ func (r AuthCallbackProviderAResponse) ContentType() string {
 	return ""
 }
 
+// AuthStartProviderBResponse200Headers the declared response headers of an HTTP 200 response for AuthStartProviderB
+type AuthStartProviderBResponse200Headers struct {
+	SetCookie *string
+}
+
 // AuthStartProviderBResponse429Headers the declared response headers of an HTTP 429 response for AuthStartProviderB
 type AuthStartProviderBResponse429Headers struct {
+	RetryAfter *int
+}
+
+// AuthStartProviderBResponse503Headers the declared response headers of an HTTP 503 response for AuthStartProviderB
+type AuthStartProviderBResponse503Headers struct {
 	RetryAfter *int
 }
 
@@ -6987,8 +7189,12 @@ type AuthStartProviderBResponse struct {
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AuthStartProviderBResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AuthStartProviderBResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthStartProviderBResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7055,19 +7261,47 @@ func (r AuthStartProviderBResponse) ContentType() string {
 	return ""
 }
 
+// AuthCallbackProviderBResponse200Headers the declared response headers of an HTTP 200 response for AuthCallbackProviderB
+type AuthCallbackProviderBResponse200Headers struct {
+	SetCookie *string
+}
+
 // AuthCallbackProviderBResponse303Headers the declared response headers of an HTTP 303 response for AuthCallbackProviderB
 type AuthCallbackProviderBResponse303Headers struct {
-	Location *string
+	Location  *string
+	SetCookie *string
+}
+
+// AuthCallbackProviderBResponse400Headers the declared response headers of an HTTP 400 response for AuthCallbackProviderB
+type AuthCallbackProviderBResponse400Headers struct {
+	SetCookie *string
 }
 
 // AuthCallbackProviderBResponse401Headers the declared response headers of an HTTP 401 response for AuthCallbackProviderB
 type AuthCallbackProviderBResponse401Headers struct {
+	SetCookie       *string
 	WWWAuthenticate *string
+}
+
+// AuthCallbackProviderBResponse403Headers the declared response headers of an HTTP 403 response for AuthCallbackProviderB
+type AuthCallbackProviderBResponse403Headers struct {
+	SetCookie *string
 }
 
 // AuthCallbackProviderBResponse429Headers the declared response headers of an HTTP 429 response for AuthCallbackProviderB
 type AuthCallbackProviderBResponse429Headers struct {
 	RetryAfter *int
+}
+
+// AuthCallbackProviderBResponse500Headers the declared response headers of an HTTP 500 response for AuthCallbackProviderB
+type AuthCallbackProviderBResponse500Headers struct {
+	SetCookie *string
+}
+
+// AuthCallbackProviderBResponse503Headers the declared response headers of an HTTP 503 response for AuthCallbackProviderB
+type AuthCallbackProviderBResponse503Headers struct {
+	RetryAfter *int
+	SetCookie  *string
 }
 
 type AuthCallbackProviderBResponse struct {
@@ -7087,12 +7321,22 @@ type AuthCallbackProviderBResponse struct {
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AuthCallbackProviderBResponse200Headers
 	// Headers303 the parsed response headers for an HTTP 303 response
 	Headers303 *AuthCallbackProviderBResponse303Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AuthCallbackProviderBResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthCallbackProviderBResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AuthCallbackProviderBResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AuthCallbackProviderBResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *AuthCallbackProviderBResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthCallbackProviderBResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7159,8 +7403,18 @@ func (r AuthCallbackProviderBResponse) ContentType() string {
 	return ""
 }
 
+// AuthStartProviderCResponse200Headers the declared response headers of an HTTP 200 response for AuthStartProviderC
+type AuthStartProviderCResponse200Headers struct {
+	SetCookie *string
+}
+
 // AuthStartProviderCResponse429Headers the declared response headers of an HTTP 429 response for AuthStartProviderC
 type AuthStartProviderCResponse429Headers struct {
+	RetryAfter *int
+}
+
+// AuthStartProviderCResponse503Headers the declared response headers of an HTTP 503 response for AuthStartProviderC
+type AuthStartProviderCResponse503Headers struct {
 	RetryAfter *int
 }
 
@@ -7181,8 +7435,12 @@ type AuthStartProviderCResponse struct {
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AuthStartProviderCResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AuthStartProviderCResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthStartProviderCResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7249,19 +7507,47 @@ func (r AuthStartProviderCResponse) ContentType() string {
 	return ""
 }
 
+// AuthCallbackProviderCResponse200Headers the declared response headers of an HTTP 200 response for AuthCallbackProviderC
+type AuthCallbackProviderCResponse200Headers struct {
+	SetCookie *string
+}
+
 // AuthCallbackProviderCResponse303Headers the declared response headers of an HTTP 303 response for AuthCallbackProviderC
 type AuthCallbackProviderCResponse303Headers struct {
-	Location *string
+	Location  *string
+	SetCookie *string
+}
+
+// AuthCallbackProviderCResponse400Headers the declared response headers of an HTTP 400 response for AuthCallbackProviderC
+type AuthCallbackProviderCResponse400Headers struct {
+	SetCookie *string
 }
 
 // AuthCallbackProviderCResponse401Headers the declared response headers of an HTTP 401 response for AuthCallbackProviderC
 type AuthCallbackProviderCResponse401Headers struct {
+	SetCookie       *string
 	WWWAuthenticate *string
+}
+
+// AuthCallbackProviderCResponse403Headers the declared response headers of an HTTP 403 response for AuthCallbackProviderC
+type AuthCallbackProviderCResponse403Headers struct {
+	SetCookie *string
 }
 
 // AuthCallbackProviderCResponse429Headers the declared response headers of an HTTP 429 response for AuthCallbackProviderC
 type AuthCallbackProviderCResponse429Headers struct {
 	RetryAfter *int
+}
+
+// AuthCallbackProviderCResponse500Headers the declared response headers of an HTTP 500 response for AuthCallbackProviderC
+type AuthCallbackProviderCResponse500Headers struct {
+	SetCookie *string
+}
+
+// AuthCallbackProviderCResponse503Headers the declared response headers of an HTTP 503 response for AuthCallbackProviderC
+type AuthCallbackProviderCResponse503Headers struct {
+	RetryAfter *int
+	SetCookie  *string
 }
 
 type AuthCallbackProviderCResponse struct {
@@ -7281,12 +7567,22 @@ type AuthCallbackProviderCResponse struct {
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AuthCallbackProviderCResponse200Headers
 	// Headers303 the parsed response headers for an HTTP 303 response
 	Headers303 *AuthCallbackProviderCResponse303Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AuthCallbackProviderCResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthCallbackProviderCResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AuthCallbackProviderCResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AuthCallbackProviderCResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *AuthCallbackProviderCResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthCallbackProviderCResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7353,6 +7649,11 @@ func (r AuthCallbackProviderCResponse) ContentType() string {
 	return ""
 }
 
+// AuthProvidersResponse503Headers the declared response headers of an HTTP 503 response for AuthProviders
+type AuthProvidersResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AuthProvidersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7366,6 +7667,8 @@ type AuthProvidersResponse struct {
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthProvidersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7422,13 +7725,24 @@ func (r AuthProvidersResponse) ContentType() string {
 	return ""
 }
 
+// AuthRefreshResponse200Headers the declared response headers of an HTTP 200 response for AuthRefresh
+type AuthRefreshResponse200Headers struct {
+	SetCookie *string
+}
+
 // AuthRefreshResponse401Headers the declared response headers of an HTTP 401 response for AuthRefresh
 type AuthRefreshResponse401Headers struct {
+	SetCookie       *string
 	WWWAuthenticate *string
 }
 
 // AuthRefreshResponse429Headers the declared response headers of an HTTP 429 response for AuthRefresh
 type AuthRefreshResponse429Headers struct {
+	RetryAfter *int
+}
+
+// AuthRefreshResponse503Headers the declared response headers of an HTTP 503 response for AuthRefresh
+type AuthRefreshResponse503Headers struct {
 	RetryAfter *int
 }
 
@@ -7451,10 +7765,14 @@ type AuthRefreshResponse struct {
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AuthRefreshResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *AuthRefreshResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AuthRefreshResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthRefreshResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10311,6 +10629,16 @@ func ParseAuthLogoutResponse(rsp *http.Response) (*AuthLogoutResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers AuthLogoutResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers AuthLogoutResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -10331,6 +10659,16 @@ func ParseAuthLogoutResponse(rsp *http.Response) (*AuthLogoutResponse, error) {
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthLogoutResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10398,6 +10736,16 @@ func ParseAuthDeleteMemoryResponse(rsp *http.Response) (*AuthDeleteMemoryRespons
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthDeleteMemoryResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10458,6 +10806,16 @@ func ParseAuthGetMemoryResponse(rsp *http.Response) (*AuthGetMemoryResponse, err
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthGetMemoryResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10539,6 +10897,16 @@ func ParseAuthUpdateMemoryResponse(rsp *http.Response) (*AuthUpdateMemoryRespons
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthUpdateMemoryResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10610,6 +10978,16 @@ func ParseAuthStartProviderAResponse(rsp *http.Response) (*AuthStartProviderARes
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers AuthStartProviderAResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers AuthStartProviderAResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -10620,6 +10998,16 @@ func ParseAuthStartProviderAResponse(rsp *http.Response) (*AuthStartProviderARes
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthStartProviderAResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10694,6 +11082,16 @@ func ParseAuthCallbackProviderAResponse(rsp *http.Response) (*AuthCallbackProvid
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers AuthCallbackProviderAResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 303:
 		var headers AuthCallbackProviderAResponse303Headers
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
@@ -10703,9 +11101,33 @@ func ParseAuthCallbackProviderAResponse(rsp *http.Response) (*AuthCallbackProvid
 			}
 			headers.Location = &value
 		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
 		response.Headers303 = &headers
+	case rsp.StatusCode == 400:
+		var headers AuthCallbackProviderAResponse400Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers AuthCallbackProviderAResponse401Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10714,6 +11136,16 @@ func ParseAuthCallbackProviderAResponse(rsp *http.Response) (*AuthCallbackProvid
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AuthCallbackProviderAResponse403Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 429:
 		var headers AuthCallbackProviderAResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -10724,6 +11156,33 @@ func ParseAuthCallbackProviderAResponse(rsp *http.Response) (*AuthCallbackProvid
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers AuthCallbackProviderAResponse500Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthCallbackProviderAResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10795,6 +11254,16 @@ func ParseAuthStartProviderBResponse(rsp *http.Response) (*AuthStartProviderBRes
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers AuthStartProviderBResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers AuthStartProviderBResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -10805,6 +11274,16 @@ func ParseAuthStartProviderBResponse(rsp *http.Response) (*AuthStartProviderBRes
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthStartProviderBResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10879,6 +11358,16 @@ func ParseAuthCallbackProviderBResponse(rsp *http.Response) (*AuthCallbackProvid
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers AuthCallbackProviderBResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 303:
 		var headers AuthCallbackProviderBResponse303Headers
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
@@ -10888,9 +11377,33 @@ func ParseAuthCallbackProviderBResponse(rsp *http.Response) (*AuthCallbackProvid
 			}
 			headers.Location = &value
 		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
 		response.Headers303 = &headers
+	case rsp.StatusCode == 400:
+		var headers AuthCallbackProviderBResponse400Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers AuthCallbackProviderBResponse401Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -10899,6 +11412,16 @@ func ParseAuthCallbackProviderBResponse(rsp *http.Response) (*AuthCallbackProvid
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AuthCallbackProviderBResponse403Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 429:
 		var headers AuthCallbackProviderBResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -10909,6 +11432,33 @@ func ParseAuthCallbackProviderBResponse(rsp *http.Response) (*AuthCallbackProvid
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers AuthCallbackProviderBResponse500Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthCallbackProviderBResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10980,6 +11530,16 @@ func ParseAuthStartProviderCResponse(rsp *http.Response) (*AuthStartProviderCRes
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers AuthStartProviderCResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers AuthStartProviderCResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -10990,6 +11550,16 @@ func ParseAuthStartProviderCResponse(rsp *http.Response) (*AuthStartProviderCRes
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthStartProviderCResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11064,6 +11634,16 @@ func ParseAuthCallbackProviderCResponse(rsp *http.Response) (*AuthCallbackProvid
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers AuthCallbackProviderCResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 303:
 		var headers AuthCallbackProviderCResponse303Headers
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
@@ -11073,9 +11653,33 @@ func ParseAuthCallbackProviderCResponse(rsp *http.Response) (*AuthCallbackProvid
 			}
 			headers.Location = &value
 		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
 		response.Headers303 = &headers
+	case rsp.StatusCode == 400:
+		var headers AuthCallbackProviderCResponse400Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers AuthCallbackProviderCResponse401Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11084,6 +11688,16 @@ func ParseAuthCallbackProviderCResponse(rsp *http.Response) (*AuthCallbackProvid
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AuthCallbackProviderCResponse403Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 429:
 		var headers AuthCallbackProviderCResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -11094,6 +11708,33 @@ func ParseAuthCallbackProviderCResponse(rsp *http.Response) (*AuthCallbackProvid
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers AuthCallbackProviderCResponse500Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthCallbackProviderCResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11148,6 +11789,19 @@ func ParseAuthProvidersResponse(rsp *http.Response) (*AuthProvidersResponse, err
 		}
 		response.JSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers AuthProvidersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11226,8 +11880,25 @@ func ParseAuthRefreshResponse(rsp *http.Response) (*AuthRefreshResponse, error) 
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers AuthRefreshResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers AuthRefreshResponse401Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -11246,6 +11917,16 @@ func ParseAuthRefreshResponse(rsp *http.Response) (*AuthRefreshResponse, error) 
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthRefreshResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
