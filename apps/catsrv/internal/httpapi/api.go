@@ -21,10 +21,13 @@ import (
 	"github.com/catsrv/catsrv/ports"
 )
 
-// Title and Version are what the OpenAPI document says the API is.
+// Title and Version are what the OpenAPI document says the API is;
+// License names its terms: the repository grants no license, so none is
+// claimed.
 const (
 	Title   = "catsrv"
 	Version = "0.2.0"
+	License = "Proprietary"
 )
 
 // AnalyticsPrefix is the path every analytics route starts with.
@@ -93,11 +96,15 @@ func New(d Deps) (huma.API, http.Handler) {
 	registerInteractions(api, s)
 	registerDashboard(mux, d.Dashboard)
 	registerAuth(mux, s.auth)
-	documentAuth(api)
 	c := newChatAPI(d.Chat, s)
 	registerChat(api, c)
 	registerConversations(api, c)
 	registerConfig(api, c)
+	documentHumaErrors(api) // of the operations above, which huma serves
+	documentAuth(api)
+	// The login flow's operations (start, callback, providers, refresh)
+	// need no credentials; documentAuth leaves that unsaid.
+	declarePublic(api.OpenAPI(), AuthPrefix)
 	pruneSchemas(api.OpenAPI())
 	warmOpenAPI(mux)
 	return api, observe(log, withCORS(s.auth.origins, mux))
@@ -127,6 +134,10 @@ func config() huma.Config {
 		"json":             huma.DefaultJSONFormat,
 	}
 	cfg.Info.Description = description
+	cfg.Info.License = &huma.License{Name: License}
+	// The server that serves the document: a relative URL, so clients
+	// resolve it against wherever they read the document from.
+	cfg.Servers = []*huma.Server{{URL: "/", Description: "The server that serves this document."}}
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		bearerScheme: {
 			Type:         "http",

@@ -557,6 +557,11 @@ type RenameRequest struct {
 	Name string `json:"name"`
 }
 
+// RequestError ValidationError when huma's validation of the parameters or body found problems, ErrorBody otherwise.
+type RequestError struct {
+	union json.RawMessage
+}
+
 // SearchHitBody defines model for SearchHitBody.
 type SearchHitBody struct {
 	// CreatedAt When the conversation started (UTC).
@@ -1096,6 +1101,68 @@ type RenameConversationJSONRequestBody = RenameRequest
 
 // PostLegacyChatJSONRequestBody defines body for PostLegacyChat for application/json ContentType.
 type PostLegacyChatJSONRequestBody = ChatRequest
+
+// AsValidationError returns the union data inside the RequestError as a ValidationError
+func (t RequestError) AsValidationError() (ValidationError, error) {
+	var body ValidationError
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromValidationError overwrites any union data inside the RequestError as the provided ValidationError
+func (t *RequestError) FromValidationError(v ValidationError) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeValidationError performs a merge with any union data inside the RequestError, using the provided ValidationError
+func (t *RequestError) MergeValidationError(v ValidationError) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsErrorBody returns the union data inside the RequestError as a ErrorBody
+func (t RequestError) AsErrorBody() (ErrorBody, error) {
+	var body ErrorBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromErrorBody overwrites any union data inside the RequestError as the provided ErrorBody
+func (t *RequestError) FromErrorBody(v ErrorBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeErrorBody performs a merge with any union data inside the RequestError, using the provided ErrorBody
+func (t *RequestError) MergeErrorBody(v ErrorBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t RequestError) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *RequestError) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -7541,14 +7608,22 @@ type PostAgentChatResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ChatResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *RequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ValidationError
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON502 the response for an HTTP 502 `application/json` response
@@ -7568,6 +7643,11 @@ func (r PostAgentChatResponse) GetJSON200() *ChatResponse {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostAgentChatResponse) GetJSON400() *RequestError {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r PostAgentChatResponse) GetJSON401() *ErrorBody {
 	return r.JSON401
@@ -7583,8 +7663,23 @@ func (r PostAgentChatResponse) GetJSON404() *ErrorBody {
 	return r.JSON404
 }
 
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PostAgentChatResponse) GetJSON408() *RequestError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostAgentChatResponse) GetJSON413() *RequestError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostAgentChatResponse) GetJSON415() *ValidationError {
+	return r.JSON415
+}
+
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r PostAgentChatResponse) GetJSON422() *ErrorBody {
+func (r PostAgentChatResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -7652,14 +7747,22 @@ type PostChatResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ChatResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *RequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ValidationError
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON502 the response for an HTTP 502 `application/json` response
@@ -7679,6 +7782,11 @@ func (r PostChatResponse) GetJSON200() *ChatResponse {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostChatResponse) GetJSON400() *RequestError {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r PostChatResponse) GetJSON401() *ErrorBody {
 	return r.JSON401
@@ -7694,8 +7802,23 @@ func (r PostChatResponse) GetJSON404() *ErrorBody {
 	return r.JSON404
 }
 
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PostChatResponse) GetJSON408() *RequestError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostChatResponse) GetJSON413() *RequestError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostChatResponse) GetJSON415() *ValidationError {
+	return r.JSON415
+}
+
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r PostChatResponse) GetJSON422() *ErrorBody {
+func (r PostChatResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -7770,7 +7893,7 @@ type GetConfigResponse struct {
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -7802,7 +7925,7 @@ func (r GetConfigResponse) GetJSON404() *ErrorBody {
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r GetConfigResponse) GetJSON422() *ErrorBody {
+func (r GetConfigResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -7860,14 +7983,22 @@ type SyncConfigResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ConfigResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *RequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ValidationError
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -7881,6 +8012,11 @@ type SyncConfigResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r SyncConfigResponse) GetJSON200() *ConfigResponse {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SyncConfigResponse) GetJSON400() *RequestError {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -7898,8 +8034,23 @@ func (r SyncConfigResponse) GetJSON404() *ErrorBody {
 	return r.JSON404
 }
 
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r SyncConfigResponse) GetJSON408() *RequestError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SyncConfigResponse) GetJSON413() *RequestError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r SyncConfigResponse) GetJSON415() *ValidationError {
+	return r.JSON415
+}
+
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r SyncConfigResponse) GetJSON422() *ErrorBody {
+func (r SyncConfigResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -7960,7 +8111,7 @@ type ListConversationsResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -7982,7 +8133,7 @@ func (r ListConversationsResponse) GetJSON401() *ErrorBody {
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r ListConversationsResponse) GetJSON422() *ErrorBody {
+func (r ListConversationsResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -8043,7 +8194,7 @@ type SearchConversationsResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -8065,7 +8216,7 @@ func (r SearchConversationsResponse) GetJSON401() *ErrorBody {
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r SearchConversationsResponse) GetJSON422() *ErrorBody {
+func (r SearchConversationsResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -8128,7 +8279,7 @@ type DeleteConversationResponse struct {
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -8155,7 +8306,7 @@ func (r DeleteConversationResponse) GetJSON404() *ErrorBody {
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r DeleteConversationResponse) GetJSON422() *ErrorBody {
+func (r DeleteConversationResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -8218,7 +8369,7 @@ type GetConversationResponse struct {
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -8245,7 +8396,7 @@ func (r GetConversationResponse) GetJSON404() *ErrorBody {
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r GetConversationResponse) GetJSON422() *ErrorBody {
+func (r GetConversationResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -8303,14 +8454,22 @@ type RenameConversationResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ConversationSummary
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *RequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ValidationError
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -8324,6 +8483,11 @@ type RenameConversationResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r RenameConversationResponse) GetJSON200() *ConversationSummary {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RenameConversationResponse) GetJSON400() *RequestError {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -8341,8 +8505,23 @@ func (r RenameConversationResponse) GetJSON404() *ErrorBody {
 	return r.JSON404
 }
 
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r RenameConversationResponse) GetJSON408() *RequestError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RenameConversationResponse) GetJSON413() *RequestError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RenameConversationResponse) GetJSON415() *ValidationError {
+	return r.JSON415
+}
+
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r RenameConversationResponse) GetJSON422() *ErrorBody {
+func (r RenameConversationResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -8400,14 +8579,22 @@ type PostLegacyChatResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ChatResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *RequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ValidationError
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON502 the response for an HTTP 502 `application/json` response
@@ -8427,6 +8614,11 @@ func (r PostLegacyChatResponse) GetJSON200() *ChatResponse {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostLegacyChatResponse) GetJSON400() *RequestError {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r PostLegacyChatResponse) GetJSON401() *ErrorBody {
 	return r.JSON401
@@ -8442,8 +8634,23 @@ func (r PostLegacyChatResponse) GetJSON404() *ErrorBody {
 	return r.JSON404
 }
 
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PostLegacyChatResponse) GetJSON408() *RequestError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostLegacyChatResponse) GetJSON413() *RequestError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostLegacyChatResponse) GetJSON415() *ValidationError {
+	return r.JSON415
+}
+
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r PostLegacyChatResponse) GetJSON422() *ErrorBody {
+func (r PostLegacyChatResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -8549,6 +8756,8 @@ type GetReadyzResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ReadyStatus
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ReadyStatus
 }
@@ -8556,6 +8765,11 @@ type GetReadyzResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetReadyzResponse) GetJSON200() *ReadyStatus {
 	return r.JSON200
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetReadyzResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -11272,6 +11486,13 @@ func ParsePostAgentChatResponse(rsp *http.Response) (*PostAgentChatResponse, err
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11293,8 +11514,29 @@ func ParsePostAgentChatResponse(rsp *http.Response) (*PostAgentChatResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11380,6 +11622,13 @@ func ParsePostChatResponse(rsp *http.Response) (*PostChatResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11401,8 +11650,29 @@ func ParsePostChatResponse(rsp *http.Response) (*PostChatResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11510,7 +11780,7 @@ func ParseGetConfigResponse(rsp *http.Response) (*GetConfigResponse, error) {
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11579,6 +11849,13 @@ func ParseSyncConfigResponse(rsp *http.Response) (*SyncConfigResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11600,8 +11877,29 @@ func ParseSyncConfigResponse(rsp *http.Response) (*SyncConfigResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11678,7 +11976,7 @@ func ParseListConversationsResponse(rsp *http.Response) (*ListConversationsRespo
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11755,7 +12053,7 @@ func ParseSearchConversationsResponse(rsp *http.Response) (*SearchConversationsR
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11842,7 +12140,7 @@ func ParseDeleteConversationResponse(rsp *http.Response) (*DeleteConversationRes
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11926,7 +12224,7 @@ func ParseGetConversationResponse(rsp *http.Response) (*GetConversationResponse,
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -11995,6 +12293,13 @@ func ParseRenameConversationResponse(rsp *http.Response) (*RenameConversationRes
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12016,8 +12321,29 @@ func ParseRenameConversationResponse(rsp *http.Response) (*RenameConversationRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12086,6 +12412,13 @@ func ParsePostLegacyChatResponse(rsp *http.Response) (*PostLegacyChatResponse, e
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12107,8 +12440,29 @@ func ParsePostLegacyChatResponse(rsp *http.Response) (*PostLegacyChatResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12226,6 +12580,13 @@ func ParseGetReadyzResponse(rsp *http.Response) (*GetReadyzResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ReadyStatus
