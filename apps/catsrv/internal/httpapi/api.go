@@ -22,8 +22,8 @@ import (
 )
 
 // Title and Version are what the OpenAPI document says the API is;
-// License names its terms: the repository grants no license, so none is
-// claimed.
+// License names its terms: "Proprietary", as the repository grants no
+// license.
 const (
 	Title   = "catsrv"
 	Version = "0.2.0"
