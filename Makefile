@@ -9,7 +9,7 @@ DB ?= sqlite:./data/catsrv.db
 ADDR ?= 127.0.0.1:8080
 DEMO_INTERACTIONS ?= 50000
 
-.PHONY: all build run test test-race fuzz lint vet generate bench bench-go clean tools web
+.PHONY: all build run test test-race fuzz lint lint-openapi vet generate bench bench-go clean tools web
 
 all: build
 
@@ -76,6 +76,16 @@ lint:
 		$(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION); \
 	fi
 	@PATH="$(GOBIN):$$PATH" golangci-lint run ./...
+
+# lint-openapi: Redocly's recommended rules over the OpenAPI document the
+# binary serves (docs/api.md, "Linting the document"). Needs Node.js and npm:
+# @redocly/cli is installed exactly as tools/openapi-lint/package-lock.json
+# pins it. CI runs it; `make test` does not need it.
+OPENAPI_LINT := tools/openapi-lint
+lint-openapi: build
+	./$(BIN) openapi > bin/openapi.json
+	cd $(OPENAPI_LINT) && npm ci --no-audit --no-fund --loglevel=error && \
+		./node_modules/.bin/redocly lint --config redocly.yaml ../../bin/openapi.json
 
 generate:
 	$(GO) generate ./...

@@ -21,10 +21,13 @@ import (
 	"github.com/catsrv/catsrv/ports"
 )
 
-// Title and Version are what the OpenAPI document says the API is.
+// Title and Version are what the OpenAPI document says the API is;
+// License names its terms: "Proprietary", as the repository grants no
+// license.
 const (
 	Title   = "catsrv"
 	Version = "0.2.0"
+	License = "Proprietary"
 )
 
 // AnalyticsPrefix is the path every analytics route starts with.
@@ -98,6 +101,10 @@ func New(d Deps) (huma.API, http.Handler) {
 	registerChat(api, c)
 	registerConversations(api, c)
 	registerConfig(api, c)
+	documentHumaErrors(api) // of the operations above, which huma serves
+	// The login flow's operations (start, callback, providers, refresh)
+	// need no credentials: they declare no security of their own.
+	declarePublic(api.OpenAPI(), AuthPrefix)
 	pruneSchemas(api.OpenAPI())
 	warmOpenAPI(mux)
 	return api, observe(log, withCORS(s.auth.origins.allowed, mux))
@@ -134,6 +141,10 @@ func config() huma.Config {
 		"json":             huma.DefaultJSONFormat,
 	}
 	cfg.Info.Description = description
+	cfg.Info.License = &huma.License{Name: License}
+	// The server that serves the document: a relative URL, so clients
+	// resolve it against wherever they read the document from.
+	cfg.Servers = []*huma.Server{{URL: "/", Description: "The server that serves this document."}}
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		bearerScheme: {
 			Type:         "http",

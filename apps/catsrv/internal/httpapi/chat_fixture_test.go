@@ -132,6 +132,8 @@ type chatEnv struct {
 	memory    *prefs.Service
 	clock     *tickingClock
 	dir       string
+	// rateLimit is the auth routes' rate limit (zero: the defaults).
+	rateLimit httpapi.RateLimit
 
 	mu sync.Mutex
 	h  http.Handler
@@ -197,7 +199,8 @@ func (e *chatEnv) restart(t *testing.T) {
 		Tokens: e.tokens, Logger: slog.New(slog.DiscardHandler),
 		Reporter: reporter.New(cats, e.log, e.log, e.clock),
 		Auth: &httpapi.AuthDeps{Sessions: e.sessions, Memory: e.memory, Cats: cats, DefaultCat: legacyCat,
-			Cookies: httpapi.CookiePolicy{SameSite: http.SameSiteLaxMode}, AllowedOrigins: []string{allowedOrigin}},
+			Cookies: httpapi.CookiePolicy{SameSite: http.SameSiteLaxMode}, AllowedOrigins: []string{allowedOrigin},
+			RateLimit: e.rateLimit},
 		Chat: &httpapi.ChatDeps{Service: svc, Config: cats, Memory: e.memory, DefaultCat: legacyCat,
 			AgentKeySet: func(cat string) bool { return cat == agentCat }},
 	})

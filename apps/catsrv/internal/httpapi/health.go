@@ -39,7 +39,9 @@ func registerHealth(api huma.API, s *server) {
 		Summary:     "Liveness",
 		Description: "Answers 200 while the process serves requests.",
 		Tags:        []string{tagHealth},
-		Responses:   errorResponses(api, http.StatusInternalServerError),
+		Security:    public,
+		// Declared, or huma would add a default response of its own.
+		Responses: documentErrors(api, humaErrors, http.StatusInternalServerError),
 	}, func(context.Context, *struct{}) (*body[HealthStatus], error) {
 		return &body[HealthStatus]{HealthStatus{Status: "ok"}}, nil
 	})
@@ -52,6 +54,7 @@ func registerHealth(api huma.API, s *server) {
 		Summary:     "Readiness",
 		Description: "Answers 200 when the database is reachable and migrated, 503 otherwise.",
 		Tags:        []string{tagHealth},
+		Security:    public,
 		Responses: map[string]*huma.Response{
 			"503": {
 				Description: "Not ready.",

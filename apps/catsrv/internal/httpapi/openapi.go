@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 )
@@ -21,51 +22,172 @@ const (
 // cannot know.
 var security = []map[string][]string{{bearerScheme: {}}, {}}
 
-// errorResponses documents the error responses an operation can give.
-// Describing 500 as analytics errors is right for every route but /healthz,
-// whose only 500 is a recovered panic (ErrorBody all the same). They
-// are declared here rather than through huma's Operation.Errors, whose
-// schema would be whatever huma.NewError happens to return when the route is
-// registered.
+// public is the security of operations anyone may call: an empty list,
+// written "security: []", so that the document says they need nothing
+// rather than leaving it unsaid.
+var public = []map[string][]string{}
+
+// errorShape is which body an error response has.
+type errorShape int
+
+const (
+	// plainError is ErrorBody, the application error body of spec §7.
+	plainError errorShape = iota
+	// invalidRequest is ValidationError: what huma's validation of the
+	// parameters and the body found.
+	invalidRequest
+	// eitherError is RequestError, one of the two: ValidationError when
+	// huma's validation found problems, ErrorBody otherwise.
+	eitherError
+)
+
+// errorDoc documents one error status of a family of operations.
+type errorDoc struct {
+	description string
+	shape       errorShape
+}
+
+// requestError names the schema that is ValidationError or ErrorBody.
+const requestError = "RequestError"
+
+// analyticsErrors are the error responses of the analytics routes.
+var analyticsErrors = map[int]errorDoc{
+	http.StatusUnauthorized: {"The CAT is not public and the request has no valid bearer token.", plainError},
+	http.StatusForbidden:    {"The bearer token is valid but its role is not admin.", plainError},
+	http.StatusUnprocessableEntity: {"A parameter is missing or invalid, or the query string is malformed; " +
+		"the body lists each problem.", invalidRequest},
+	http.StatusInternalServerError: {"Error " + AnalyticsErrorCode + ": the CAT is not configured, a date is not YYYY-MM-DD, " +
+		"startDate is not before endDate, or the analytics store failed.", plainError},
+	http.StatusServiceUnavailable: {"Error " + AnalyticsErrorCode + ": the database is unreachable for now; " +
+		"try again after Retry-After seconds.", plainError},
+}
+
+// humaErrors are the answers huma gives before a handler runs, from its
+// validation of the request, and the 500 of a handler that panicked
+// (documentHumaErrors).
+var humaErrors = map[int]errorDoc{
+	http.StatusBadRequest: {"The body is not valid JSON (ValidationError located at body), " +
+		"or there is none (ErrorBody).", eitherError},
+	http.StatusRequestTimeout: {"The body did not arrive within 5 seconds " +
+		"(ErrorBody; ValidationError when a parameter is invalid too).", eitherError},
+	http.StatusRequestEntityTooLarge: {"The body is larger than the operation accepts " +
+		"(ErrorBody; ValidationError when a parameter is invalid too).", eitherError},
+	http.StatusUnsupportedMediaType: {"The body's Content-Type is not application/json.", invalidRequest},
+	http.StatusUnprocessableEntity:  {"A parameter or the body breaks the schema; the body lists each problem.", invalidRequest},
+	http.StatusInternalServerError:  {"The server failed; the cause is logged, not shown.", plainError},
+}
+
+// errorResponses documents the error responses of an analytics route.
 func errorResponses(api huma.API, statuses ...int) map[string]*huma.Response {
-	registry := api.OpenAPI().Components.Schemas
-	errBody := registry.Schema(reflect.TypeFor[ErrorBody](), true, "ErrorBody")
-	invalid := registry.Schema(reflect.TypeFor[ValidationError](), true, "ValidationError")
-	descriptions := map[int]string{
-		http.StatusUnauthorized:        "The CAT is not public and the request has no valid bearer token.",
-		http.StatusForbidden:           "The bearer token is valid but its role is not admin.",
-		http.StatusUnprocessableEntity: "A parameter is missing or invalid; the body lists each problem.",
-		http.StatusInternalServerError: "Error " + AnalyticsErrorCode + ": the CAT is not configured, a date is not YYYY-MM-DD, " +
-			"startDate is not before endDate, or the analytics store failed.",
-		http.StatusServiceUnavailable: "Error " + AnalyticsErrorCode + ": the database is unreachable for now; try again after Retry-After seconds.",
-	}
-	out := make(map[string]*huma.Response, len(statuses))
+	return documentErrors(api, analyticsErrors, statuses...)
+}
+
+// documentErrors documents error statuses by a family's table; a status
+// the table lacks is described as huma's (humaErrors). The error
+// responses are declared here rather than through huma's
+// Operation.Errors, whose schema would be whatever huma.NewError happens
+// to return when the route is registered.
+func documentErrors(api huma.API, table map[int]errorDoc, statuses ...int) map[string]*huma.Response {
+	out := make(map[string]*huma.Response, len(statuses)+1) // huma adds the 2xx
 	for _, status := range statuses {
-		schema := errBody
-		if status == http.StatusUnprocessableEntity {
-			schema = invalid
+		d, ok := table[status]
+		if !ok {
+			d = humaErrors[status]
 		}
-		r := &huma.Response{
-			Description: descriptions[status],
-			Content:     map[string]*huma.MediaType{"application/json": {Schema: schema}},
+		out[strconv.Itoa(status)] = &huma.Response{
+			Description: d.description,
+			Headers:     errorHeaders(status),
+			Content:     map[string]*huma.MediaType{"application/json": {Schema: errorSchema(api, d.shape)}},
 		}
-		switch status {
-		case http.StatusUnauthorized:
-			r.Headers = map[string]*huma.Header{
-				"WWW-Authenticate": {Description: "Always Bearer.", Schema: &huma.Schema{Type: huma.TypeString}},
-			}
-		case http.StatusServiceUnavailable:
-			r.Headers = map[string]*huma.Header{
-				"Retry-After": {Description: "Seconds to wait before trying again.", Schema: &huma.Schema{Type: huma.TypeInteger}},
-			}
-		}
-		out[strconv.Itoa(status)] = r
 	}
 	return out
 }
 
+// errorHeaders are the headers that go with an error status: the scheme a
+// 401 asks for, and when to try again after a 429 or a 503
+// (failureHeaders).
+func errorHeaders(status int) map[string]*huma.Header {
+	switch status {
+	case http.StatusUnauthorized:
+		return map[string]*huma.Header{
+			"WWW-Authenticate": {Description: "Always Bearer.", Schema: &huma.Schema{Type: huma.TypeString}},
+		}
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		return map[string]*huma.Header{
+			"Retry-After": {Description: "Seconds to wait before trying again, when the failure is expected to pass.",
+				Schema: &huma.Schema{Type: huma.TypeInteger}},
+		}
+	}
+	return nil
+}
+
+// errorSchema is the schema of an error body of the given shape,
+// registering the components it refers to.
+func errorSchema(api huma.API, s errorShape) *huma.Schema {
+	registry := api.OpenAPI().Components.Schemas
+	errBody := registry.Schema(reflect.TypeFor[ErrorBody](), true, "ErrorBody")
+	invalid := registry.Schema(reflect.TypeFor[ValidationError](), true, "ValidationError")
+	switch s {
+	case invalidRequest:
+		return invalid
+	case eitherError:
+		registry.Map()[requestError] = &huma.Schema{
+			Description: "ValidationError when huma's validation of the parameters or body found problems, ErrorBody otherwise.",
+			OneOf:       []*huma.Schema{invalid, errBody},
+		}
+		return &huma.Schema{Ref: schemaRefPrefix + requestError}
+	}
+	return errBody
+}
+
+// schemaRefPrefix starts a reference to a component schema.
+const schemaRefPrefix = "#/components/schemas/"
+
+// documentHumaErrors adds to every operation registered so far the error
+// responses huma gives before its handler runs, where the operation does
+// not document the status already: 400, 408, 413, 415 and 422 when it
+// takes a body, 422 when it takes parameters, and everywhere the 500 of a
+// handler that panicked.
+func documentHumaErrors(api huma.API) {
+	for _, item := range api.OpenAPI().Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Put, item.Post, item.Delete, item.Patch} {
+			if op == nil {
+				continue
+			}
+			var statuses []int
+			if op.RequestBody != nil {
+				statuses = append(statuses, http.StatusBadRequest, http.StatusRequestTimeout, http.StatusRequestEntityTooLarge,
+					http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
+			} else if len(op.Parameters) > 0 {
+				statuses = append(statuses, http.StatusUnprocessableEntity)
+			}
+			statuses = append(statuses, http.StatusInternalServerError)
+			for status, r := range documentErrors(api, humaErrors, statuses...) {
+				if _, ok := op.Responses[status]; !ok {
+					op.Responses[status] = r
+				}
+			}
+		}
+	}
+}
+
+// declarePublic gives "security: []" to the operations under prefix that
+// declare no security, saying that they need none.
+func declarePublic(oapi *huma.OpenAPI, prefix string) {
+	for path, item := range oapi.Paths {
+		if !strings.HasPrefix(path, prefix) {
+			continue
+		}
+		for _, op := range []*huma.Operation{item.Get, item.Put, item.Post, item.Delete, item.Patch} {
+			if op != nil && op.Security == nil {
+				op.Security = public
+			}
+		}
+	}
+}
+
 // schemaRef matches a reference to a component schema in marshalled JSON.
-var schemaRef = regexp.MustCompile(`"\$ref":"#/components/schemas/([^"]+)"`)
+var schemaRef = regexp.MustCompile(`"\$ref":"` + schemaRefPrefix + `([^"]+)"`)
 
 // pruneSchemas removes the component schemas no operation refers to. huma
 // registers the type huma.NewError returns at the time each route is

@@ -557,6 +557,11 @@ type RenameRequest struct {
 	Name string `json:"name"`
 }
 
+// RequestError ValidationError when huma's validation of the parameters or body found problems, ErrorBody otherwise.
+type RequestError struct {
+	union json.RawMessage
+}
+
 // SearchHitBody defines model for SearchHitBody.
 type SearchHitBody struct {
 	// CreatedAt When the conversation started (UTC).
@@ -1114,6 +1119,68 @@ type RenameConversationJSONRequestBody = RenameRequest
 
 // PostLegacyChatJSONRequestBody defines body for PostLegacyChat for application/json ContentType.
 type PostLegacyChatJSONRequestBody = ChatRequest
+
+// AsValidationError returns the union data inside the RequestError as a ValidationError
+func (t RequestError) AsValidationError() (ValidationError, error) {
+	var body ValidationError
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromValidationError overwrites any union data inside the RequestError as the provided ValidationError
+func (t *RequestError) FromValidationError(v ValidationError) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeValidationError performs a merge with any union data inside the RequestError, using the provided ValidationError
+func (t *RequestError) MergeValidationError(v ValidationError) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsErrorBody returns the union data inside the RequestError as a ErrorBody
+func (t RequestError) AsErrorBody() (ErrorBody, error) {
+	var body ErrorBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromErrorBody overwrites any union data inside the RequestError as the provided ErrorBody
+func (t *RequestError) FromErrorBody(v ErrorBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeErrorBody performs a merge with any union data inside the RequestError, using the provided ErrorBody
+func (t *RequestError) MergeErrorBody(v ErrorBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t RequestError) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *RequestError) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -6568,8 +6635,14 @@ type AuthLogoutResponse struct {
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *ErrorBody
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ValidationError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -6606,9 +6679,24 @@ func (r AuthLogoutResponse) GetJSON403() *ErrorBody {
 	return r.JSON403
 }
 
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r AuthLogoutResponse) GetJSON408() *RequestError {
+	return r.JSON408
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r AuthLogoutResponse) GetJSON413() *ErrorBody {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AuthLogoutResponse) GetJSON415() *ValidationError {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AuthLogoutResponse) GetJSON422() *ValidationError {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -6829,12 +6917,18 @@ type AuthUpdateMemoryResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MemoryResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *RequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *ErrorBody
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ValidationError
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -6852,6 +6946,11 @@ func (r AuthUpdateMemoryResponse) GetJSON200() *MemoryResponse {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AuthUpdateMemoryResponse) GetJSON400() *RequestError {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r AuthUpdateMemoryResponse) GetJSON401() *ErrorBody {
 	return r.JSON401
@@ -6862,9 +6961,19 @@ func (r AuthUpdateMemoryResponse) GetJSON403() *ErrorBody {
 	return r.JSON403
 }
 
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r AuthUpdateMemoryResponse) GetJSON408() *RequestError {
+	return r.JSON408
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r AuthUpdateMemoryResponse) GetJSON413() *ErrorBody {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AuthUpdateMemoryResponse) GetJSON415() *ValidationError {
+	return r.JSON415
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -6937,6 +7046,8 @@ type AuthStartProviderAResponse struct {
 	JSON403 *ErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -6969,6 +7080,11 @@ func (r AuthStartProviderAResponse) GetJSON403() *ErrorBody {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AuthStartProviderAResponse) GetJSON404() *ErrorBody {
 	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AuthStartProviderAResponse) GetJSON422() *ValidationError {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -7069,6 +7185,8 @@ type AuthCallbackProviderAResponse struct {
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -7111,6 +7229,11 @@ func (r AuthCallbackProviderAResponse) GetJSON401() *ErrorBody {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r AuthCallbackProviderAResponse) GetJSON403() *ErrorBody {
 	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AuthCallbackProviderAResponse) GetJSON422() *ValidationError {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -7183,6 +7306,8 @@ type AuthStartProviderBResponse struct {
 	JSON403 *ErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -7215,6 +7340,11 @@ func (r AuthStartProviderBResponse) GetJSON403() *ErrorBody {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AuthStartProviderBResponse) GetJSON404() *ErrorBody {
 	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AuthStartProviderBResponse) GetJSON422() *ValidationError {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -7315,6 +7445,8 @@ type AuthCallbackProviderBResponse struct {
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -7357,6 +7489,11 @@ func (r AuthCallbackProviderBResponse) GetJSON401() *ErrorBody {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r AuthCallbackProviderBResponse) GetJSON403() *ErrorBody {
 	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AuthCallbackProviderBResponse) GetJSON422() *ValidationError {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -7429,6 +7566,8 @@ type AuthStartProviderCResponse struct {
 	JSON403 *ErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -7461,6 +7600,11 @@ func (r AuthStartProviderCResponse) GetJSON403() *ErrorBody {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AuthStartProviderCResponse) GetJSON404() *ErrorBody {
 	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AuthStartProviderCResponse) GetJSON422() *ValidationError {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -7561,6 +7705,8 @@ type AuthCallbackProviderCResponse struct {
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -7603,6 +7749,11 @@ func (r AuthCallbackProviderCResponse) GetJSON401() *ErrorBody {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r AuthCallbackProviderCResponse) GetJSON403() *ErrorBody {
 	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AuthCallbackProviderCResponse) GetJSON422() *ValidationError {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -7663,6 +7814,8 @@ type AuthProvidersResponse struct {
 	JSON400 *ErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -7684,6 +7837,11 @@ func (r AuthProvidersResponse) GetJSON400() *ErrorBody {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AuthProvidersResponse) GetJSON404() *ErrorBody {
 	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AuthProvidersResponse) GetJSON422() *ValidationError {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7757,8 +7915,14 @@ type AuthRefreshResponse struct {
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *ErrorBody
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ValidationError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -7795,9 +7959,24 @@ func (r AuthRefreshResponse) GetJSON403() *ErrorBody {
 	return r.JSON403
 }
 
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r AuthRefreshResponse) GetJSON408() *RequestError {
+	return r.JSON408
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r AuthRefreshResponse) GetJSON413() *ErrorBody {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AuthRefreshResponse) GetJSON415() *ValidationError {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AuthRefreshResponse) GetJSON422() *ValidationError {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -7859,14 +8038,22 @@ type PostAgentChatResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ChatResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *RequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ValidationError
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON502 the response for an HTTP 502 `application/json` response
@@ -7886,6 +8073,11 @@ func (r PostAgentChatResponse) GetJSON200() *ChatResponse {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostAgentChatResponse) GetJSON400() *RequestError {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r PostAgentChatResponse) GetJSON401() *ErrorBody {
 	return r.JSON401
@@ -7901,8 +8093,23 @@ func (r PostAgentChatResponse) GetJSON404() *ErrorBody {
 	return r.JSON404
 }
 
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PostAgentChatResponse) GetJSON408() *RequestError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostAgentChatResponse) GetJSON413() *RequestError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostAgentChatResponse) GetJSON415() *ValidationError {
+	return r.JSON415
+}
+
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r PostAgentChatResponse) GetJSON422() *ErrorBody {
+func (r PostAgentChatResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -7970,14 +8177,22 @@ type PostChatResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ChatResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *RequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ValidationError
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON502 the response for an HTTP 502 `application/json` response
@@ -7997,6 +8212,11 @@ func (r PostChatResponse) GetJSON200() *ChatResponse {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostChatResponse) GetJSON400() *RequestError {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r PostChatResponse) GetJSON401() *ErrorBody {
 	return r.JSON401
@@ -8012,8 +8232,23 @@ func (r PostChatResponse) GetJSON404() *ErrorBody {
 	return r.JSON404
 }
 
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PostChatResponse) GetJSON408() *RequestError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostChatResponse) GetJSON413() *RequestError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostChatResponse) GetJSON415() *ValidationError {
+	return r.JSON415
+}
+
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r PostChatResponse) GetJSON422() *ErrorBody {
+func (r PostChatResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -8088,7 +8323,7 @@ type GetConfigResponse struct {
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -8120,7 +8355,7 @@ func (r GetConfigResponse) GetJSON404() *ErrorBody {
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r GetConfigResponse) GetJSON422() *ErrorBody {
+func (r GetConfigResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -8178,14 +8413,22 @@ type SyncConfigResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ConfigResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *RequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ValidationError
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -8199,6 +8442,11 @@ type SyncConfigResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r SyncConfigResponse) GetJSON200() *ConfigResponse {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SyncConfigResponse) GetJSON400() *RequestError {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -8216,8 +8464,23 @@ func (r SyncConfigResponse) GetJSON404() *ErrorBody {
 	return r.JSON404
 }
 
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r SyncConfigResponse) GetJSON408() *RequestError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SyncConfigResponse) GetJSON413() *RequestError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r SyncConfigResponse) GetJSON415() *ValidationError {
+	return r.JSON415
+}
+
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r SyncConfigResponse) GetJSON422() *ErrorBody {
+func (r SyncConfigResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -8278,7 +8541,7 @@ type ListConversationsResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -8300,7 +8563,7 @@ func (r ListConversationsResponse) GetJSON401() *ErrorBody {
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r ListConversationsResponse) GetJSON422() *ErrorBody {
+func (r ListConversationsResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -8361,7 +8624,7 @@ type SearchConversationsResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -8383,7 +8646,7 @@ func (r SearchConversationsResponse) GetJSON401() *ErrorBody {
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r SearchConversationsResponse) GetJSON422() *ErrorBody {
+func (r SearchConversationsResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -8446,7 +8709,7 @@ type DeleteConversationResponse struct {
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -8473,7 +8736,7 @@ func (r DeleteConversationResponse) GetJSON404() *ErrorBody {
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r DeleteConversationResponse) GetJSON422() *ErrorBody {
+func (r DeleteConversationResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -8536,7 +8799,7 @@ type GetConversationResponse struct {
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -8563,7 +8826,7 @@ func (r GetConversationResponse) GetJSON404() *ErrorBody {
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r GetConversationResponse) GetJSON422() *ErrorBody {
+func (r GetConversationResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -8621,14 +8884,22 @@ type RenameConversationResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ConversationSummary
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *RequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ValidationError
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -8642,6 +8913,11 @@ type RenameConversationResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r RenameConversationResponse) GetJSON200() *ConversationSummary {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RenameConversationResponse) GetJSON400() *RequestError {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -8659,8 +8935,23 @@ func (r RenameConversationResponse) GetJSON404() *ErrorBody {
 	return r.JSON404
 }
 
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r RenameConversationResponse) GetJSON408() *RequestError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RenameConversationResponse) GetJSON413() *RequestError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RenameConversationResponse) GetJSON415() *ValidationError {
+	return r.JSON415
+}
+
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r RenameConversationResponse) GetJSON422() *ErrorBody {
+func (r RenameConversationResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -8718,14 +9009,22 @@ type PostLegacyChatResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ChatResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *RequestError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ValidationError
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *ErrorBody
+	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON502 the response for an HTTP 502 `application/json` response
@@ -8745,6 +9044,11 @@ func (r PostLegacyChatResponse) GetJSON200() *ChatResponse {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostLegacyChatResponse) GetJSON400() *RequestError {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r PostLegacyChatResponse) GetJSON401() *ErrorBody {
 	return r.JSON401
@@ -8760,8 +9064,23 @@ func (r PostLegacyChatResponse) GetJSON404() *ErrorBody {
 	return r.JSON404
 }
 
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PostLegacyChatResponse) GetJSON408() *RequestError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostLegacyChatResponse) GetJSON413() *RequestError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostLegacyChatResponse) GetJSON415() *ValidationError {
+	return r.JSON415
+}
+
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r PostLegacyChatResponse) GetJSON422() *ErrorBody {
+func (r PostLegacyChatResponse) GetJSON422() *RequestError {
 	return r.JSON422
 }
 
@@ -8867,6 +9186,8 @@ type GetReadyzResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ReadyStatus
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ReadyStatus
 }
@@ -8874,6 +9195,11 @@ type GetReadyzResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetReadyzResponse) GetJSON200() *ReadyStatus {
 	return r.JSON200
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetReadyzResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -10598,12 +10924,33 @@ func ParseAuthLogoutResponse(rsp *http.Response) (*AuthLogoutResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest ErrorBody
@@ -10842,6 +11189,13 @@ func ParseAuthUpdateMemoryResponse(rsp *http.Response) (*AuthUpdateMemoryRespons
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10856,12 +11210,26 @@ func ParseAuthUpdateMemoryResponse(rsp *http.Response) (*AuthUpdateMemoryRespons
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest ErrorBody
@@ -10953,6 +11321,13 @@ func ParseAuthStartProviderAResponse(rsp *http.Response) (*AuthStartProviderARes
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest ErrorBody
@@ -11057,6 +11432,13 @@ func ParseAuthCallbackProviderAResponse(rsp *http.Response) (*AuthCallbackProvid
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest ErrorBody
@@ -11230,6 +11612,13 @@ func ParseAuthStartProviderBResponse(rsp *http.Response) (*AuthStartProviderBRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11333,6 +11722,13 @@ func ParseAuthCallbackProviderBResponse(rsp *http.Response) (*AuthCallbackProvid
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest ErrorBody
@@ -11506,6 +11902,13 @@ func ParseAuthStartProviderCResponse(rsp *http.Response) (*AuthStartProviderCRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11609,6 +12012,13 @@ func ParseAuthCallbackProviderCResponse(rsp *http.Response) (*AuthCallbackProvid
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest ErrorBody
@@ -11775,6 +12185,13 @@ func ParseAuthProvidersResponse(rsp *http.Response) (*AuthProvidersResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11849,12 +12266,33 @@ func ParseAuthRefreshResponse(rsp *http.Response) (*AuthRefreshResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest ErrorBody
@@ -11953,6 +12391,13 @@ func ParsePostAgentChatResponse(rsp *http.Response) (*PostAgentChatResponse, err
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11974,8 +12419,29 @@ func ParsePostAgentChatResponse(rsp *http.Response) (*PostAgentChatResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12061,6 +12527,13 @@ func ParsePostChatResponse(rsp *http.Response) (*PostChatResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12082,8 +12555,29 @@ func ParsePostChatResponse(rsp *http.Response) (*PostChatResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12191,7 +12685,7 @@ func ParseGetConfigResponse(rsp *http.Response) (*GetConfigResponse, error) {
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12260,6 +12754,13 @@ func ParseSyncConfigResponse(rsp *http.Response) (*SyncConfigResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12281,8 +12782,29 @@ func ParseSyncConfigResponse(rsp *http.Response) (*SyncConfigResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12359,7 +12881,7 @@ func ParseListConversationsResponse(rsp *http.Response) (*ListConversationsRespo
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12436,7 +12958,7 @@ func ParseSearchConversationsResponse(rsp *http.Response) (*SearchConversationsR
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12523,7 +13045,7 @@ func ParseDeleteConversationResponse(rsp *http.Response) (*DeleteConversationRes
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12607,7 +13129,7 @@ func ParseGetConversationResponse(rsp *http.Response) (*GetConversationResponse,
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12676,6 +13198,13 @@ func ParseRenameConversationResponse(rsp *http.Response) (*RenameConversationRes
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12697,8 +13226,29 @@ func ParseRenameConversationResponse(rsp *http.Response) (*RenameConversationRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12767,6 +13317,13 @@ func ParsePostLegacyChatResponse(rsp *http.Response) (*PostLegacyChatResponse, e
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12788,8 +13345,29 @@ func ParsePostLegacyChatResponse(rsp *http.Response) (*PostLegacyChatResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest ErrorBody
+		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12907,6 +13485,13 @@ func ParseGetReadyzResponse(rsp *http.Response) (*GetReadyzResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest ReadyStatus
