@@ -39,7 +39,8 @@ run: build
 	exec ./$(BIN) serve --config $(CONFIG_DIR) --db $(DB) --addr $(ADDR)
 
 # test: every test. PostgreSQL tests run when CATSRV_TEST_POSTGRES_DSN is set
-# (and fail instead of skipping when CI=true and it is not).
+# (and fail instead of skipping when CI=true and it is not); the TypeScript
+# client test when node and npm are found (it runs npm ci in tools/tsclient).
 test:
 	$(GO) test -count=1 ./...
 
