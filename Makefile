@@ -106,10 +106,10 @@ bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./core/analytics/ ./core/auth/tokens/ ./adapters/colindex/ | tee bin/bench-go.raw
 	$(GO) run golang.org/x/perf/cmd/benchstat@latest bin/bench-go.raw | tee bin/bench-go.txt
 
-# web: rebuild the admin dashboard (web/dist, committed and embedded in the
-# binary) from web/src. Needs Node.js and npm; nothing else does.
+# web: rebuild the admin dashboard (apps/catsrv/web/dist, committed and
+# embedded in the binary) from apps/catsrv/web/src. Needs Node.js and npm; nothing else does.
 web:
-	cd web && npm ci --no-audit --no-fund && npm run build
+	cd apps/catsrv/web && npm ci --no-audit --no-fund && npm run build
 
 clean:
 	rm -rf bin data

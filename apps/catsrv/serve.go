@@ -22,7 +22,7 @@ import (
 	"github.com/catsrv/catsrv/core/catconfig/overlay"
 	"github.com/catsrv/catsrv/core/chat/service"
 	"github.com/catsrv/catsrv/ports"
-	"github.com/catsrv/catsrv/web"
+	"github.com/catsrv/catsrv/apps/catsrv/web"
 )
 
 // shutdownGrace is how long in-flight requests get after SIGTERM.

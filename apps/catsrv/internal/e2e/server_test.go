@@ -25,7 +25,7 @@ import (
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/auth/tokens"
 	"github.com/catsrv/catsrv/core/catconfig"
-	"github.com/catsrv/catsrv/web"
+	"github.com/catsrv/catsrv/apps/catsrv/web"
 )
 
 const secret = "e2e-secret-of-at-least-32-bytes-for-hs256"

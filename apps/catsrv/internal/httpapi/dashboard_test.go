@@ -8,7 +8,7 @@ import (
 
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/ports"
-	"github.com/catsrv/catsrv/web"
+	"github.com/catsrv/catsrv/apps/catsrv/web"
 )
 
 // withDashboard serves the built page.

@@ -1,6 +1,7 @@
-// Package web holds the admin dashboard's built assets (web/dist), embedded
-// in the binary so that serving the page needs neither npm nor network.
-// The sources are in web/src; `make web` rebuilds dist, which is committed.
+// Package web holds the admin dashboard's built assets (apps/catsrv/web/dist),
+// embedded in the binary so that serving the page needs neither npm nor
+// network. The sources are in apps/catsrv/web/src; `make web` rebuilds dist,
+// which is committed.
 package web
 
 import (
