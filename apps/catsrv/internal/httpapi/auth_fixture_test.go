@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
+
 	"github.com/catsrv/catsrv/adapters/clock"
 	"github.com/catsrv/catsrv/adapters/identity"
 	"github.com/catsrv/catsrv/adapters/memstore"
@@ -31,7 +33,7 @@ const (
 	refusedOrigin  = "https://evil.example.net"
 	postLoginURL   = "/welcome"
 	disabledCat    = "locked"
-	authPrefix     = httpapi.AuthPrefix
+	authPrefix     = authapi.Prefix
 	stateCookieFor = "catsrv_login_"
 )
 
@@ -45,7 +47,7 @@ type authEnv struct {
 	idps   map[string]*fakeIDP
 }
 
-type authOption func(*httpapi.AuthDeps)
+type authOption func(*authapi.Deps)
 
 func newAuthEnv(t *testing.T, opts ...authOption) *authEnv {
 	t.Helper()
@@ -92,7 +94,7 @@ func newAuthEnv(t *testing.T, opts ...authOption) *authEnv {
 		}
 		providers[p] = prov
 	}
-	deps := &httpapi.AuthDeps{
+	deps := &authapi.Deps{
 		Sessions: session.New(session.Deps{Tokens: e.tokens, Users: e.store, Refresh: e.store, Revocations: e.store,
 			Audit: e.store, Cats: cats, Clock: e.clock, RefreshLifetime: 24 * time.Hour}),
 		States:         session.NewStateSealer([]byte(testSecret), e.clock),
@@ -100,7 +102,7 @@ func newAuthEnv(t *testing.T, opts ...authOption) *authEnv {
 		Cats:           cats,
 		Providers:      providers,
 		DefaultCat:     authCat,
-		Cookies:        httpapi.CookiePolicy{SameSite: http.SameSiteLaxMode},
+		Cookies:        authapi.CookiePolicy{SameSite: http.SameSiteLaxMode},
 		AllowedOrigins: []string{allowedOrigin},
 		PostLoginURL:   postLoginURL,
 	}

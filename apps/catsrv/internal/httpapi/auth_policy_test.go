@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
+
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/core/auth"
 )
@@ -50,7 +52,7 @@ func TestCORS(t *testing.T) {
 		}
 	})
 	t.Run("no wildcard even if configured", func(t *testing.T) {
-		e := newAuthEnv(t, func(d *httpapi.AuthDeps) { d.AllowedOrigins = []string{"*"} })
+		e := newAuthEnv(t, func(d *authapi.Deps) { d.AllowedOrigins = []string{"*"} })
 		r := anon(t, e).do(http.MethodOptions, authPrefix+"/memory", "", "Origin", refusedOrigin, "Access-Control-Request-Method", "POST")
 		if r.status != http.StatusForbidden || r.header.Get("Access-Control-Allow-Origin") != "" {
 			t.Fatalf("status %d, headers %v", r.status, r.header)
@@ -112,7 +114,7 @@ func TestCSRF(t *testing.T) {
 // is the server's own, whatever scheme or port the connection has.
 func TestCSRFBehindAProxy(t *testing.T) {
 	const public = "https://cat.example.com"
-	e := newAuthEnv(t, func(d *httpapi.AuthDeps) { d.PublicOrigin = public + ":443" })
+	e := newAuthEnv(t, func(d *authapi.Deps) { d.PublicOrigin = public + ":443" })
 	b := e.browser(t)
 	b.login(auth.ProviderA)
 	access := b.cookie("catsrv_access", "/")
@@ -161,7 +163,7 @@ func mustAtoi(t *testing.T, s string) int {
 }
 
 func TestProviderSwitches(t *testing.T) {
-	e := newAuthEnv(t, func(d *httpapi.AuthDeps) { delete(d.Providers, auth.ProviderC) })
+	e := newAuthEnv(t, func(d *authapi.Deps) { delete(d.Providers, auth.ProviderC) })
 	b := e.browser(t)
 	cases := []struct {
 		name, path string

@@ -4,13 +4,14 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
+
 	"github.com/catsrv/catsrv/core/auth"
 	"github.com/catsrv/catsrv/ports"
 )
 
 func TestProvidersListsOnlyUsableOnes(t *testing.T) {
-	withoutC := func(d *httpapi.AuthDeps) {
+	withoutC := func(d *authapi.Deps) {
 		kept := map[string]ports.IdentityProvider{}
 		for name, p := range d.Providers {
 			if name != auth.ProviderC {

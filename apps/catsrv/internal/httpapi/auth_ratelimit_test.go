@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
+
 	"github.com/catsrv/catsrv/adapters/clock"
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/core/auth"
 )
 
@@ -23,8 +25,8 @@ import (
 func limitedEnv(t *testing.T, perSecond float64, burst int) (*authEnv, *clock.Fixed) {
 	t.Helper()
 	lc := clock.NewFixed(now)
-	e := newAuthEnv(t, func(d *httpapi.AuthDeps) {
-		d.RateLimit = httpapi.RateLimit{PerSecond: perSecond, Burst: burst, Clock: lc}
+	e := newAuthEnv(t, func(d *authapi.Deps) {
+		d.RateLimit = authapi.RateLimit{PerSecond: perSecond, Burst: burst, Clock: lc}
 	})
 	return e, lc
 }
@@ -46,7 +48,7 @@ func (e *authEnv) browserFrom(t *testing.T, ip string) *browser {
 type limitedReply struct {
 	status     int
 	retryAfter string
-	body       httpapi.ErrorBody
+	body       base.ErrorBody
 	err        error
 }
 

@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
+
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/core/auth"
 )
 
@@ -165,9 +166,9 @@ func TestCookieFlags(t *testing.T) {
 		sameSite   http.SameSite
 		sameSiteIn string
 	}{
-		{"default Lax, Secure", func(*httpapi.AuthDeps) {}, true, http.SameSiteLaxMode, "Lax"},
-		{"Strict", func(d *httpapi.AuthDeps) { d.Cookies.SameSite = http.SameSiteStrictMode }, true, http.SameSiteStrictMode, "Strict"},
-		{"insecure localhost development", func(d *httpapi.AuthDeps) { d.Cookies.Insecure = true }, false, http.SameSiteLaxMode, "Lax"},
+		{"default Lax, Secure", func(*authapi.Deps) {}, true, http.SameSiteLaxMode, "Lax"},
+		{"Strict", func(d *authapi.Deps) { d.Cookies.SameSite = http.SameSiteStrictMode }, true, http.SameSiteStrictMode, "Strict"},
+		{"insecure localhost development", func(d *authapi.Deps) { d.Cookies.Insecure = true }, false, http.SameSiteLaxMode, "Lax"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

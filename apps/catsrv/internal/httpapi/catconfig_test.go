@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/analyticsapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
 )
 
 func TestConfigGetAndSync(t *testing.T) {
@@ -16,7 +18,7 @@ func TestConfigGetAndSync(t *testing.T) {
 	t.Run("get shows the effective configuration and secret presence", func(t *testing.T) {
 		for cat, key := range map[string]string{agentCat: "set", legacyCat: "unset"} {
 			r := e.call(t, http.MethodGet, chatPath+"/config?catname="+cat, admin, nil)
-			var c httpapi.ConfigResponse
+			var c chatapi.ConfigResponse
 			r.decode(t, &c)
 			if r.status != http.StatusOK || c.Name != cat || c.Cat.Agent.Model != "m-test" || c.Secrets["agent_api_key"] != key {
 				t.Errorf("%s: %d %s", cat, r.status, r.body)
@@ -25,19 +27,19 @@ func TestConfigGetAndSync(t *testing.T) {
 	})
 	t.Run("sync switches the mode for the next request", func(t *testing.T) {
 		before := e.call(t, http.MethodPost, chatPath+"/chat", alice, chatMsg("tell me something"))
-		var b httpapi.ChatResponse
+		var b chatapi.ChatResponse
 		before.decode(t, &b)
 		if b.Model != "default" {
 			t.Fatalf("before sync: %s", before.body)
 		}
 		r := e.call(t, http.MethodPost, chatPath+"/config/sync", admin, `{"chat_mode":"agent","agent":{"model":"m-synced","temperature":0.1}}`)
-		var c httpapi.ConfigResponse
+		var c chatapi.ConfigResponse
 		r.decode(t, &c)
 		if r.status != http.StatusOK || c.Cat.ChatMode != "agent" || c.Cat.Agent.Model != "m-synced" || c.Cat.Agent.Temperature != 0.1 || c.Cat.Agent.MaxTokens != 1024 {
 			t.Fatalf("sync: %d %s", r.status, r.body)
 		}
 		after := e.call(t, http.MethodPost, chatPath+"/chat", alice, chatMsg("tell me something"))
-		var a httpapi.ChatResponse
+		var a chatapi.ChatResponse
 		after.decode(t, &a)
 		if a.Model != "m-synced" || e.model.last()["temperature"] != 0.1 {
 			t.Errorf("after sync: %s, upstream saw %v", after.body, e.model.last())
@@ -46,13 +48,13 @@ func TestConfigGetAndSync(t *testing.T) {
 	t.Run("a restart keeps the change", func(t *testing.T) {
 		e.restart(t)
 		r := e.call(t, http.MethodGet, chatPath+"/config", admin, nil)
-		var c httpapi.ConfigResponse
+		var c chatapi.ConfigResponse
 		r.decode(t, &c)
 		if c.Cat.ChatMode != "agent" || c.Cat.Agent.Model != "m-synced" {
 			t.Errorf("after restart: %s", r.body)
 		}
 		chat := e.call(t, http.MethodPost, chatPath+"/chat", alice, chatMsg("again"))
-		var a httpapi.ChatResponse
+		var a chatapi.ChatResponse
 		chat.decode(t, &a)
 		if a.Model != "m-synced" {
 			t.Errorf("chat after restart: %s", chat.body)
@@ -60,7 +62,7 @@ func TestConfigGetAndSync(t *testing.T) {
 	})
 	t.Run("analytics sees the effective mode", func(t *testing.T) {
 		r := e.call(t, http.MethodGet, "/api/v1/analytics/get_cats", admin, nil)
-		var cats httpapi.CatsBody
+		var cats analyticsapi.CatsBody
 		r.decode(t, &cats)
 		for _, c := range cats.Cats {
 			if c.Name == legacyCat && c.ChatMode != "agent" {
@@ -111,7 +113,7 @@ func TestConfigErrors(t *testing.T) {
 			`{"agent":{"max_tokens":"many"}}`:              "max_tokens",
 		} {
 			r := e.call(t, http.MethodPost, chatPath+"/config/sync", admin, body)
-			var v httpapi.ValidationError
+			var v base.ValidationError
 			r.decode(t, &v)
 			raw, _ := json.Marshal(v.Detail)
 			if r.status != 422 || !strings.Contains(string(raw), field) {
@@ -120,7 +122,7 @@ func TestConfigErrors(t *testing.T) {
 		}
 	})
 	r := e.call(t, http.MethodGet, chatPath+"/config", admin, nil)
-	var c httpapi.ConfigResponse
+	var c chatapi.ConfigResponse
 	r.decode(t, &c)
 	if c.Cat.ChatMode != "legacy" || c.Cat.Agent.Temperature != 0.7 {
 		t.Errorf("refused changes were applied: %s", r.body)

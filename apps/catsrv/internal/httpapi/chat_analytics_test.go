@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/analyticsapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
+
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
@@ -32,7 +34,7 @@ func TestChatFeedsAnalyticsAtOnce(t *testing.T) {
 	var want []analytics.Interaction
 	for _, tt := range turns {
 		r := e.call(t, http.MethodPost, chatPath+"/chat", tt.auth, tt.body)
-		var c httpapi.ChatResponse
+		var c chatapi.ChatResponse
 		r.decode(t, &c)
 		if r.status != http.StatusOK || c.Model != tt.want.Model {
 			t.Fatalf("chat %v: %d %s", tt.body, r.status, r.body)
@@ -42,15 +44,14 @@ func TestChatFeedsAnalyticsAtOnce(t *testing.T) {
 		want = append(want, in.Normalize())
 	}
 	ref := analytics.Aggregate(want, analytics.Query{Cat: legacyCat})
-	wantBody, err := json.Marshal(httpapi.AnalyticsResult{TotalInteractions: ref.TotalInteractions, TopicCounts: ref.TopicCounts,
-		ModelCounts: ref.ModelCounts, PersonaCounts: ref.PersonaCounts, Questions: ref.Questions, Answers: ref.Answers})
+	wantBody, err := json.Marshal(analyticsapi.ResultBody(ref))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, route := range []string{"/all", "/all_warehouse"} {
 		t.Run(route, func(t *testing.T) {
 			r := e.call(t, http.MethodGet, "/api/v1/analytics"+route+"?catname="+legacyCat+"&startDate=2024-03-01&endDate=2024-04-01", admin, nil)
-			var got httpapi.AnalyticsResult
+			var got analyticsapi.AnalyticsResult
 			r.decode(t, &got)
 			if r.status != http.StatusOK || got.TotalInteractions != int64(len(turns)) || got.TotalInteractions != ref.TotalInteractions {
 				t.Fatalf("%d %s", r.status, r.body)

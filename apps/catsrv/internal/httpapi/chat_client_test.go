@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 )
 
 // resp is an answer of the app.
@@ -29,9 +29,9 @@ func (r resp) decode(t *testing.T, v any) {
 }
 
 // errorBody reads an ErrorBody answer.
-func (r resp) errorBody(t *testing.T) httpapi.ErrorBody {
+func (r resp) errorBody(t *testing.T) base.ErrorBody {
 	t.Helper()
-	var b httpapi.ErrorBody
+	var b base.ErrorBody
 	r.decode(t, &b)
 	return b
 }

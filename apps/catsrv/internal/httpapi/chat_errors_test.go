@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
+
 	"github.com/catsrv/catsrv/core/auth"
 )
 
@@ -13,7 +15,7 @@ func TestChatErrors(t *testing.T) {
 	e := newChatEnv(t)
 	alice, bob := e.token(t, "alice", "user"), e.token(t, "bob", "user")
 	first := e.call(t, http.MethodPost, chatPath+"/chat", alice, chatMsg("hi"))
-	var mine httpapi.ChatResponse
+	var mine chatapi.ChatResponse
 	first.decode(t, &mine)
 
 	revoked := e.token(t, "alice", "user")
@@ -64,7 +66,7 @@ func TestChatErrors(t *testing.T) {
 	}
 	t.Run("missing message", func(t *testing.T) {
 		r := e.call(t, http.MethodPost, chatPath+"/chat", alice, `{"stream":false}`)
-		var v httpapi.ValidationError
+		var v base.ValidationError
 		r.decode(t, &v)
 		if r.status != 422 || len(v.Detail) == 0 {
 			t.Errorf("got %d %s", r.status, r.body)
@@ -101,7 +103,7 @@ func TestUpstreamFailuresKeepTheMessage(t *testing.T) {
 				t.Fatalf("got %d %+v", r.status, b)
 			}
 			list := e.call(t, http.MethodGet, chatPath+"/conversations?catname="+agentCat, alice, nil)
-			var l httpapi.ConversationList
+			var l chatapi.ConversationList
 			list.decode(t, &l)
 			if len(l.Conversations) != 1 {
 				t.Fatalf("conversations = %s", list.body)

@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
+
 	"github.com/catsrv/catsrv/adapters/chatmodel/openai"
 	"github.com/catsrv/catsrv/adapters/knowledge"
 	"github.com/catsrv/catsrv/adapters/memstore"
@@ -32,7 +35,7 @@ const (
 	agentCat  = "bot"
 	customCat = "mix"
 	bareCat   = "bare"
-	chatPath  = httpapi.ChatPrefix
+	chatPath  = chatapi.Prefix
 )
 
 const knowledgeBase = `entries:
@@ -133,7 +136,7 @@ type chatEnv struct {
 	clock     *tickingClock
 	dir       string
 	// rateLimit is the auth routes' rate limit (zero: the defaults).
-	rateLimit httpapi.RateLimit
+	rateLimit authapi.RateLimit
 
 	mu sync.Mutex
 	h  http.Handler
@@ -198,10 +201,10 @@ func (e *chatEnv) restart(t *testing.T) {
 	_, h := httpapi.New(httpapi.Deps{
 		Tokens: e.tokens, Logger: slog.New(slog.DiscardHandler),
 		Reporter: reporter.New(cats, e.log, e.log, e.clock),
-		Auth: &httpapi.AuthDeps{Sessions: e.sessions, Memory: e.memory, Cats: cats, DefaultCat: legacyCat,
-			Cookies: httpapi.CookiePolicy{SameSite: http.SameSiteLaxMode}, AllowedOrigins: []string{allowedOrigin},
+		Auth: &authapi.Deps{Sessions: e.sessions, Memory: e.memory, Cats: cats, DefaultCat: legacyCat,
+			Cookies: authapi.CookiePolicy{SameSite: http.SameSiteLaxMode}, AllowedOrigins: []string{allowedOrigin},
 			RateLimit: e.rateLimit},
-		Chat: &httpapi.ChatDeps{Service: svc, Config: cats, Memory: e.memory, DefaultCat: legacyCat,
+		Chat: &chatapi.Deps{Service: svc, Config: cats, Memory: e.memory, DefaultCat: legacyCat,
 			AgentKeySet: func(cat string) bool { return cat == agentCat }},
 	})
 	e.mu.Lock()

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
+
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 )
 
@@ -35,7 +37,7 @@ func TestChatOperationsAreDocumented(t *testing.T) {
 	for path, methods := range want {
 		for method := range strings.SplitSeq(methods, ",") {
 			t.Run(method+" "+path, func(t *testing.T) {
-				op, ok := doc.Paths[httpapi.ChatPrefix+path][method]
+				op, ok := doc.Paths[chatapi.Prefix+path][method]
 				if !ok {
 					t.Fatal("not documented")
 				}

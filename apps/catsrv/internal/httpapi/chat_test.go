@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
 )
 
 // chatMsg is a chat request body.
@@ -25,13 +26,13 @@ func inConversation(id string) func(map[string]any) {
 func streamed(b map[string]any) { b["stream"] = true }
 
 // conversation reads a conversation through the API.
-func (e *chatEnv) conversation(t *testing.T, auth, cat, id string) httpapi.ConversationDetail {
+func (e *chatEnv) conversation(t *testing.T, auth, cat, id string) chatapi.ConversationDetail {
 	t.Helper()
 	r := e.call(t, http.MethodGet, chatPath+"/conversations/"+id+"?catname="+cat, auth, nil)
 	if r.status != http.StatusOK {
 		t.Fatalf("get conversation: status %d %s", r.status, r.body)
 	}
-	var d httpapi.ConversationDetail
+	var d chatapi.ConversationDetail
 	r.decode(t, &d)
 	return d
 }
@@ -64,7 +65,7 @@ func TestEachModeAnswersAndStores(t *testing.T) {
 			if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
 				t.Fatalf("status %d (%s): %s", r.status, r.header.Get("Content-Type"), r.body)
 			}
-			var got httpapi.ChatResponse
+			var got chatapi.ChatResponse
 			r.decode(t, &got)
 			if got.Model != tt.model || got.Message == "" || (tt.reply != "" && got.Message != tt.reply) || got.ConversationID == "" {
 				t.Fatalf("reply = %+v, want model %s reply %q", got, tt.model, tt.reply)
@@ -83,7 +84,7 @@ func TestEachModeAnswersAndStores(t *testing.T) {
 	}
 	t.Run("agent sees instructions and history", func(t *testing.T) {
 		first := e.call(t, http.MethodPost, chatPath+"/chat?catname="+agentCat, alice, chatMsg("first question"))
-		var r1 httpapi.ChatResponse
+		var r1 chatapi.ChatResponse
 		first.decode(t, &r1)
 		e.call(t, http.MethodPost, chatPath+"/chat?catname="+agentCat, alice, chatMsg("second question", inConversation(r1.ConversationID)))
 		msgs, _ := e.model.last()["messages"].([]any)
@@ -100,7 +101,7 @@ func TestEachModeAnswersAndStores(t *testing.T) {
 	})
 	t.Run("default CAT", func(t *testing.T) {
 		r := e.call(t, http.MethodPost, chatPath+"/chat", alice, chatMsg("hi"))
-		var got httpapi.ChatResponse
+		var got chatapi.ChatResponse
 		r.decode(t, &got)
 		if r.status != http.StatusOK || got.Model != "greeting" {
 			t.Fatalf("status %d %s", r.status, r.body)
@@ -131,13 +132,13 @@ func TestStreamingSendsDeltasThenDone(t *testing.T) {
 				t.Fatalf("events = %d, want %d deltas and done: %s", len(evs), len(tt.deltas), r.body)
 			}
 			for i, want := range tt.deltas {
-				var d httpapi.DeltaEvent
+				var d chatapi.DeltaEvent
 				if err := json.Unmarshal(evs[i].data, &d); err != nil || evs[i].name != "delta" || d.Text != want {
 					t.Errorf("event %d = %s %s, want delta %q", i, evs[i].name, evs[i].data, want)
 				}
 			}
 			last := evs[len(evs)-1]
-			var done httpapi.ChatResponse
+			var done chatapi.ChatResponse
 			if err := json.Unmarshal(last.data, &done); err != nil || last.name != "done" {
 				t.Fatalf("last event = %s %s", last.name, last.data)
 			}
@@ -161,12 +162,12 @@ func TestStreamFailureMidReplyIsAnErrorEvent(t *testing.T) {
 	if r.status != http.StatusOK || len(evs) != 2 || evs[0].name != "delta" || evs[1].name != "error" {
 		t.Fatalf("status %d events %s", r.status, r.body)
 	}
-	var b httpapi.ErrorBody
+	var b base.ErrorBody
 	if err := json.Unmarshal(evs[1].data, &b); err != nil || b.Status != http.StatusGatewayTimeout || b.Code != "UPSTREAM_TIMEOUT" || strings.Contains(b.Message, "secret") {
 		t.Errorf("error event = %s", evs[1].data)
 	}
 	list := e.call(t, http.MethodGet, chatPath+"/conversations?catname="+agentCat, alice, nil)
-	var l httpapi.ConversationList
+	var l chatapi.ConversationList
 	list.decode(t, &l)
 	if len(l.Conversations) != 1 {
 		t.Fatalf("conversations = %s", list.body)
@@ -205,7 +206,7 @@ func TestClientDisconnectCancelsUpstreamAndKeepsThePart(t *testing.T) {
 	// for it through the API.
 	waitFor(t, func() bool {
 		r := e.call(t, http.MethodGet, chatPath+"/conversations?catname="+agentCat, alice, nil)
-		var l httpapi.ConversationList
+		var l chatapi.ConversationList
 		r.decode(t, &l)
 		if len(l.Conversations) != 1 {
 			return false

@@ -9,11 +9,12 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
+
 	"github.com/oapi-codegen/oapi-codegen/v2/pkg/codegen"
 	"github.com/oapi-codegen/oapi-codegen/v2/pkg/util"
 	"gopkg.in/yaml.v3"
 
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/apiclient"
 	"github.com/catsrv/catsrv/core/analytics"
 )
@@ -153,7 +154,7 @@ func TestGeneratedClient(t *testing.T) {
 			t.Errorf("anonymous on a private CAT: %v %d %s", err, r.StatusCode(), r.Body)
 		}
 		r, err = admin.GetAllWithResponse(ctx, &apiclient.GetAllParams{Catname: "nope"})
-		if err != nil || r.JSON500 == nil || r.JSON500.Error != httpapi.AnalyticsErrorCode {
+		if err != nil || r.JSON500 == nil || r.JSON500.Error != base.AnalyticsErrorCode {
 			t.Errorf("unknown CAT: %v %d %s", err, r.StatusCode(), r.Body)
 		}
 		r, err = admin.GetAllWithResponse(ctx, &apiclient.GetAllParams{Catname: ""})

@@ -16,11 +16,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
+
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/apiclient"
 )
 
@@ -65,8 +66,8 @@ func TestEveryResponseIsDocumented(t *testing.T) {
 	// reaches its operation, then with it, for the 429s.
 	for _, run := range []struct {
 		name  string
-		limit httpapi.RateLimit
-	}{{"rate limit off", httpapi.RateLimit{Disabled: true}}, {"rate limit on", httpapi.RateLimit{}}} {
+		limit authapi.RateLimit
+	}{{"rate limit off", authapi.RateLimit{Disabled: true}}, {"rate limit on", authapi.RateLimit{}}} {
 		t.Run(run.name, func(t *testing.T) {
 			e.rateLimit = run.limit
 			e.restart(t)

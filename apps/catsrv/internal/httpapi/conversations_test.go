@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
 )
 
 // startConversations has the user start one conversation per message and
@@ -16,7 +16,7 @@ func (e *chatEnv) startConversations(t *testing.T, auth string, messages ...stri
 	var ids []string
 	for _, m := range messages {
 		r := e.call(t, http.MethodPost, chatPath+"/chat", auth, chatMsg(m))
-		var c httpapi.ChatResponse
+		var c chatapi.ChatResponse
 		r.decode(t, &c)
 		if r.status != http.StatusOK {
 			t.Fatalf("chat: %d %s", r.status, r.body)
@@ -26,13 +26,13 @@ func (e *chatEnv) startConversations(t *testing.T, auth string, messages ...stri
 	return ids
 }
 
-func (e *chatEnv) list(t *testing.T, auth, query string) httpapi.ConversationList {
+func (e *chatEnv) list(t *testing.T, auth, query string) chatapi.ConversationList {
 	t.Helper()
 	r := e.call(t, http.MethodGet, chatPath+"/conversations"+query, auth, nil)
 	if r.status != http.StatusOK {
 		t.Fatalf("list: %d %s", r.status, r.body)
 	}
-	var l httpapi.ConversationList
+	var l chatapi.ConversationList
 	r.decode(t, &l)
 	return l
 }
@@ -43,7 +43,7 @@ func (e *chatEnv) search(t *testing.T, auth, q string) []string {
 	if r.status != http.StatusOK {
 		t.Fatalf("search: %d %s", r.status, r.body)
 	}
-	var s httpapi.SearchResults
+	var s chatapi.SearchResults
 	r.decode(t, &s)
 	var ids []string
 	for _, h := range s.Results {
@@ -55,7 +55,7 @@ func (e *chatEnv) search(t *testing.T, auth, q string) []string {
 	return ids
 }
 
-func ids(cs []httpapi.ConversationSummary) []string {
+func ids(cs []chatapi.ConversationSummary) []string {
 	var out []string
 	for _, c := range cs {
 		out = append(out, c.ID)
@@ -99,7 +99,7 @@ func TestConversationsListGetRenameDeleteSearch(t *testing.T) {
 			t.Errorf("bob finds %v", got)
 		}
 		r := e.call(t, http.MethodPut, chatPath+"/conversations/"+a[1]+"/rename", alice, map[string]string{"name": "  Account walrus  "})
-		var s httpapi.ConversationSummary
+		var s chatapi.ConversationSummary
 		r.decode(t, &s)
 		if r.status != http.StatusOK || s.Name != "Account walrus" || s.ID != a[1] {
 			t.Fatalf("rename: %d %s", r.status, r.body)

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
-	"github.com/catsrv/catsrv/ports"
 	"github.com/catsrv/catsrv/apps/catsrv/web"
+	"github.com/catsrv/catsrv/ports"
 )
 
 // withDashboard serves the built page.

@@ -219,7 +219,7 @@ func TestHostileInput(t *testing.T) {
 				if want == nil {
 					p := c.p
 					p.cat = cat.name
-					want = reference(t, p)
+					want = resultMap(reference(t, p))
 				}
 				assertJSON(t, res.body, want)
 			})

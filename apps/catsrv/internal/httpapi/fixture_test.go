@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/analyticsapi"
+
 	"github.com/catsrv/catsrv/adapters/clock"
 	"github.com/catsrv/catsrv/adapters/memstore"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
@@ -30,7 +32,7 @@ const (
 	privateCat = "private"
 	publicCat  = "public"
 	testSecret = "test-secret-of-at-least-32-bytes-for-hs256"
-	prefix     = httpapi.AnalyticsPrefix
+	prefix     = analyticsapi.Prefix
 )
 
 // analyticsRoutes are the eight routes that take catname.

@@ -11,7 +11,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
+
 	"github.com/catsrv/catsrv/core/chat"
 )
 
@@ -49,7 +50,7 @@ func (e *sqlEnv) checkFuzz(t *testing.T, what string, r response) {
 		if !ok {
 			continue
 		}
-		var ev httpapi.ErrorBody
+		var ev base.ErrorBody
 		if json.Unmarshal([]byte(data), &ev) == nil && ev.Code != "" && ev.Status >= http.StatusInternalServerError {
 			t.Errorf("%s: error event %s", what, data)
 		}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
+
 	"github.com/catsrv/catsrv/adapters/jsonl"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/core/analytics"
@@ -169,7 +171,7 @@ func assertMessageShape(t *testing.T, got []byte, want string) {
 func TestChatLogErrors(t *testing.T) {
 	e := newEnv(t, withBrowser())
 	spec := func(msg string) string {
-		b, _ := json.Marshal(map[string]any{"error": httpapi.AnalyticsErrorCode, "status": 500, "message": msg})
+		b, _ := json.Marshal(map[string]any{"error": base.AnalyticsErrorCode, "status": 500, "message": msg})
 		return string(b)
 	}
 	invalid := func(param, msg, typ string) string {
@@ -211,7 +213,7 @@ func TestChatLogErrors(t *testing.T) {
 			if r.status != http.StatusUnprocessableEntity {
 				t.Fatalf("status %d: %s", r.status, r.body)
 			}
-			var body httpapi.ValidationError
+			var body base.ValidationError
 			if err := json.Unmarshal(r.body, &body); err != nil || len(body.Detail) == 0 {
 				t.Fatalf("body %s: %v", r.body, err)
 			}

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
+
 	"github.com/catsrv/catsrv/core/auth"
 )
 
@@ -36,9 +37,9 @@ func serverFault(r response) bool {
 	if r.status < http.StatusInternalServerError {
 		return false
 	}
-	var b httpapi.ErrorBody
+	var b base.ErrorBody
 	spec := r.status == http.StatusInternalServerError && json.Unmarshal(r.body, &b) == nil &&
-		b.Code == httpapi.AnalyticsErrorCode && b.Message != "internal error"
+		b.Code == base.AnalyticsErrorCode && b.Message != "internal error"
 	return !spec
 }
 

@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
+
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
@@ -120,7 +123,7 @@ func TestOpenAPIDocumentContent(t *testing.T) {
 	for path, methods := range doc.Paths {
 		for method, op := range methods {
 			t.Run(method+" "+path, func(t *testing.T) {
-				if method != "get" && !strings.HasPrefix(path, httpapi.ChatPrefix) && !strings.HasPrefix(path, httpapi.AuthPrefix) {
+				if method != "get" && !strings.HasPrefix(path, chatapi.Prefix) && !strings.HasPrefix(path, authapi.Prefix) {
 					t.Errorf("method %s", method)
 				}
 				if op.OperationID == "" || ids[op.OperationID] || op.Summary == "" || len(op.Tags) == 0 {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/analyticsapi"
+
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
@@ -58,11 +60,52 @@ type routeSpec struct {
 
 var resultKeys = []string{"answers", "model_counts", "persona_counts", "questions", "topic_counts", "total_interactions"}
 
+// resultMap is the body of /all the spec gives for r, with its JSON names
+// spelled out here rather than taken from any Go type.
 func resultMap(r analytics.Result) map[string]any {
-	b, _ := json.Marshal(r)
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return m
+	return map[string]any{
+		"total_interactions": r.TotalInteractions,
+		"topic_counts":       topicList(r.TopicCounts),
+		"model_counts":       modelList(r.ModelCounts),
+		"persona_counts": entries(r.PersonaCounts, func(c analytics.PersonaCount) map[string]any {
+			return map[string]any{"persona": c.Persona, "count": c.Count}
+		}),
+		"questions": questionList(r.Questions),
+		"answers":   answerList(r.Answers),
+	}
+}
+
+func topicList(l []analytics.TopicCount) []map[string]any {
+	return entries(l, func(c analytics.TopicCount) map[string]any {
+		return map[string]any{"topic": c.Topic, "count": c.Count, "percentage": c.Percentage}
+	})
+}
+
+func modelList(l []analytics.ModelCount) []map[string]any {
+	return entries(l, func(c analytics.ModelCount) map[string]any {
+		return map[string]any{"membership": c.Membership, "count": c.Count}
+	})
+}
+
+func questionList(l []analytics.QuestionEntry) []map[string]any {
+	return entries(l, func(q analytics.QuestionEntry) map[string]any {
+		return map[string]any{"id": q.ID, "question": q.Question, "count": q.Count}
+	})
+}
+
+func answerList(l []analytics.AnswerEntry) []map[string]any {
+	return entries(l, func(a analytics.AnswerEntry) map[string]any {
+		return map[string]any{"id": a.ID, "answers": a.Answers, "count": a.Count}
+	})
+}
+
+// entries maps a list to JSON objects, an empty list to [].
+func entries[T any](l []T, f func(T) map[string]any) []map[string]any {
+	out := []map[string]any{}
+	for _, x := range l {
+		out = append(out, f(x))
+	}
+	return out
 }
 
 func with(m map[string]any, kv ...any) map[string]any {
@@ -82,17 +125,21 @@ var routeSpecs = map[string]routeSpec{
 	"/all_legacy": {true, true, append(slices.Clone(resultKeys), "data_source"),
 		func(r analytics.Result) map[string]any { return with(resultMap(r), "data_source", "legacy") }},
 	"/metrics/topic_counts": {false, false, []string{"topic_counts"},
-		func(r analytics.Result) map[string]any { return map[string]any{"topic_counts": r.TopicCounts} }},
+		func(r analytics.Result) map[string]any {
+			return map[string]any{"topic_counts": topicList(r.TopicCounts)}
+		}},
 	"/metrics/model_counts": {false, false, []string{"model_counts"},
-		func(r analytics.Result) map[string]any { return map[string]any{"model_counts": r.ModelCounts} }},
+		func(r analytics.Result) map[string]any {
+			return map[string]any{"model_counts": modelList(r.ModelCounts)}
+		}},
 	"/metrics/total_interactions": {false, false, []string{"total_interactions"},
 		func(r analytics.Result) map[string]any {
 			return map[string]any{"total_interactions": r.TotalInteractions}
 		}},
 	"/questions": {false, true, []string{"questions"},
-		func(r analytics.Result) map[string]any { return map[string]any{"questions": r.Questions} }},
+		func(r analytics.Result) map[string]any { return map[string]any{"questions": questionList(r.Questions)} }},
 	"/answers": {false, true, []string{"answers"},
-		func(r analytics.Result) map[string]any { return map[string]any{"answers": r.Answers} }},
+		func(r analytics.Result) map[string]any { return map[string]any{"answers": answerList(r.Answers)} }},
 }
 
 func TestRoutesMatchReference(t *testing.T) {
@@ -159,9 +206,9 @@ func TestFixtureIsNotTrivial(t *testing.T) {
 }
 
 // decodeResult reads an /all body.
-func decodeResult(t *testing.T, body []byte) analytics.Result {
+func decodeResult(t *testing.T, body []byte) analyticsapi.AnalyticsResult {
 	t.Helper()
-	var r analytics.Result
+	var r analyticsapi.AnalyticsResult
 	if err := json.Unmarshal(body, &r); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +217,7 @@ func decodeResult(t *testing.T, body []byte) analytics.Result {
 
 func TestSelectiveFilteringOverHTTP(t *testing.T) {
 	e := newEnv(t)
-	all := func(query string) analytics.Result {
+	all := func(query string) analyticsapi.AnalyticsResult {
 		res := e.get(t, prefix+"/all?catname="+privateCat+query, bearer(e.admin))
 		if res.status != 200 {
 			t.Fatalf("%s: status %d: %s", query, res.status, res.body)

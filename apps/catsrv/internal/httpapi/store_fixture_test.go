@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
+
 	"github.com/catsrv/catsrv/adapters/chatmodel/openai"
 	"github.com/catsrv/catsrv/adapters/identity"
 	"github.com/catsrv/catsrv/adapters/knowledge"
@@ -102,7 +105,7 @@ func newSQLEnv(t testing.TB, b sqltest.Backend) *sqlEnv {
 		t.Fatal(err)
 	}
 	memory := prefs.New(records, prefs.DefaultLimits, clk)
-	authDeps := &httpapi.AuthDeps{
+	authDeps := &authapi.Deps{
 		Sessions: session.New(session.Deps{Tokens: tok, Users: records, Refresh: records, Revocations: records,
 			Audit: records, Cats: cats, Clock: clk, RefreshLifetime: 24 * time.Hour}),
 		States:         session.NewStateSealer([]byte(testSecret), clk),
@@ -110,7 +113,7 @@ func newSQLEnv(t testing.TB, b sqltest.Backend) *sqlEnv {
 		Cats:           cats,
 		Providers:      map[string]ports.IdentityProvider{auth.ProviderA: provider},
 		DefaultCat:     legacyCat,
-		Cookies:        httpapi.CookiePolicy{SameSite: http.SameSiteLaxMode},
+		Cookies:        authapi.CookiePolicy{SameSite: http.SameSiteLaxMode},
 		AllowedOrigins: []string{allowedOrigin},
 	}
 	_, e.handler = httpapi.New(httpapi.Deps{
@@ -118,7 +121,7 @@ func newSQLEnv(t testing.TB, b sqltest.Backend) *sqlEnv {
 		Reporter: reporter.New(cats, store, store.Rollups(), clk),
 		Browser:  store,
 		Auth:     authDeps,
-		Chat: &httpapi.ChatDeps{Service: svc, Config: cats, Memory: memory, DefaultCat: legacyCat,
+		Chat: &chatapi.Deps{Service: svc, Config: cats, Memory: memory, DefaultCat: legacyCat,
 			AgentKeySet: func(string) bool { return false }},
 	})
 	if _, err := store.Append(ctx, analytics.Each(testLog())); err != nil {
@@ -126,7 +129,7 @@ func newSQLEnv(t testing.TB, b sqltest.Backend) *sqlEnv {
 	}
 	e.user, e.admin = e.bearer(t, "alice", "user"), e.bearer(t, "root", "admin")
 	r := e.do(t, http.MethodPost, chatPath+"/chat", e.user, `{"message":"how do I reset my password"}`)
-	var c httpapi.ChatResponse
+	var c chatapi.ChatResponse
 	if r.status != http.StatusOK || json.Unmarshal(r.body, &c) != nil || c.ConversationID == "" {
 		t.Fatalf("first chat: %d %s", r.status, r.body)
 	}
