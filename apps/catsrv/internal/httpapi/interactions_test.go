@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
+
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 
 	"github.com/catsrv/catsrv/adapters/jsonl"
@@ -22,7 +24,7 @@ import (
 )
 
 // withBrowser serves the chat-log routes from the env's interaction log.
-func withBrowser() envOption {
+func withBrowser() EnvOption {
 	return func(d *httpapi.Deps, log *ports.InteractionLog) {
 		if b, ok := (*log).(ports.InteractionBrowser); ok {
 			d.Browser = b
@@ -39,7 +41,7 @@ func listing(t *testing.T, p params) []chatlog.Entry {
 		t.Fatal(err)
 	}
 	var entries []chatlog.Entry
-	for k, i := range normalized() {
+	for k, i := range Normalized() {
 		entries = append(entries, chatlog.Entry{Interaction: i, Seq: int64(k) + 1})
 	}
 	sel := analytics.Selection{Cat: p.cat, Range: rng, Filters: p.filters}
@@ -56,17 +58,17 @@ func entryJSON(e chatlog.Entry) map[string]any {
 }
 
 var chatLogParams = []params{
-	{cat: privateCat},
-	{cat: privateCat, start: "2024-01-11", end: "2024-02-11"},
-	{cat: privateCat, filters: analytics.Filters{Topics: []string{"billing"}, Models: []string{"gpt-a", "gpt-c"}}},
-	{cat: privateCat, filters: analytics.Filters{QuestionIDs: []string{"q-address", analytics.DeriveQuestionID("How do I pay?")}}},
-	{cat: privateCat, filters: analytics.Filters{Personas: []string{"casual"}, AnswerIDs: []string{analytics.DeriveAnswerID("Use the portal.")}}},
-	{cat: privateCat, filters: analytics.Filters{Topics: []string{"nothing"}}},
-	{cat: publicCat},
+	{cat: PrivateCat},
+	{cat: PrivateCat, start: "2024-01-11", end: "2024-02-11"},
+	{cat: PrivateCat, filters: analytics.Filters{Topics: []string{"billing"}, Models: []string{"gpt-a", "gpt-c"}}},
+	{cat: PrivateCat, filters: analytics.Filters{QuestionIDs: []string{"q-address", analytics.DeriveQuestionID("How do I pay?")}}},
+	{cat: PrivateCat, filters: analytics.Filters{Personas: []string{"casual"}, AnswerIDs: []string{analytics.DeriveAnswerID("Use the portal.")}}},
+	{cat: PrivateCat, filters: analytics.Filters{Topics: []string{"nothing"}}},
+	{cat: PublicCat},
 }
 
 func TestInteractionsPagesMatchReference(t *testing.T) {
-	e := newEnv(t, withBrowser())
+	e := NewEnv(t, withBrowser())
 	for _, p := range chatLogParams {
 		for _, size := range []int{1, 2, 50} {
 			t.Run(p.query()+"&limit="+strconv.Itoa(size), func(t *testing.T) {
@@ -76,20 +78,20 @@ func TestInteractionsPagesMatchReference(t *testing.T) {
 					if pages > 20 {
 						t.Fatal("paging never ends")
 					}
-					target := prefix + "/interactions?" + p.query() + "&limit=" + strconv.Itoa(size)
+					target := AnalyticsPrefix + "/interactions?" + p.query() + "&limit=" + strconv.Itoa(size)
 					if cursor != "" {
 						target += "&cursor=" + url.QueryEscape(cursor)
 					}
-					r := e.get(t, target, bearer(e.admin))
-					if r.status != http.StatusOK {
-						t.Fatalf("status %d: %s", r.status, r.body)
+					r := e.Get(t, target, Bearer(e.Admin))
+					if r.Status != http.StatusOK {
+						t.Fatalf("status %d: %s", r.Status, r.Body)
 					}
 					var page struct {
 						Interactions []map[string]any `json:"interactions"`
 						NextCursor   *string          `json:"next_cursor"`
 					}
-					if err := json.Unmarshal(r.body, &page); err != nil || page.Interactions == nil || page.NextCursor == nil {
-						t.Fatalf("body %s: %v", r.body, err)
+					if err := json.Unmarshal(r.Body, &page); err != nil || page.Interactions == nil || page.NextCursor == nil {
+						t.Fatalf("body %s: %v", r.Body, err)
 					}
 					if len(page.Interactions) > size || (*page.NextCursor != "" && len(page.Interactions) != size) {
 						t.Fatalf("page of %d entries for size %d, next %q", len(page.Interactions), size, *page.NextCursor)
@@ -114,7 +116,7 @@ func TestInteractionsPagesMatchReference(t *testing.T) {
 }
 
 func TestChatLogAccess(t *testing.T) {
-	e := newEnv(t, withBrowser())
+	e := NewEnv(t, withBrowser())
 	unauthorized := `{"error":"UNAUTHORIZED","status":401,"message":"missing bearer token"}`
 	forbidden := `{"error":"FORBIDDEN","status":403,"message":"admin role required"}`
 	cases := []struct {
@@ -122,27 +124,27 @@ func TestChatLogAccess(t *testing.T) {
 		status             int
 		body               string
 	}{
-		{"public CAT listing needs a token", "/interactions?catname=" + publicCat, "", 401, unauthorized},
-		{"public CAT export needs a token", "/interactions/export?catname=" + publicCat, "", 401, unauthorized},
-		{"private CAT listing needs a token", "/interactions?catname=" + privateCat, "", 401, unauthorized},
-		{"viewer cannot list", "/interactions?catname=" + publicCat, bearer(e.viewer), 403, forbidden},
-		{"viewer cannot export", "/interactions/export?catname=" + privateCat, bearer(e.viewer), 403, forbidden},
-		{"daily of a public CAT is public", "/daily_counts?catname=" + publicCat, "", 200, ""},
-		{"daily of a private CAT needs a token", "/daily_counts?catname=" + privateCat, "", 401, unauthorized},
-		{"daily of a private CAT needs an admin", "/daily_counts?catname=" + privateCat, bearer(e.viewer), 403, forbidden},
-		{"admin lists", "/interactions?catname=" + publicCat, bearer(e.admin), 200, ""},
+		{"public CAT listing needs a token", "/interactions?catname=" + PublicCat, "", 401, unauthorized},
+		{"public CAT export needs a token", "/interactions/export?catname=" + PublicCat, "", 401, unauthorized},
+		{"private CAT listing needs a token", "/interactions?catname=" + PrivateCat, "", 401, unauthorized},
+		{"viewer cannot list", "/interactions?catname=" + PublicCat, Bearer(e.Viewer), 403, forbidden},
+		{"viewer cannot export", "/interactions/export?catname=" + PrivateCat, Bearer(e.Viewer), 403, forbidden},
+		{"daily of a public CAT is public", "/daily_counts?catname=" + PublicCat, "", 200, ""},
+		{"daily of a private CAT needs a token", "/daily_counts?catname=" + PrivateCat, "", 401, unauthorized},
+		{"daily of a private CAT needs an admin", "/daily_counts?catname=" + PrivateCat, Bearer(e.Viewer), 403, forbidden},
+		{"admin lists", "/interactions?catname=" + PublicCat, Bearer(e.Admin), 200, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := e.get(t, prefix+c.target, c.auth)
-			if r.status != c.status {
-				t.Fatalf("status %d, want %d: %s", r.status, c.status, r.body)
+			r := e.Get(t, AnalyticsPrefix+c.target, c.auth)
+			if r.Status != c.status {
+				t.Fatalf("status %d, want %d: %s", r.Status, c.status, r.Body)
 			}
 			if c.body != "" {
-				assertMessageShape(t, r.body, c.body)
+				assertMessageShape(t, r.Body, c.body)
 			}
-			if c.status == 401 && r.header.Get("WWW-Authenticate") != "Bearer" {
-				t.Errorf("WWW-Authenticate = %q", r.header.Get("WWW-Authenticate"))
+			if c.status == 401 && r.Header.Get("WWW-Authenticate") != "Bearer" {
+				t.Errorf("WWW-Authenticate = %q", r.Header.Get("WWW-Authenticate"))
 			}
 		})
 	}
@@ -163,13 +165,13 @@ func assertMessageShape(t *testing.T, got []byte, want string) {
 	if err := json.Unmarshal([]byte(want), &w); err != nil {
 		t.Fatal(err)
 	}
-	if g.Error != w.Error || g.Status != w.Status || g.Message == "" || len(keys(t, got)) != 3 {
+	if g.Error != w.Error || g.Status != w.Status || g.Message == "" || len(Keys(t, got)) != 3 {
 		t.Errorf("body %s, want the shape of %s", got, want)
 	}
 }
 
 func TestChatLogErrors(t *testing.T) {
-	e := newEnv(t, withBrowser())
+	e := NewEnv(t, withBrowser())
 	spec := func(msg string) string {
 		b, _ := json.Marshal(map[string]any{"error": base.AnalyticsErrorCode, "status": 500, "message": msg})
 		return string(b)
@@ -185,37 +187,37 @@ func TestChatLogErrors(t *testing.T) {
 			body        string
 		}{
 			{"unknown CAT", "catname=nope", 500, spec(`CAT "nope" not found in configuration`)},
-			{"bad start", "catname=" + privateCat + "&startDate=2024-13-01", 500,
+			{"bad start", "catname=" + PrivateCat + "&startDate=2024-13-01", 500,
 				spec(`Invalid startDate format. Expected YYYY-MM-DD: parsing time "2024-13-01": month out of range`)},
-			{"start not before end", "catname=" + privateCat + "&startDate=2024-02-01&endDate=2024-01-01", 500, spec("startDate must be before endDate")},
+			{"start not before end", "catname=" + PrivateCat + "&startDate=2024-02-01&endDate=2024-01-01", 500, spec("startDate must be before endDate")},
 			{"missing catname", "", 422, invalid("catname", "field required", "value_error.missing")},
 		}
 		for _, c := range cases {
 			t.Run(route+"/"+c.name, func(t *testing.T) {
-				r := e.get(t, prefix+route+"?"+c.query, bearer(e.admin))
-				if r.status != c.status {
-					t.Fatalf("status %d, want %d: %s", r.status, c.status, r.body)
+				r := e.Get(t, AnalyticsPrefix+route+"?"+c.query, Bearer(e.Admin))
+				if r.Status != c.status {
+					t.Fatalf("status %d, want %d: %s", r.Status, c.status, r.Body)
 				}
-				assertJSON(t, r.body, c.body)
+				AssertJSON(t, r.Body, c.body)
 			})
 		}
 	}
 	for _, c := range []struct{ name, target, param string }{
-		{"bad cursor", "/interactions?catname=" + privateCat + "&cursor=bm90LWEtY3Vyc29y", "cursor"},
-		{"page size 0", "/interactions?catname=" + privateCat + "&limit=0", "limit"},
-		{"page size too big", "/interactions?catname=" + privateCat + "&limit=1001", "limit"},
-		{"unknown format", "/interactions/export?catname=" + privateCat + "&format=xlsx", "format"},
-		{"export limit too big", "/interactions/export?catname=" + privateCat + "&limit=100001", "limit"},
-		{"filter too long", "/interactions?catname=" + privateCat + "&topic=" + strings.Repeat("x", 4097), "topic"},
+		{"bad cursor", "/interactions?catname=" + PrivateCat + "&cursor=bm90LWEtY3Vyc29y", "cursor"},
+		{"page size 0", "/interactions?catname=" + PrivateCat + "&limit=0", "limit"},
+		{"page size too big", "/interactions?catname=" + PrivateCat + "&limit=1001", "limit"},
+		{"unknown format", "/interactions/export?catname=" + PrivateCat + "&format=xlsx", "format"},
+		{"export limit too big", "/interactions/export?catname=" + PrivateCat + "&limit=100001", "limit"},
+		{"filter too long", "/interactions?catname=" + PrivateCat + "&topic=" + strings.Repeat("x", 4097), "topic"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := e.get(t, prefix+c.target, bearer(e.admin))
-			if r.status != http.StatusUnprocessableEntity {
-				t.Fatalf("status %d: %s", r.status, r.body)
+			r := e.Get(t, AnalyticsPrefix+c.target, Bearer(e.Admin))
+			if r.Status != http.StatusUnprocessableEntity {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
 			}
 			var body base.ValidationError
-			if err := json.Unmarshal(r.body, &body); err != nil || len(body.Detail) == 0 {
-				t.Fatalf("body %s: %v", r.body, err)
+			if err := json.Unmarshal(r.Body, &body); err != nil || len(body.Detail) == 0 {
+				t.Fatalf("body %s: %v", r.Body, err)
 			}
 			if loc := body.Detail[0].Loc; len(loc) < 2 || loc[0] != "query" || loc[1] != c.param {
 				t.Errorf("loc %v, want query.%s", loc, c.param)
@@ -223,34 +225,34 @@ func TestChatLogErrors(t *testing.T) {
 		})
 	}
 	t.Run("without a browser", func(t *testing.T) {
-		bare := newEnv(t)
-		r := bare.get(t, prefix+"/interactions?catname="+privateCat, bearer(bare.admin))
-		if r.status != 500 {
-			t.Fatalf("status %d", r.status)
+		bare := NewEnv(t)
+		r := bare.Get(t, AnalyticsPrefix+"/interactions?catname="+PrivateCat, Bearer(bare.Admin))
+		if r.Status != 500 {
+			t.Fatalf("status %d", r.Status)
 		}
-		assertJSON(t, r.body, spec("internal error"))
+		AssertJSON(t, r.Body, spec("internal error"))
 	})
 }
 
 func TestExportCSV(t *testing.T) {
-	e := newEnv(t, withBrowser())
+	e := NewEnv(t, withBrowser())
 	for _, p := range chatLogParams {
 		t.Run(p.query(), func(t *testing.T) {
-			r := e.get(t, prefix+"/interactions/export?"+p.query()+"&format=csv", bearer(e.admin))
-			if r.status != http.StatusOK {
-				t.Fatalf("status %d: %s", r.status, r.body)
+			r := e.Get(t, AnalyticsPrefix+"/interactions/export?"+p.query()+"&format=csv", Bearer(e.Admin))
+			if r.Status != http.StatusOK {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
 			}
-			if ct := r.header.Get("Content-Type"); ct != "text/csv; charset=utf-8" {
+			if ct := r.Header.Get("Content-Type"); ct != "text/csv; charset=utf-8" {
 				t.Errorf("Content-Type %q", ct)
 			}
-			if cd := r.header.Get("Content-Disposition"); !strings.HasPrefix(cd, `attachment; filename="`+p.cat) || !strings.HasSuffix(cd, `_interactions.csv"`) {
+			if cd := r.Header.Get("Content-Disposition"); !strings.HasPrefix(cd, `attachment; filename="`+p.cat) || !strings.HasSuffix(cd, `_interactions.csv"`) {
 				t.Errorf("Content-Disposition %q", cd)
 			}
 			want := listing(t, p)
-			if got := r.header.Get("X-Total-Count"); got != strconv.Itoa(len(want)) || r.header.Get("X-Export-Truncated") != "false" {
-				t.Errorf("X-Total-Count %q, X-Export-Truncated %q; want %d, false", got, r.header.Get("X-Export-Truncated"), len(want))
+			if got := r.Header.Get("X-Total-Count"); got != strconv.Itoa(len(want)) || r.Header.Get("X-Export-Truncated") != "false" {
+				t.Errorf("X-Total-Count %q, X-Export-Truncated %q; want %d, false", got, r.Header.Get("X-Export-Truncated"), len(want))
 			}
-			records, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
+			records, err := csv.NewReader(bytes.NewReader(r.Body)).ReadAll()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -267,15 +269,15 @@ func TestExportCSV(t *testing.T) {
 }
 
 func TestExportJSONLReadsBackAsImport(t *testing.T) {
-	e := newEnv(t, withBrowser())
+	e := NewEnv(t, withBrowser())
 	for _, p := range chatLogParams {
 		t.Run(p.query(), func(t *testing.T) {
-			r := e.get(t, prefix+"/interactions/export?"+p.query()+"&format=jsonl", bearer(e.admin))
-			if r.status != http.StatusOK || r.header.Get("Content-Type") != "application/x-ndjson" {
-				t.Fatalf("status %d, Content-Type %q: %s", r.status, r.header.Get("Content-Type"), r.body)
+			r := e.Get(t, AnalyticsPrefix+"/interactions/export?"+p.query()+"&format=jsonl", Bearer(e.Admin))
+			if r.Status != http.StatusOK || r.Header.Get("Content-Type") != "application/x-ndjson" {
+				t.Fatalf("status %d, Content-Type %q: %s", r.Status, r.Header.Get("Content-Type"), r.Body)
 			}
 			var got []analytics.Interaction
-			for line := range jsonl.Decode(bytes.NewReader(r.body)) {
+			for line := range jsonl.Decode(bytes.NewReader(r.Body)) {
 				if line.Err != nil {
 					t.Fatalf("line %d: %v", line.No, line.Err)
 				}
@@ -299,31 +301,31 @@ func TestExportJSONLReadsBackAsImport(t *testing.T) {
 }
 
 func TestExportLimit(t *testing.T) {
-	e := newEnv(t, withBrowser())
-	r := e.get(t, prefix+"/interactions/export?catname="+privateCat+"&format=csv&limit=2", bearer(e.admin))
-	if r.status != http.StatusOK {
-		t.Fatalf("status %d: %s", r.status, r.body)
+	e := NewEnv(t, withBrowser())
+	r := e.Get(t, AnalyticsPrefix+"/interactions/export?catname="+PrivateCat+"&format=csv&limit=2", Bearer(e.Admin))
+	if r.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
 	}
-	records, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
+	records, err := csv.NewReader(bytes.NewReader(r.Body)).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := listing(t, params{cat: privateCat})
+	want := listing(t, params{cat: PrivateCat})
 	if len(records) != 3 || records[1][1] != want[0].Question || records[2][1] != want[1].Question {
 		t.Errorf("limited export %q, want the two newest of %d", records, len(want))
 	}
-	if r.header.Get("X-Export-Truncated") != "true" || r.header.Get("X-Total-Count") != strconv.Itoa(len(want)) {
-		t.Errorf("X-Export-Truncated %q, X-Total-Count %q", r.header.Get("X-Export-Truncated"), r.header.Get("X-Total-Count"))
+	if r.Header.Get("X-Export-Truncated") != "true" || r.Header.Get("X-Total-Count") != strconv.Itoa(len(want)) {
+		t.Errorf("X-Export-Truncated %q, X-Total-Count %q", r.Header.Get("X-Export-Truncated"), r.Header.Get("X-Total-Count"))
 	}
 }
 
 func TestDailyCountsMatchReference(t *testing.T) {
-	e := newEnv(t, withBrowser())
+	e := NewEnv(t, withBrowser())
 	for _, p := range chatLogParams {
 		t.Run(p.query(), func(t *testing.T) {
-			r := e.get(t, prefix+"/daily_counts?"+p.query(), bearer(e.admin))
-			if r.status != http.StatusOK {
-				t.Fatalf("status %d: %s", r.status, r.body)
+			r := e.Get(t, AnalyticsPrefix+"/daily_counts?"+p.query(), Bearer(e.Admin))
+			if r.Status != http.StatusOK {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
 			}
 			rng, err := analytics.ParseRange(p.start, p.end)
 			if err != nil {
@@ -331,14 +333,14 @@ func TestDailyCountsMatchReference(t *testing.T) {
 			}
 			sel := analytics.Selection{Cat: p.cat, Range: rng, Filters: p.filters}
 			want := []map[string]any{}
-			for _, d := range chatlog.Daily(normalized(), sel) {
+			for _, d := range chatlog.Daily(Normalized(), sel) {
 				want = append(want, map[string]any{"date": d.Day.Format(analytics.DateLayout), "count": d.Count})
 			}
-			assertJSON(t, r.body, map[string]any{"daily_counts": want})
+			AssertJSON(t, r.Body, map[string]any{"daily_counts": want})
 			var body struct {
 				DailyCounts []struct{ Count int64 } `json:"daily_counts"`
 			}
-			if err := json.Unmarshal(r.body, &body); err != nil {
+			if err := json.Unmarshal(r.Body, &body); err != nil {
 				t.Fatal(err)
 			}
 			var sum int64

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
+
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/analyticsapi"
 
 	"github.com/catsrv/catsrv/core/analytics"
@@ -48,13 +50,13 @@ func reference(t *testing.T, p params) analytics.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return analytics.Aggregate(normalized(), analytics.Query{Cat: p.cat, Range: rng, Filters: p.filters, Limit: p.limit})
+	return analytics.Aggregate(Normalized(), analytics.Query{Cat: p.cat, Range: rng, Filters: p.filters, Limit: p.limit})
 }
 
 // routeSpec is what the spec says a route returns.
 type routeSpec struct {
 	filters, limit bool
-	keys           []string
+	Keys           []string
 	body           func(analytics.Result) map[string]any
 }
 
@@ -143,7 +145,7 @@ var routeSpecs = map[string]routeSpec{
 }
 
 func TestRoutesMatchReference(t *testing.T) {
-	e := newEnv(t)
+	e := NewEnv(t)
 	cases := []struct {
 		name    string
 		p       params
@@ -165,8 +167,8 @@ func TestRoutesMatchReference(t *testing.T) {
 		{name: "unknown filter value", p: params{filters: analytics.Filters{Topics: []string{"nope"}}}, filters: true},
 		{name: "filters and dates", p: params{start: "2024-01-11", filters: analytics.Filters{Topics: []string{"billing", "shipping"}}, limit: 2}, filters: true, limit: true},
 	}
-	cats := []struct{ name, auth string }{{privateCat, bearer(e.admin)}, {publicCat, ""}}
-	for _, route := range analyticsRoutes {
+	cats := []struct{ name, auth string }{{PrivateCat, Bearer(e.Admin)}, {PublicCat, ""}}
+	for _, route := range AnalyticsRoutes {
 		spec := routeSpecs[route]
 		for _, c := range cases {
 			if (c.filters && !spec.filters) || (c.limit && !spec.limit) {
@@ -176,17 +178,17 @@ func TestRoutesMatchReference(t *testing.T) {
 				t.Run(route+"/"+c.name+"/"+cat.name, func(t *testing.T) {
 					p := c.p
 					p.cat = cat.name
-					res := e.get(t, prefix+route+"?"+p.query(), cat.auth)
-					if res.status != 200 {
-						t.Fatalf("status %d: %s", res.status, res.body)
+					res := e.Get(t, AnalyticsPrefix+route+"?"+p.query(), cat.auth)
+					if res.Status != 200 {
+						t.Fatalf("status %d: %s", res.Status, res.Body)
 					}
-					want := slices.Sorted(slices.Values(spec.keys))
-					if got := keys(t, res.body); !slices.Equal(got, want) {
+					want := slices.Sorted(slices.Values(spec.Keys))
+					if got := Keys(t, res.Body); !slices.Equal(got, want) {
 						t.Errorf("keys %v, want %v", got, want)
 					}
-					assertJSON(t, res.body, spec.body(reference(t, p)))
-					if strings.Contains(string(res.body), "null") {
-						t.Errorf("a list is null: %s", res.body)
+					AssertJSON(t, res.Body, spec.body(reference(t, p)))
+					if strings.Contains(string(res.Body), "null") {
+						t.Errorf("a list is null: %s", res.Body)
 					}
 				})
 			}
@@ -197,7 +199,7 @@ func TestRoutesMatchReference(t *testing.T) {
 // TestFixtureIsNotTrivial guards the reference comparisons above against a
 // log that would make every list empty.
 func TestFixtureIsNotTrivial(t *testing.T) {
-	for _, cat := range []string{privateCat, publicCat} {
+	for _, cat := range []string{PrivateCat, PublicCat} {
 		r := reference(t, params{cat: cat})
 		if r.TotalInteractions < 3 || len(r.TopicCounts) < 2 || len(r.ModelCounts) < 2 || len(r.Questions) < 2 {
 			t.Errorf("%s: reference result too small to test with: %+v", cat, r)
@@ -216,13 +218,13 @@ func decodeResult(t *testing.T, body []byte) analyticsapi.AnalyticsResult {
 }
 
 func TestSelectiveFilteringOverHTTP(t *testing.T) {
-	e := newEnv(t)
+	e := NewEnv(t)
 	all := func(query string) analyticsapi.AnalyticsResult {
-		res := e.get(t, prefix+"/all?catname="+privateCat+query, bearer(e.admin))
-		if res.status != 200 {
-			t.Fatalf("%s: status %d: %s", query, res.status, res.body)
+		res := e.Get(t, AnalyticsPrefix+"/all?catname="+PrivateCat+query, Bearer(e.Admin))
+		if res.Status != 200 {
+			t.Fatalf("%s: status %d: %s", query, res.Status, res.Body)
 		}
-		return decodeResult(t, res.body)
+		return decodeResult(t, res.Body)
 	}
 	whole := all("")
 	billing := all("&topic=billing")
@@ -263,26 +265,26 @@ func TestSelectiveFilteringOverHTTP(t *testing.T) {
 }
 
 func TestGetCats(t *testing.T) {
-	e := newEnv(t)
-	private := map[string]any{"name": privateCat, "chat_mode": "legacy", "analytics_public": false}
-	public := map[string]any{"name": publicCat, "chat_mode": "agent", "analytics_public": true}
+	e := NewEnv(t)
+	private := map[string]any{"name": PrivateCat, "chat_mode": "legacy", "analytics_public": false}
+	public := map[string]any{"name": PublicCat, "chat_mode": "agent", "analytics_public": true}
 	cases := []struct {
 		name string
 		auth string
 		want []map[string]any
 	}{
-		{"admin sees every CAT", bearer(e.admin), []map[string]any{private, public}},
+		{"admin sees every CAT", Bearer(e.Admin), []map[string]any{private, public}},
 		{"anonymous sees public CATs", "", []map[string]any{public}},
-		{"non-admin sees public CATs", bearer(e.viewer), []map[string]any{public}},
-		{"bad token sees public CATs", bearer("not-a-jwt"), []map[string]any{public}},
+		{"non-admin sees public CATs", Bearer(e.Viewer), []map[string]any{public}},
+		{"bad token sees public CATs", Bearer("not-a-jwt"), []map[string]any{public}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := e.get(t, prefix+"/get_cats", c.auth)
-			if res.status != 200 {
-				t.Fatalf("status %d: %s", res.status, res.body)
+			res := e.Get(t, AnalyticsPrefix+"/get_cats", c.auth)
+			if res.Status != 200 {
+				t.Fatalf("status %d: %s", res.Status, res.Body)
 			}
-			assertJSON(t, res.body, map[string]any{"cats": c.want})
+			AssertJSON(t, res.Body, map[string]any{"cats": c.want})
 		})
 	}
 }

@@ -1,8 +1,10 @@
-package httpapi_test
+package authapi_test
 
 import (
 	"net/http"
 	"testing"
+
+	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
 
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
 
@@ -23,26 +25,26 @@ func TestProvidersListsOnlyUsableOnes(t *testing.T) {
 	cases := []struct {
 		name   string
 		query  string
-		opts   []authOption
+		opts   []AuthOption
 		status int
 		want   []string
 	}{
 		{"default CAT, all enabled and configured", "", nil, http.StatusOK, []string{auth.ProviderA, auth.ProviderB, auth.ProviderC}},
-		{"unconfigured provider left out", "", []authOption{withoutC}, http.StatusOK, []string{auth.ProviderA, auth.ProviderB}},
-		{"CAT that disables every provider", "?catname=" + disabledCat, nil, http.StatusOK, nil},
+		{"unconfigured provider left out", "", []AuthOption{withoutC}, http.StatusOK, []string{auth.ProviderA, auth.ProviderB}},
+		{"CAT that disables every provider", "?catname=" + DisabledCat, nil, http.StatusOK, nil},
 		{"unknown CAT", "?catname=nope", nil, http.StatusNotFound, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b := newAuthEnv(t, c.opts...).browser(t)
-			r := b.do(http.MethodGet, authPrefix+"/providers"+c.query, "")
-			if r.status != c.status {
-				t.Fatalf("status %d, want %d: %s", r.status, c.status, r.body)
+			b := NewAuthEnv(t, c.opts...).Browser(t)
+			r := b.Do(http.MethodGet, AuthPrefix+"/providers"+c.query, "")
+			if r.Status != c.status {
+				t.Fatalf("status %d, want %d: %s", r.Status, c.status, r.Body)
 			}
 			if c.status != http.StatusOK {
 				return
 			}
-			list, _ := r.json(t)["providers"].([]any)
+			list, _ := r.JSON(t)["providers"].([]any)
 			if len(list) != len(c.want) {
 				t.Fatalf("providers %v, want %v", list, c.want)
 			}

@@ -1,4 +1,4 @@
-package httpapi_test
+package authapi_test
 
 import (
 	"encoding/base64"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
 
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
 
@@ -25,17 +27,17 @@ func sign(t *testing.T, method jwt.SigningMethod, key any, claims jwt.MapClaims)
 }
 
 func TestForgedTokensRefused(t *testing.T) {
-	e := newAuthEnv(t)
-	b := e.browser(t)
-	b.login(auth.ProviderB)
-	valid := b.cookie("catsrv_access", "/")
-	claims, err := e.tokens.Verify(valid)
+	e := NewAuthEnv(t)
+	b := e.Browser(t)
+	b.Login(auth.ProviderB)
+	valid := b.Cookie("catsrv_access", "/")
+	claims, err := e.Tokens.Verify(valid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	good := func() jwt.MapClaims {
 		return jwt.MapClaims{"sub": claims.Subject, "role": "user", "iss": "catsrv", "aud": "catsrv", "jti": "forged-1",
-			"iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(time.Hour).Unix()}
+			"iat": Now.Unix(), "nbf": Now.Unix(), "exp": Now.Add(time.Hour).Unix()}
 	}
 	with := func(k string, v any) jwt.MapClaims {
 		c := good()
@@ -46,15 +48,15 @@ func TestForgedTokensRefused(t *testing.T) {
 		}
 		return c
 	}
-	key := []byte(testSecret)
+	key := []byte(Secret)
 	header, payload, _ := strings.Cut(valid, ".")
 	payload, _, _ = strings.Cut(payload, ".")
 	none := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`)) + "." + payload + "."
 
 	// The control: a token forged with the right key and claims passes, so
 	// each refusal below is due to its one defect.
-	if r := anon(t, e).do(http.MethodGet, authPrefix+"/memory", "", "Authorization", "Bearer "+sign(t, jwt.SigningMethodHS256, key, good())); r.status != 200 {
-		t.Fatalf("control token refused: %d %s", r.status, r.body)
+	if r := anon(t, e).Do(http.MethodGet, AuthPrefix+"/memory", "", "Authorization", "Bearer "+sign(t, jwt.SigningMethodHS256, key, good())); r.Status != 200 {
+		t.Fatalf("control token refused: %d %s", r.Status, r.Body)
 	}
 	cases := []struct{ name, token string }{
 		{"alg none", none},
@@ -63,8 +65,8 @@ func TestForgedTokensRefused(t *testing.T) {
 		{"HS512", sign(t, jwt.SigningMethodHS512, key, good())},
 		{"wrong key", sign(t, jwt.SigningMethodHS256, []byte("another-secret-of-at-least-32-bytes!!"), good())},
 		{"tampered payload", header + "." + base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"someone-else","role":"admin"}`)) + "." + strings.Split(valid, ".")[2]},
-		{"expired", sign(t, jwt.SigningMethodHS256, key, with("exp", now.Add(-time.Minute).Unix()))},
-		{"not yet valid", sign(t, jwt.SigningMethodHS256, key, with("nbf", now.Add(time.Hour).Unix()))},
+		{"expired", sign(t, jwt.SigningMethodHS256, key, with("exp", Now.Add(-time.Minute).Unix()))},
+		{"not yet valid", sign(t, jwt.SigningMethodHS256, key, with("nbf", Now.Add(time.Hour).Unix()))},
 		{"missing exp", sign(t, jwt.SigningMethodHS256, key, with("exp", nil))},
 		{"wrong issuer", sign(t, jwt.SigningMethodHS256, key, with("iss", "someone"))},
 		{"wrong audience", sign(t, jwt.SigningMethodHS256, key, with("aud", "other"))},
@@ -74,19 +76,19 @@ func TestForgedTokensRefused(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := anon(t, e).do(http.MethodGet, authPrefix+"/memory", "", "Authorization", "Bearer "+c.token)
-			if r.status != http.StatusUnauthorized || r.header.Get("WWW-Authenticate") != "Bearer" || r.json(t)["error"] != "UNAUTHORIZED" {
-				t.Fatalf("status %d %s, want 401", r.status, r.body)
+			r := anon(t, e).Do(http.MethodGet, AuthPrefix+"/memory", "", "Authorization", "Bearer "+c.token)
+			if r.Status != http.StatusUnauthorized || r.Header.Get("WWW-Authenticate") != "Bearer" || r.JSON(t)["error"] != "UNAUTHORIZED" {
+				t.Fatalf("status %d %s, want 401", r.Status, r.Body)
 			}
 		})
 	}
 	t.Run("revoked by logout", func(t *testing.T) {
-		if r := anon(t, e).do(http.MethodPost, authPrefix+"/logout", "", "Authorization", "Bearer "+valid); r.status != 200 {
-			t.Fatalf("logout: %d %s", r.status, r.body)
+		if r := anon(t, e).Do(http.MethodPost, AuthPrefix+"/logout", "", "Authorization", "Bearer "+valid); r.Status != 200 {
+			t.Fatalf("logout: %d %s", r.Status, r.Body)
 		}
-		r := anon(t, e).do(http.MethodGet, authPrefix+"/memory", "", "Authorization", "Bearer "+valid)
-		if r.status != http.StatusUnauthorized || !strings.Contains(string(r.body), "revoked") {
-			t.Fatalf("status %d %s, want 401 revoked", r.status, r.body)
+		r := anon(t, e).Do(http.MethodGet, AuthPrefix+"/memory", "", "Authorization", "Bearer "+valid)
+		if r.Status != http.StatusUnauthorized || !strings.Contains(string(r.Body), "revoked") {
+			t.Fatalf("status %d %s, want 401 revoked", r.Status, r.Body)
 		}
 	})
 }
@@ -94,51 +96,51 @@ func TestForgedTokensRefused(t *testing.T) {
 func TestStateTampering(t *testing.T) {
 	cases := []struct {
 		name   string
-		tamper func(e *authEnv, b *browser, callback string) reply
+		tamper func(e *AuthEnv, b *Browser, callback string) Reply
 		status int
 		reason string
 	}{
-		{"no state cookie", func(e *authEnv, b *browser, callback string) reply {
-			return anon(b.t, e).do(http.MethodGet, callback, "")
+		{"no state cookie", func(e *AuthEnv, b *Browser, callback string) Reply {
+			return anon(b.T, e).Do(http.MethodGet, callback, "")
 		}, 400, "cookie missing"},
-		{"state mismatch", func(_ *authEnv, b *browser, callback string) reply {
-			return b.do(http.MethodGet, replaceParam(callback, "state", "forged-state"), "")
+		{"state mismatch", func(_ *AuthEnv, b *Browser, callback string) Reply {
+			return b.Do(http.MethodGet, replaceParam(callback, "state", "forged-state"), "")
 		}, 400, "state mismatch"},
-		{"no state parameter", func(_ *authEnv, b *browser, callback string) reply {
-			return b.do(http.MethodGet, replaceParam(callback, "state", ""), "")
+		{"no state parameter", func(_ *AuthEnv, b *Browser, callback string) Reply {
+			return b.Do(http.MethodGet, replaceParam(callback, "state", ""), "")
 		}, 400, "state mismatch"},
-		{"tampered cookie", func(e *authEnv, b *browser, callback string) reply {
-			sealed := b.cookie(stateCookieFor+auth.ProviderA, authPrefix+"/provider_a/callback")
-			return anon(b.t, e).do(http.MethodGet, callback, "", "Cookie", stateCookieFor+auth.ProviderA+"=x"+sealed[1:])
+		{"tampered cookie", func(e *AuthEnv, b *Browser, callback string) Reply {
+			sealed := b.Cookie(StateCookieFor+auth.ProviderA, AuthPrefix+"/provider_a/callback")
+			return anon(b.T, e).Do(http.MethodGet, callback, "", "Cookie", StateCookieFor+auth.ProviderA+"=x"+sealed[1:])
 		}, 400, "not valid"},
-		{"expired", func(e *authEnv, b *browser, callback string) reply {
-			e.clock.Advance(11 * time.Minute)
-			return b.do(http.MethodGet, callback, "")
+		{"expired", func(e *AuthEnv, b *Browser, callback string) Reply {
+			e.Clock.Advance(11 * time.Minute)
+			return b.Do(http.MethodGet, callback, "")
 		}, 401, "login expired"},
-		{"replayed", func(e *authEnv, b *browser, callback string) reply {
-			sealed := b.cookie(stateCookieFor+auth.ProviderA, authPrefix+"/provider_a/callback")
-			if r := b.do(http.MethodGet, callback, ""); r.status != http.StatusSeeOther {
+		{"replayed", func(e *AuthEnv, b *Browser, callback string) Reply {
+			sealed := b.Cookie(StateCookieFor+auth.ProviderA, AuthPrefix+"/provider_a/callback")
+			if r := b.Do(http.MethodGet, callback, ""); r.Status != http.StatusSeeOther {
 				return r
 			}
-			return anon(b.t, e).do(http.MethodGet, callback, "", "Cookie", stateCookieFor+auth.ProviderA+"="+sealed)
+			return anon(b.T, e).Do(http.MethodGet, callback, "", "Cookie", StateCookieFor+auth.ProviderA+"="+sealed)
 		}, 401, "already completed"},
-		{"provider error", func(_ *authEnv, b *browser, callback string) reply {
-			return b.do(http.MethodGet, replaceParam(callback, "error", "access_denied"), "")
+		{"provider error", func(_ *AuthEnv, b *Browser, callback string) Reply {
+			return b.Do(http.MethodGet, replaceParam(callback, "error", "access_denied"), "")
 		}, 401, "access_denied"},
-		{"bad code", func(_ *authEnv, b *browser, callback string) reply {
-			return b.do(http.MethodGet, replaceParam(callback, "code", "forged-code"), "")
+		{"bad code", func(_ *AuthEnv, b *Browser, callback string) Reply {
+			return b.Do(http.MethodGet, replaceParam(callback, "code", "forged-code"), "")
 		}, 401, "refused the authorization code"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := newAuthEnv(t)
-			b := e.browser(t)
-			callback := b.loginAtIDP(b.startLogin(auth.ProviderA, ""))
+			e := NewAuthEnv(t)
+			b := e.Browser(t)
+			callback := b.LoginAtIDP(b.StartLogin(auth.ProviderA, ""))
 			r := c.tamper(e, b, callback)
-			if r.status != c.status || !strings.Contains(string(r.body), c.reason) {
-				t.Fatalf("status %d %s, want %d mentioning %q", r.status, r.body, c.status, c.reason)
+			if r.Status != c.status || !strings.Contains(string(r.Body), c.reason) {
+				t.Fatalf("status %d %s, want %d mentioning %q", r.Status, r.Body, c.status, c.reason)
 			}
-			if cookieIn(r.cookies, "catsrv_access") != "" {
+			if cookieIn(r.Cookies, "catsrv_access") != "" {
 				t.Error("a failed callback set a session cookie")
 			}
 			assertAudit(t, e, auth.AuditLoginFailure)
@@ -161,7 +163,7 @@ func replaceParam(raw, key, value string) string {
 func TestCookieFlags(t *testing.T) {
 	cases := []struct {
 		name       string
-		opt        authOption
+		opt        AuthOption
 		secure     bool
 		sameSite   http.SameSite
 		sameSiteIn string
@@ -172,27 +174,27 @@ func TestCookieFlags(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := newAuthEnv(t, c.opt)
-			b := e.browser(t)
-			start := b.do(http.MethodPost, authPrefix+"/provider_b", "")
-			callback := b.loginAtIDP(start.json(t)["authorization_url"].(string))
-			state := start.cookies[0]
-			if state.Name != stateCookieFor+"provider_b" || !state.HttpOnly || state.Secure != c.secure ||
-				state.SameSite != http.SameSiteLaxMode || state.Path != authPrefix+"/provider_b/callback" || state.MaxAge != 600 {
+			e := NewAuthEnv(t, c.opt)
+			b := e.Browser(t)
+			start := b.Do(http.MethodPost, AuthPrefix+"/provider_b", "")
+			callback := b.LoginAtIDP(start.JSON(t)["authorization_url"].(string))
+			state := start.Cookies[0]
+			if state.Name != StateCookieFor+"provider_b" || !state.HttpOnly || state.Secure != c.secure ||
+				state.SameSite != http.SameSiteLaxMode || state.Path != AuthPrefix+"/provider_b/callback" || state.MaxAge != 600 {
 				t.Errorf("state cookie %s", state)
 			}
 			var sealed string
 			if c.secure {
-				sealed = b.cookie(state.Name, state.Path)
+				sealed = b.Cookie(state.Name, state.Path)
 			} else {
 				sealed = state.Value
 			}
-			r := anon(t, e).do(http.MethodGet, callback, "", "Cookie", state.Name+"="+sealed)
+			r := anon(t, e).Do(http.MethodGet, callback, "", "Cookie", state.Name+"="+sealed)
 			want := map[string]struct {
 				path   string
 				maxAge int
-			}{"catsrv_access": {"/", 7200}, "catsrv_refresh": {authPrefix, 86400}}
-			for _, ck := range r.cookies {
+			}{"catsrv_access": {"/", 7200}, "catsrv_refresh": {AuthPrefix, 86400}}
+			for _, ck := range r.Cookies {
 				w, ok := want[ck.Name]
 				if !ok {
 					continue
@@ -203,7 +205,7 @@ func TestCookieFlags(t *testing.T) {
 				}
 			}
 			if len(want) > 0 {
-				t.Errorf("cookies not set: %v (got %v)", want, r.cookies)
+				t.Errorf("cookies not set: %v (got %v)", want, r.Cookies)
 			}
 		})
 	}

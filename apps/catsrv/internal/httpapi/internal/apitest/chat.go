@@ -1,4 +1,4 @@
-package httpapi_test
+package apitest
 
 import (
 	"encoding/json"
@@ -31,14 +31,14 @@ import (
 // CATs of the chat tests: one per chat mode, and an agent without an
 // endpoint.
 const (
-	legacyCat = "shop"
-	agentCat  = "bot"
-	customCat = "mix"
-	bareCat   = "bare"
-	chatPath  = chatapi.Prefix
+	LegacyCat = "shop"
+	AgentCat  = "bot"
+	CustomCat = "mix"
+	BareCat   = "bare"
+	ChatPath  = chatapi.Prefix
 )
 
-const knowledgeBase = `entries:
+const KnowledgeBase = `entries:
   - id: reset-password
     question: How do I reset my password?
     answer: Use the forgot password link on the sign-in page.
@@ -47,45 +47,45 @@ intents:
     keywords: [invoice, refund]
 `
 
-// tickingClock moves a millisecond at every reading, so conversations
+// TickingClock moves a millisecond at every reading, so conversations
 // have distinct times in the order they were written.
-type tickingClock struct {
+type TickingClock struct {
 	mu  sync.Mutex
 	now time.Time
 }
 
-func (c *tickingClock) Now() time.Time {
+func (c *TickingClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(time.Millisecond)
 	return c.now
 }
 
-// fakeModel is an OpenAI-compatible chat-completions server: "Hello
+// FakeModel is an OpenAI-compatible chat-completions server: "Hello
 // there" in one piece, or streamed as "Hel", "lo", " there". status makes
 // it fail; hang makes it wait (after the first chunk when streaming) until
 // the caller gives up, then report on cancelled.
-type fakeModel struct {
+type FakeModel struct {
 	mu        sync.Mutex
-	status    int
-	hang      bool
-	requests  []map[string]any
-	cancelled chan struct{}
+	Status    int
+	Hang      bool
+	Requests  []map[string]any
+	Cancelled chan struct{}
 }
 
-func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (f *FakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var body map[string]any
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		http.Error(w, "bad body", http.StatusBadRequest)
 		return
 	}
 	f.mu.Lock()
-	f.requests = append(f.requests, body)
-	status, hang := f.status, f.hang
+	f.Requests = append(f.Requests, body)
+	status, hang := f.Status, f.Hang
 	f.mu.Unlock()
 	wait := func() {
 		<-r.Context().Done()
-		close(f.cancelled)
+		close(f.Cancelled)
 	}
 	if status != 0 {
 		w.Header().Set("Content-Type", "application/json")
@@ -116,41 +116,41 @@ func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
-func (f *fakeModel) last() map[string]any {
+func (f *FakeModel) Last() map[string]any {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.requests[len(f.requests)-1]
+	return f.Requests[len(f.Requests)-1]
 }
 
-// chatEnv is the whole HTTP app over memory stores, with a fake model.
-type chatEnv struct {
-	srv       *httptest.Server
-	tokens    *tokens.Service
-	sessions  *session.Service
-	log       *memstore.Store
-	files     *memstore.Cats
-	overrides *memstore.CatOverrides
-	model     *fakeModel
-	convs     *memstore.Conversations
-	memory    *prefs.Service
-	clock     *tickingClock
-	dir       string
+// ChatEnv is the whole HTTP app over memory stores, with a fake model.
+type ChatEnv struct {
+	Srv       *httptest.Server
+	Tokens    *tokens.Service
+	Sessions  *session.Service
+	Log       *memstore.Store
+	Files     *memstore.Cats
+	Overrides *memstore.CatOverrides
+	Model     *FakeModel
+	Convs     *memstore.Conversations
+	Memory    *prefs.Service
+	Clock     *TickingClock
+	Dir       string
 	// rateLimit is the auth routes' rate limit (zero: the defaults).
-	rateLimit authapi.RateLimit
+	RateLimit authapi.RateLimit
 
 	mu sync.Mutex
 	h  http.Handler
 }
 
-func newChatEnv(t *testing.T) *chatEnv {
+func NewChatEnv(t *testing.T) *ChatEnv {
 	t.Helper()
 	t.Cleanup(httpapi.UseSpecErrors())
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "kb.yaml"), []byte(knowledgeBase), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "kb.yaml"), []byte(KnowledgeBase), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e := &chatEnv{log: memstore.New(), overrides: memstore.NewCatOverrides(), model: &fakeModel{cancelled: make(chan struct{})}}
-	upstream := httptest.NewServer(e.model)
+	e := &ChatEnv{Log: memstore.New(), Overrides: memstore.NewCatOverrides(), Model: &FakeModel{Cancelled: make(chan struct{})}}
+	upstream := httptest.NewServer(e.Model)
 	t.Cleanup(upstream.Close)
 
 	cat := func(name, mode, baseURL string) catconfig.Cat {
@@ -163,66 +163,66 @@ func newChatEnv(t *testing.T) *chatEnv {
 		c.Chat.MaxMessageBytes = 64
 		return c
 	}
-	e.files = memstore.NewCats(cat(legacyCat, catconfig.ModeLegacy, upstream.URL+"/v1"), cat(agentCat, catconfig.ModeAgent, upstream.URL+"/v1"),
-		cat(customCat, catconfig.ModeCustom, upstream.URL+"/v1"), cat(bareCat, catconfig.ModeAgent, ""))
-	clk := &tickingClock{now: now}
+	e.Files = memstore.NewCats(cat(LegacyCat, catconfig.ModeLegacy, upstream.URL+"/v1"), cat(AgentCat, catconfig.ModeAgent, upstream.URL+"/v1"),
+		cat(CustomCat, catconfig.ModeCustom, upstream.URL+"/v1"), cat(BareCat, catconfig.ModeAgent, ""))
+	clk := &TickingClock{now: Now}
 	var err error
-	if e.tokens, err = tokens.New([]byte(testSecret), "catsrv", "catsrv", clk); err != nil {
+	if e.Tokens, err = tokens.New([]byte(Secret), "catsrv", "catsrv", clk); err != nil {
 		t.Fatal(err)
 	}
 	authStore := memstore.NewAuth()
-	e.sessions = session.New(session.Deps{Tokens: e.tokens, Users: authStore, Refresh: authStore, Revocations: authStore,
-		Audit: authStore, Cats: e.files, Clock: clk, RefreshLifetime: time.Hour})
+	e.Sessions = session.New(session.Deps{Tokens: e.Tokens, Users: authStore, Refresh: authStore, Revocations: authStore,
+		Audit: authStore, Cats: e.Files, Clock: clk, RefreshLifetime: time.Hour})
 	memory := prefs.New(authStore, prefs.DefaultLimits, clk)
 	if _, err := memory.Update(t.Context(), "carol", []byte(`{"preferences":{"persona":"pirate"}}`)); err != nil {
 		t.Fatal(err)
 	}
-	e.memory, e.clock, e.dir = memory, clk, dir
-	e.convs = memstore.NewConversations(e.log)
-	e.restart(t)
-	e.srv = httptest.NewServer(e)
-	t.Cleanup(e.srv.Close)
+	e.Memory, e.Clock, e.Dir = memory, clk, dir
+	e.Convs = memstore.NewConversations(e.Log)
+	e.Restart(t)
+	e.Srv = httptest.NewServer(e)
+	t.Cleanup(e.Srv.Close)
 	return e
 }
 
 // restart builds the app anew over the same stores, loading the runtime
 // configuration as a restarted server would.
-func (e *chatEnv) restart(t *testing.T) {
+func (e *ChatEnv) Restart(t *testing.T) {
 	t.Helper()
-	cats, err := overlay.Load(t.Context(), e.files, e.overrides)
+	cats, err := overlay.Load(t.Context(), e.Files, e.Overrides)
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := service.New(service.Deps{Cats: cats, Conversations: e.convs, Turns: e.convs, Clock: e.clock,
-		Model: openai.New(openai.Options{}), Knowledge: knowledge.New(e.dir)})
+	svc, err := service.New(service.Deps{Cats: cats, Conversations: e.Convs, Turns: e.Convs, Clock: e.Clock,
+		Model: openai.New(openai.Options{}), Knowledge: knowledge.New(e.Dir)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, h := httpapi.New(httpapi.Deps{
-		Tokens: e.tokens, Logger: slog.New(slog.DiscardHandler),
-		Reporter: reporter.New(cats, e.log, e.log, e.clock),
-		Auth: &authapi.Deps{Sessions: e.sessions, Memory: e.memory, Cats: cats, DefaultCat: legacyCat,
-			Cookies: authapi.CookiePolicy{SameSite: http.SameSiteLaxMode}, AllowedOrigins: []string{allowedOrigin},
-			RateLimit: e.rateLimit},
-		Chat: &chatapi.Deps{Service: svc, Config: cats, Memory: e.memory, DefaultCat: legacyCat,
-			AgentKeySet: func(cat string) bool { return cat == agentCat }},
+		Tokens: e.Tokens, Logger: slog.New(slog.DiscardHandler),
+		Reporter: reporter.New(cats, e.Log, e.Log, e.Clock),
+		Auth: &authapi.Deps{Sessions: e.Sessions, Memory: e.Memory, Cats: cats, DefaultCat: LegacyCat,
+			Cookies: authapi.CookiePolicy{SameSite: http.SameSiteLaxMode}, AllowedOrigins: []string{AllowedOrigin},
+			RateLimit: e.RateLimit},
+		Chat: &chatapi.Deps{Service: svc, Config: cats, Memory: e.Memory, DefaultCat: LegacyCat,
+			AgentKeySet: func(cat string) bool { return cat == AgentCat }},
 	})
 	e.mu.Lock()
 	e.h = h
 	e.mu.Unlock()
 }
 
-func (e *chatEnv) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (e *ChatEnv) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.mu.Lock()
 	h := e.h
 	e.mu.Unlock()
 	h.ServeHTTP(w, r)
 }
 
-// token is a bearer header for a user.
-func (e *chatEnv) token(t *testing.T, user, role string) string {
+// Token is a bearer header for a user.
+func (e *ChatEnv) Token(t *testing.T, user, role string) string {
 	t.Helper()
-	tok, _, err := e.tokens.Issue(user, role, time.Hour)
+	tok, _, err := e.Tokens.Issue(user, role, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

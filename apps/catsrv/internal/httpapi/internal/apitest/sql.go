@@ -1,4 +1,4 @@
-package httpapi_test
+package apitest
 
 import (
 	"encoding/json"
@@ -37,34 +37,34 @@ import (
 	"github.com/catsrv/catsrv/ports"
 )
 
-// sqlEnv is the whole HTTP app as serve wires it, over a real SQL store
+// SQLEnv is the whole HTTP app as serve wires it, over a real SQL store
 // (SQLite or PostgreSQL): analytics, interactions, chat, conversations,
 // logins (provider_a against a fake identity provider), memory and the
 // audit log all reach the database. Requests go straight to the handler,
 // so they may carry bytes a real HTTP server would refuse (a NUL in a
 // header), and the JSON log is kept to check for ERROR lines.
-type sqlEnv struct {
-	name    string
-	handler http.Handler
-	logs    *syncBuffer
-	tokens  *tokens.Service
-	idp     *fakeIDP
-	// user is a bearer header of the user who owns conv.
-	user string
-	// admin is a bearer header of an admin.
-	admin string
-	// conv is a conversation of user in legacyCat.
-	conv string
+type SQLEnv struct {
+	Name    string
+	Handler http.Handler
+	Logs    *SyncBuffer
+	Tokens  *tokens.Service
+	IDP     *FakeIDP
+	// User is a bearer header of the user who owns conv.
+	User string
+	// Admin is a bearer header of an admin.
+	Admin string
+	// Conv is a conversation of User in LegacyCat.
+	Conv string
 	// audit is the audit log the app writes.
-	audit ports.AuditLog
+	Audit ports.AuditLog
 }
 
-// newSQLEnv builds the app over a fresh database of the backend.
-func newSQLEnv(t testing.TB, b sqltest.Backend) *sqlEnv {
+// NewSQLEnv builds the app over a fresh database of the backend.
+func NewSQLEnv(t testing.TB, b sqltest.Backend) *SQLEnv {
 	t.Helper()
 	ctx := t.Context()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "kb.yaml"), []byte(knowledgeBase), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "kb.yaml"), []byte(KnowledgeBase), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	store := sqltest.Open(t, b.DSN(t))
@@ -76,17 +76,17 @@ func newSQLEnv(t testing.TB, b sqltest.Backend) *sqlEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shop := catconfig.Defaults(legacyCat)
+	shop := catconfig.Defaults(LegacyCat)
 	shop.Chat.ChatMode = catconfig.ModeLegacy
 	shop.Chat.Legacy.KnowledgeBase = "kb.yaml"
 	shop.Security.Providers.ProviderA.Enabled = true
-	files := memstore.NewCats(shop, catconfig.Defaults(privateCat))
+	files := memstore.NewCats(shop, catconfig.Defaults(PrivateCat))
 	cats, err := overlay.Load(ctx, files, chats)
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &tickingClock{now: now}
-	tok, err := tokens.New([]byte(testSecret), "catsrv", "catsrv", clk)
+	clk := &TickingClock{now: Now}
+	tok, err := tokens.New([]byte(Secret), "catsrv", "catsrv", clk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,12 +95,12 @@ func newSQLEnv(t testing.TB, b sqltest.Backend) *sqlEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &sqlEnv{name: b.Name, logs: &syncBuffer{}, tokens: tok, audit: records}
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.handler.ServeHTTP(w, r) }))
+	e := &SQLEnv{Name: b.Name, Logs: &SyncBuffer{}, Tokens: tok, Audit: records}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.Handler.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
-	e.idp = newFakeIDP(t, auth.ProviderA, idpUser{"a-123", "ann@a.example", "Ann A"})
-	provider, err := identity.NewProviderA(identity.Config{ClientID: e.idp.clientID, ClientSecret: e.idp.secret,
-		RedirectURL: srv.URL + authPrefix + "/" + auth.ProviderA + "/callback", BaseURL: e.idp.srv.URL})
+	e.IDP = NewFakeIDP(t, auth.ProviderA, IDPUser{"a-123", "ann@a.example", "Ann A"})
+	provider, err := identity.NewProviderA(identity.Config{ClientID: e.IDP.ClientID, ClientSecret: e.IDP.Secret,
+		RedirectURL: srv.URL + AuthPrefix + "/" + auth.ProviderA + "/callback", BaseURL: e.IDP.Srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,38 +108,38 @@ func newSQLEnv(t testing.TB, b sqltest.Backend) *sqlEnv {
 	authDeps := &authapi.Deps{
 		Sessions: session.New(session.Deps{Tokens: tok, Users: records, Refresh: records, Revocations: records,
 			Audit: records, Cats: cats, Clock: clk, RefreshLifetime: 24 * time.Hour}),
-		States:         session.NewStateSealer([]byte(testSecret), clk),
+		States:         session.NewStateSealer([]byte(Secret), clk),
 		Memory:         memory,
 		Cats:           cats,
 		Providers:      map[string]ports.IdentityProvider{auth.ProviderA: provider},
-		DefaultCat:     legacyCat,
+		DefaultCat:     LegacyCat,
 		Cookies:        authapi.CookiePolicy{SameSite: http.SameSiteLaxMode},
-		AllowedOrigins: []string{allowedOrigin},
+		AllowedOrigins: []string{AllowedOrigin},
 	}
-	_, e.handler = httpapi.New(httpapi.Deps{
-		Tokens: tok, Logger: slog.New(slog.NewJSONHandler(e.logs, nil)),
+	_, e.Handler = httpapi.New(httpapi.Deps{
+		Tokens: tok, Logger: slog.New(slog.NewJSONHandler(e.Logs, nil)),
 		Reporter: reporter.New(cats, store, store.Rollups(), clk),
 		Browser:  store,
 		Auth:     authDeps,
-		Chat: &chatapi.Deps{Service: svc, Config: cats, Memory: memory, DefaultCat: legacyCat,
+		Chat: &chatapi.Deps{Service: svc, Config: cats, Memory: memory, DefaultCat: LegacyCat,
 			AgentKeySet: func(string) bool { return false }},
 	})
-	if _, err := store.Append(ctx, analytics.Each(testLog())); err != nil {
+	if _, err := store.Append(ctx, analytics.Each(SampleLog())); err != nil {
 		t.Fatal(err)
 	}
-	e.user, e.admin = e.bearer(t, "alice", "user"), e.bearer(t, "root", "admin")
-	r := e.do(t, http.MethodPost, chatPath+"/chat", e.user, `{"message":"how do I reset my password"}`)
+	e.User, e.Admin = e.Bearer(t, "alice", "user"), e.Bearer(t, "root", "admin")
+	r := e.Do(t, http.MethodPost, ChatPath+"/chat", e.User, `{"message":"how do I reset my password"}`)
 	var c chatapi.ChatResponse
-	if r.status != http.StatusOK || json.Unmarshal(r.body, &c) != nil || c.ConversationID == "" {
-		t.Fatalf("first chat: %d %s", r.status, r.body)
+	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &c) != nil || c.ConversationID == "" {
+		t.Fatalf("first chat: %d %s", r.Status, r.Body)
 	}
-	e.conv = c.ConversationID
+	e.Conv = c.ConversationID
 	return e
 }
 
-func (e *sqlEnv) bearer(t testing.TB, user, role string) string {
+func (e *SQLEnv) Bearer(t testing.TB, user, role string) string {
 	t.Helper()
-	tok, _, err := e.tokens.Issue(user, role, time.Hour)
+	tok, _, err := e.Tokens.Issue(user, role, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func (e *sqlEnv) bearer(t testing.TB, user, role string) string {
 }
 
 // do serves one request; headers are "Name: value" pairs.
-func (e *sqlEnv) do(t testing.TB, method, target, auth, body string, headers ...string) response {
+func (e *SQLEnv) Do(t testing.TB, method, target, auth, body string, headers ...string) Response {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -175,25 +175,25 @@ func (e *sqlEnv) do(t testing.TB, method, target, auth, body string, headers ...
 		req.Header.Set(k, v)
 	}
 	rec := httptest.NewRecorder()
-	e.handler.ServeHTTP(deadlineRecorder{rec}, req)
+	e.Handler.ServeHTTP(DeadlineRecorder{rec}, req)
 	res := rec.Result()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return response{status: res.StatusCode, header: res.Header, body: b}
+	return Response{Status: res.StatusCode, Header: res.Header, Body: b}
 }
 
-// deadlineRecorder is a recorder with the write deadline of a real
+// DeadlineRecorder is a recorder with the write deadline of a real
 // connection, which huma's event streams set before each event.
-type deadlineRecorder struct{ *httptest.ResponseRecorder }
+type DeadlineRecorder struct{ *httptest.ResponseRecorder }
 
 // SetWriteDeadline does nothing: a recorder cannot block.
-func (deadlineRecorder) SetWriteDeadline(time.Time) error { return nil }
+func (DeadlineRecorder) SetWriteDeadline(time.Time) error { return nil }
 
 // take returns what was written and empties the buffer, so that a long
 // fuzzing run does not hold every line it ever logged.
-func (b *syncBuffer) take() string {
+func (b *SyncBuffer) Take() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.buf.String()
@@ -203,9 +203,9 @@ func (b *syncBuffer) take() string {
 
 // errorLines returns the log lines at ERROR level (and any line that is
 // not JSON) written since the previous call.
-func (e *sqlEnv) errorLines() []string {
+func (e *SQLEnv) ErrorLines() []string {
 	var out []string
-	for line := range strings.Lines(e.logs.take()) {
+	for line := range strings.Lines(e.Logs.Take()) {
 		var m map[string]any
 		if json.Unmarshal([]byte(line), &m) != nil || m["level"] == slog.LevelError.String() {
 			out = append(out, line)
@@ -214,15 +214,15 @@ func (e *sqlEnv) errorLines() []string {
 	return out
 }
 
-// sqlBackends are the back ends a test of odd input runs on: SQLite
+// SQLBackends are the back ends a test of odd input runs on: SQLite
 // always; PostgreSQL when CATSRV_TEST_POSTGRES_DSN is set (and, as for
 // every PostgreSQL test, required under CI=true), but never while
 // fuzzing, where the engine's throughput matters and one database is
 // enough.
-func sqlBackends() []sqltest.Backend {
+func SQLBackends() []sqltest.Backend {
 	all := sqltest.Backends()
 	out := all[:1]
-	if fuzzing() {
+	if Fuzzing() {
 		return out
 	}
 	if os.Getenv(sqltest.PostgresEnv) != "" || os.Getenv("CI") == "true" {
@@ -231,9 +231,9 @@ func sqlBackends() []sqltest.Backend {
 	return out
 }
 
-// fuzzing reports whether this run is generating fuzz inputs (go test
+// Fuzzing reports whether this run is generating fuzz inputs (go test
 // -fuzz), as opposed to running the seed corpus as ordinary tests.
-func fuzzing() bool {
+func Fuzzing() bool {
 	f := flag.Lookup("test.fuzz")
 	return f != nil && f.Value.String() != ""
 }

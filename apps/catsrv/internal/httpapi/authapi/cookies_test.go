@@ -1,9 +1,11 @@
-package httpapi_test
+package authapi_test
 
 import (
 	"net/http"
 	"strings"
 	"testing"
+
+	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
 )
 
 // TestStrayCookiesKeepTheSession sends the access cookie among cookies
@@ -11,13 +13,13 @@ import (
 // same host set what they like) to a route of each kind: every route reads
 // the session cookie and skips the rest.
 func TestStrayCookiesKeepTheSession(t *testing.T) {
-	e := newChatEnv(t)
-	tok := strings.TrimPrefix(e.token(t, "root", "admin"), "Bearer ")
+	e := NewChatEnv(t)
+	tok := strings.TrimPrefix(e.Token(t, "root", "admin"), "Bearer ")
 	session := "catsrv_access=" + tok
 	routes := map[string]string{
-		"analytics": "/api/v1/analytics/all?catname=" + legacyCat,
-		"chat":      chatPath + "/conversations",
-		"auth":      authPrefix + "/memory",
+		"analytics": "/api/v1/analytics/all?catname=" + LegacyCat,
+		"chat":      ChatPath + "/conversations",
+		"auth":      AuthPrefix + "/memory",
 	}
 	headers := []struct{ name, cookie string }{
 		{"the session cookie alone", session},
@@ -38,15 +40,15 @@ func TestStrayCookiesKeepTheSession(t *testing.T) {
 	for route, target := range routes {
 		for _, h := range headers {
 			t.Run(route+"/"+h.name, func(t *testing.T) {
-				r := e.call(t, http.MethodGet, target, "", nil, "Cookie: "+h.cookie)
-				if r.status != http.StatusOK {
-					t.Fatalf("GET %s with Cookie %q: %d %s, want 200", target, h.cookie, r.status, r.body)
+				r := e.Call(t, http.MethodGet, target, "", nil, "Cookie: "+h.cookie)
+				if r.Status != http.StatusOK {
+					t.Fatalf("GET %s with Cookie %q: %d %s, want 200", target, h.cookie, r.Status, r.Body)
 				}
 			})
 		}
 		t.Run(route+"/stray cookies without the session", func(t *testing.T) {
-			if r := e.call(t, http.MethodGet, target, "", nil, "Cookie: lang=français; =orphan; flag"); r.status != http.StatusUnauthorized {
-				t.Fatalf("GET %s without the session cookie: %d %s, want 401", target, r.status, r.body)
+			if r := e.Call(t, http.MethodGet, target, "", nil, "Cookie: lang=français; =orphan; flag"); r.Status != http.StatusUnauthorized {
+				t.Fatalf("GET %s without the session cookie: %d %s, want 401", target, r.Status, r.Body)
 			}
 		})
 	}

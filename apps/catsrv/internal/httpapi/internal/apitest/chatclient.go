@@ -1,4 +1,4 @@
-package httpapi_test
+package apitest
 
 import (
 	"bufio"
@@ -14,30 +14,30 @@ import (
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 )
 
-// resp is an answer of the app.
-type resp struct {
-	status int
-	header http.Header
-	body   []byte
+// Resp is an answer of the app.
+type Resp struct {
+	Status int
+	Header http.Header
+	Body   []byte
 }
 
-func (r resp) decode(t *testing.T, v any) {
+func (r Resp) Decode(t *testing.T, v any) {
 	t.Helper()
-	if err := json.Unmarshal(r.body, v); err != nil {
-		t.Fatalf("status %d body %q: %v", r.status, r.body, err)
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("status %d body %q: %v", r.Status, r.Body, err)
 	}
 }
 
 // errorBody reads an ErrorBody answer.
-func (r resp) errorBody(t *testing.T) base.ErrorBody {
+func (r Resp) ErrorBody(t *testing.T) base.ErrorBody {
 	t.Helper()
 	var b base.ErrorBody
-	r.decode(t, &b)
+	r.Decode(t, &b)
 	return b
 }
 
 // call sends a request; headers are "Name: value".
-func (e *chatEnv) call(t *testing.T, method, target, auth string, body any, headers ...string) resp {
+func (e *ChatEnv) Call(t *testing.T, method, target, auth string, body any, headers ...string) Resp {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -51,7 +51,7 @@ func (e *chatEnv) call(t *testing.T, method, target, auth string, body any, head
 		}
 		rd = strings.NewReader(raw)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), method, e.srv.URL+target, rd)
+	req, err := http.NewRequestWithContext(t.Context(), method, e.Srv.URL+target, rd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func (e *chatEnv) call(t *testing.T, method, target, auth string, body any, head
 		k, v, _ := strings.Cut(h, ": ")
 		req.Header.Set(k, v)
 	}
-	res, err := e.srv.Client().Do(req)
+	res, err := e.Srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,33 +74,33 @@ func (e *chatEnv) call(t *testing.T, method, target, auth string, body any, head
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp{status: res.StatusCode, header: res.Header, body: b}
+	return Resp{Status: res.StatusCode, Header: res.Header, Body: b}
 }
 
-// event is one Server-Sent Event.
-type event struct {
-	name string
-	data json.RawMessage
+// Event is one Server-Sent Event.
+type Event struct {
+	Name string
+	Data json.RawMessage
 }
 
-// events parses an event stream.
-func events(t *testing.T, stream []byte) []event {
+// Events parses an Event stream.
+func Events(t *testing.T, stream []byte) []Event {
 	t.Helper()
-	var out []event
-	var cur event
+	var out []Event
+	var cur Event
 	sc := bufio.NewScanner(bytes.NewReader(stream))
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
 		case line == "":
-			if cur.name != "" || cur.data != nil {
+			if cur.Name != "" || cur.Data != nil {
 				out = append(out, cur)
 			}
-			cur = event{}
+			cur = Event{}
 		case strings.HasPrefix(line, "event: "):
-			cur.name = strings.TrimPrefix(line, "event: ")
+			cur.Name = strings.TrimPrefix(line, "event: ")
 		case strings.HasPrefix(line, "data: "):
-			cur.data = json.RawMessage(strings.TrimPrefix(line, "data: "))
+			cur.Data = json.RawMessage(strings.TrimPrefix(line, "data: "))
 		default:
 			t.Fatalf("unexpected stream line %q", line)
 		}
@@ -108,13 +108,13 @@ func events(t *testing.T, stream []byte) []event {
 	return out
 }
 
-func contextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
+func ContextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
 	return context.WithCancel(t.Context())
 }
 
-// waitFor polls cond until it holds, failing after a generous bound: for
-// work the server finishes after the response (a cancelled stream's turn).
-func waitFor(t *testing.T, cond func() bool) {
+// WaitFor polls cond until it holds, failing after a generous bound: for
+// work the server finishes after the Response (a cancelled stream's turn).
+func WaitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	for range 500 {
 		if cond() {

@@ -1,4 +1,4 @@
-package httpapi_test
+package chatapi_test
 
 import (
 	"encoding/json"
@@ -6,66 +6,68 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
+
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/analyticsapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
 )
 
 func TestConfigGetAndSync(t *testing.T) {
-	e := newChatEnv(t)
-	admin, alice := e.token(t, "root", "admin"), e.token(t, "alice", "user")
+	e := NewChatEnv(t)
+	admin, alice := e.Token(t, "root", "admin"), e.Token(t, "alice", "user")
 
 	t.Run("get shows the effective configuration and secret presence", func(t *testing.T) {
-		for cat, key := range map[string]string{agentCat: "set", legacyCat: "unset"} {
-			r := e.call(t, http.MethodGet, chatPath+"/config?catname="+cat, admin, nil)
+		for cat, key := range map[string]string{AgentCat: "set", LegacyCat: "unset"} {
+			r := e.Call(t, http.MethodGet, ChatPath+"/config?catname="+cat, admin, nil)
 			var c chatapi.ConfigResponse
-			r.decode(t, &c)
-			if r.status != http.StatusOK || c.Name != cat || c.Cat.Agent.Model != "m-test" || c.Secrets["agent_api_key"] != key {
-				t.Errorf("%s: %d %s", cat, r.status, r.body)
+			r.Decode(t, &c)
+			if r.Status != http.StatusOK || c.Name != cat || c.Cat.Agent.Model != "m-test" || c.Secrets["agent_api_key"] != key {
+				t.Errorf("%s: %d %s", cat, r.Status, r.Body)
 			}
 		}
 	})
 	t.Run("sync switches the mode for the next request", func(t *testing.T) {
-		before := e.call(t, http.MethodPost, chatPath+"/chat", alice, chatMsg("tell me something"))
+		before := e.Call(t, http.MethodPost, ChatPath+"/chat", alice, chatMsg("tell me something"))
 		var b chatapi.ChatResponse
-		before.decode(t, &b)
+		before.Decode(t, &b)
 		if b.Model != "default" {
-			t.Fatalf("before sync: %s", before.body)
+			t.Fatalf("before sync: %s", before.Body)
 		}
-		r := e.call(t, http.MethodPost, chatPath+"/config/sync", admin, `{"chat_mode":"agent","agent":{"model":"m-synced","temperature":0.1}}`)
+		r := e.Call(t, http.MethodPost, ChatPath+"/config/sync", admin, `{"chat_mode":"agent","agent":{"model":"m-synced","temperature":0.1}}`)
 		var c chatapi.ConfigResponse
-		r.decode(t, &c)
-		if r.status != http.StatusOK || c.Cat.ChatMode != "agent" || c.Cat.Agent.Model != "m-synced" || c.Cat.Agent.Temperature != 0.1 || c.Cat.Agent.MaxTokens != 1024 {
-			t.Fatalf("sync: %d %s", r.status, r.body)
+		r.Decode(t, &c)
+		if r.Status != http.StatusOK || c.Cat.ChatMode != "agent" || c.Cat.Agent.Model != "m-synced" || c.Cat.Agent.Temperature != 0.1 || c.Cat.Agent.MaxTokens != 1024 {
+			t.Fatalf("sync: %d %s", r.Status, r.Body)
 		}
-		after := e.call(t, http.MethodPost, chatPath+"/chat", alice, chatMsg("tell me something"))
+		after := e.Call(t, http.MethodPost, ChatPath+"/chat", alice, chatMsg("tell me something"))
 		var a chatapi.ChatResponse
-		after.decode(t, &a)
-		if a.Model != "m-synced" || e.model.last()["temperature"] != 0.1 {
-			t.Errorf("after sync: %s, upstream saw %v", after.body, e.model.last())
+		after.Decode(t, &a)
+		if a.Model != "m-synced" || e.Model.Last()["temperature"] != 0.1 {
+			t.Errorf("after sync: %s, upstream saw %v", after.Body, e.Model.Last())
 		}
 	})
 	t.Run("a restart keeps the change", func(t *testing.T) {
-		e.restart(t)
-		r := e.call(t, http.MethodGet, chatPath+"/config", admin, nil)
+		e.Restart(t)
+		r := e.Call(t, http.MethodGet, ChatPath+"/config", admin, nil)
 		var c chatapi.ConfigResponse
-		r.decode(t, &c)
+		r.Decode(t, &c)
 		if c.Cat.ChatMode != "agent" || c.Cat.Agent.Model != "m-synced" {
-			t.Errorf("after restart: %s", r.body)
+			t.Errorf("after restart: %s", r.Body)
 		}
-		chat := e.call(t, http.MethodPost, chatPath+"/chat", alice, chatMsg("again"))
+		chat := e.Call(t, http.MethodPost, ChatPath+"/chat", alice, chatMsg("again"))
 		var a chatapi.ChatResponse
-		chat.decode(t, &a)
+		chat.Decode(t, &a)
 		if a.Model != "m-synced" {
-			t.Errorf("chat after restart: %s", chat.body)
+			t.Errorf("chat after restart: %s", chat.Body)
 		}
 	})
 	t.Run("analytics sees the effective mode", func(t *testing.T) {
-		r := e.call(t, http.MethodGet, "/api/v1/analytics/get_cats", admin, nil)
+		r := e.Call(t, http.MethodGet, "/api/v1/analytics/get_cats", admin, nil)
 		var cats analyticsapi.CatsBody
-		r.decode(t, &cats)
+		r.Decode(t, &cats)
 		for _, c := range cats.Cats {
-			if c.Name == legacyCat && c.ChatMode != "agent" {
+			if c.Name == LegacyCat && c.ChatMode != "agent" {
 				t.Errorf("get_cats shows %+v", c)
 			}
 		}
@@ -73,8 +75,8 @@ func TestConfigGetAndSync(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
-	e := newChatEnv(t)
-	admin, alice := e.token(t, "root", "admin"), e.token(t, "alice", "user")
+	e := NewChatEnv(t)
+	admin, alice := e.Token(t, "root", "admin"), e.Token(t, "alice", "user")
 	tests := []struct {
 		name, method, path, auth string
 		body                     string
@@ -99,10 +101,10 @@ func TestConfigErrors(t *testing.T) {
 			if tt.body != "" {
 				body = tt.body
 			}
-			r := e.call(t, tt.method, chatPath+tt.path, tt.auth, body)
-			b := r.errorBody(t)
-			if r.status != tt.status || b.Status != tt.status || !strings.HasPrefix(b.Message, tt.field) {
-				t.Errorf("got %d %s, want %d naming %q", r.status, r.body, tt.status, tt.field)
+			r := e.Call(t, tt.method, ChatPath+tt.path, tt.auth, body)
+			b := r.ErrorBody(t)
+			if r.Status != tt.status || b.Status != tt.status || !strings.HasPrefix(b.Message, tt.field) {
+				t.Errorf("got %d %s, want %d naming %q", r.Status, r.Body, tt.status, tt.field)
 			}
 		})
 	}
@@ -112,19 +114,19 @@ func TestConfigErrors(t *testing.T) {
 			`{"max_message_bytes":1}`:                      "max_message_bytes",
 			`{"agent":{"max_tokens":"many"}}`:              "max_tokens",
 		} {
-			r := e.call(t, http.MethodPost, chatPath+"/config/sync", admin, body)
+			r := e.Call(t, http.MethodPost, ChatPath+"/config/sync", admin, body)
 			var v base.ValidationError
-			r.decode(t, &v)
+			r.Decode(t, &v)
 			raw, _ := json.Marshal(v.Detail)
-			if r.status != 422 || !strings.Contains(string(raw), field) {
-				t.Errorf("%s: %d %s", body, r.status, r.body)
+			if r.Status != 422 || !strings.Contains(string(raw), field) {
+				t.Errorf("%s: %d %s", body, r.Status, r.Body)
 			}
 		}
 	})
-	r := e.call(t, http.MethodGet, chatPath+"/config", admin, nil)
+	r := e.Call(t, http.MethodGet, ChatPath+"/config", admin, nil)
 	var c chatapi.ConfigResponse
-	r.decode(t, &c)
+	r.Decode(t, &c)
 	if c.Cat.ChatMode != "legacy" || c.Cat.Agent.Temperature != 0.7 {
-		t.Errorf("refused changes were applied: %s", r.body)
+		t.Errorf("refused changes were applied: %s", r.Body)
 	}
 }

@@ -1,9 +1,11 @@
-package httpapi_test
+package chatapi_test
 
 import (
 	"net/http"
 	"strings"
 	"testing"
+
+	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
 
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
@@ -12,18 +14,18 @@ import (
 )
 
 func TestChatErrors(t *testing.T) {
-	e := newChatEnv(t)
-	alice, bob := e.token(t, "alice", "user"), e.token(t, "bob", "user")
-	first := e.call(t, http.MethodPost, chatPath+"/chat", alice, chatMsg("hi"))
+	e := NewChatEnv(t)
+	alice, bob := e.Token(t, "alice", "user"), e.Token(t, "bob", "user")
+	first := e.Call(t, http.MethodPost, ChatPath+"/chat", alice, chatMsg("hi"))
 	var mine chatapi.ChatResponse
-	first.decode(t, &mine)
+	first.Decode(t, &mine)
 
-	revoked := e.token(t, "alice", "user")
-	claims, err := e.tokens.Verify(strings.TrimPrefix(revoked, "Bearer "))
+	revoked := e.Token(t, "alice", "user")
+	claims, err := e.Tokens.Verify(strings.TrimPrefix(revoked, "Bearer "))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.sessions.Logout(t.Context(), &claims, "", auth.RequestMeta{}); err != nil {
+	if err := e.Sessions.Logout(t.Context(), &claims, "", auth.RequestMeta{}); err != nil {
 		t.Fatal(err)
 	}
 	cookie := "Cookie: catsrv_access=" + strings.TrimPrefix(alice, "Bearer ")
@@ -42,40 +44,40 @@ func TestChatErrors(t *testing.T) {
 		{name: "bad token", path: "/chat", auth: "Bearer nope", body: chatMsg("hi"), status: 401, code: "UNAUTHORIZED"},
 		{name: "revoked token", path: "/chat", auth: revoked, body: chatMsg("hi"), status: 401, code: "UNAUTHORIZED", message: "revoked"},
 		{name: "cookie without origin", path: "/chat", body: chatMsg("hi"), headers: []string{cookie}, status: 403, code: "FORBIDDEN", message: "Origin"},
-		{name: "cookie from a foreign origin", path: "/chat", body: chatMsg("hi"), headers: []string{cookie, "Origin: " + refusedOrigin}, status: 403, code: "FORBIDDEN"},
+		{name: "cookie from a foreign origin", path: "/chat", body: chatMsg("hi"), headers: []string{cookie, "Origin: " + RefusedOrigin}, status: 403, code: "FORBIDDEN"},
 		{name: "empty message", path: "/chat", auth: alice, body: chatMsg("   "), status: 422, code: "VALIDATION_ERROR", message: "message: must not be empty"},
 		{name: "oversized message", path: "/chat", auth: alice, body: chatMsg(strings.Repeat("a", 65)), status: 422, code: "VALIDATION_ERROR", message: "message: longer than 64 bytes"},
 		{name: "oversized message streamed", path: "/chat", auth: alice, body: chatMsg(strings.Repeat("a", 65), streamed), status: 422, code: "VALIDATION_ERROR", message: "message: longer than 64 bytes"},
 		{name: "unknown conversation", path: "/chat", auth: alice, body: chatMsg("hi", inConversation("nope")), status: 404, code: "NOT_FOUND"},
 		{name: "foreign conversation", path: "/chat", auth: bob, body: chatMsg("hi", inConversation(mine.ConversationID)), status: 404, code: "NOT_FOUND"},
 		{name: "unknown CAT", path: "/chat?catname=ghost", auth: alice, body: chatMsg("hi"), status: 404, code: "NOT_FOUND"},
-		{name: "agent without endpoint", path: "/chat?catname=" + bareCat, auth: alice, body: chatMsg("hi"), status: 503, code: "UNAVAILABLE", message: "no model endpoint"},
-		{name: "agent_chat without endpoint", path: "/agent_chat?catname=" + bareCat, auth: alice, body: chatMsg("hi"), status: 503, code: "UNAVAILABLE"},
+		{name: "agent without endpoint", path: "/chat?catname=" + BareCat, auth: alice, body: chatMsg("hi"), status: 503, code: "UNAVAILABLE", message: "no model endpoint"},
+		{name: "agent_chat without endpoint", path: "/agent_chat?catname=" + BareCat, auth: alice, body: chatMsg("hi"), status: 503, code: "UNAVAILABLE"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := e.call(t, http.MethodPost, chatPath+tt.path, tt.auth, tt.body, tt.headers...)
-			b := r.errorBody(t)
-			if r.status != tt.status || b.Status != tt.status || b.Code != tt.code || !strings.Contains(b.Message, tt.message) {
-				t.Errorf("got %d %+v, want %d %s containing %q", r.status, b, tt.status, tt.code, tt.message)
+			r := e.Call(t, http.MethodPost, ChatPath+tt.path, tt.auth, tt.body, tt.headers...)
+			b := r.ErrorBody(t)
+			if r.Status != tt.status || b.Status != tt.status || b.Code != tt.code || !strings.Contains(b.Message, tt.message) {
+				t.Errorf("got %d %+v, want %d %s containing %q", r.Status, b, tt.status, tt.code, tt.message)
 			}
-			if (tt.status == 401) != (r.header.Get("WWW-Authenticate") == "Bearer") {
-				t.Errorf("WWW-Authenticate = %q", r.header.Get("WWW-Authenticate"))
+			if (tt.status == 401) != (r.Header.Get("WWW-Authenticate") == "Bearer") {
+				t.Errorf("WWW-Authenticate = %q", r.Header.Get("WWW-Authenticate"))
 			}
 		})
 	}
 	t.Run("missing message", func(t *testing.T) {
-		r := e.call(t, http.MethodPost, chatPath+"/chat", alice, `{"stream":false}`)
+		r := e.Call(t, http.MethodPost, ChatPath+"/chat", alice, `{"stream":false}`)
 		var v base.ValidationError
-		r.decode(t, &v)
-		if r.status != 422 || len(v.Detail) == 0 {
-			t.Errorf("got %d %s", r.status, r.body)
+		r.Decode(t, &v)
+		if r.Status != 422 || len(v.Detail) == 0 {
+			t.Errorf("got %d %s", r.Status, r.Body)
 		}
 	})
 	t.Run("cookie from an allowed origin", func(t *testing.T) {
-		r := e.call(t, http.MethodPost, chatPath+"/chat", "", chatMsg("hi"), cookie, "Origin: "+allowedOrigin)
-		if r.status != http.StatusOK {
-			t.Errorf("got %d %s", r.status, r.body)
+		r := e.Call(t, http.MethodPost, ChatPath+"/chat", "", chatMsg("hi"), cookie, "Origin: "+AllowedOrigin)
+		if r.Status != http.StatusOK {
+			t.Errorf("got %d %s", r.Status, r.Body)
 		}
 	})
 }
@@ -94,21 +96,21 @@ func TestUpstreamFailuresKeepTheMessage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newChatEnv(t)
-			alice := e.token(t, "alice", "user")
-			e.model.status, e.model.hang = tt.status, tt.hang
-			r := e.call(t, http.MethodPost, chatPath+"/chat?catname="+agentCat, alice, chatMsg("are you there"))
-			b := r.errorBody(t)
-			if r.status != tt.want || b.Code != tt.code || strings.Contains(b.Message, "secret") {
-				t.Fatalf("got %d %+v", r.status, b)
+			e := NewChatEnv(t)
+			alice := e.Token(t, "alice", "user")
+			e.Model.Status, e.Model.Hang = tt.status, tt.hang
+			r := e.Call(t, http.MethodPost, ChatPath+"/chat?catname="+AgentCat, alice, chatMsg("are you there"))
+			b := r.ErrorBody(t)
+			if r.Status != tt.want || b.Code != tt.code || strings.Contains(b.Message, "secret") {
+				t.Fatalf("got %d %+v", r.Status, b)
 			}
-			list := e.call(t, http.MethodGet, chatPath+"/conversations?catname="+agentCat, alice, nil)
+			list := e.Call(t, http.MethodGet, ChatPath+"/conversations?catname="+AgentCat, alice, nil)
 			var l chatapi.ConversationList
-			list.decode(t, &l)
+			list.Decode(t, &l)
 			if len(l.Conversations) != 1 {
-				t.Fatalf("conversations = %s", list.body)
+				t.Fatalf("conversations = %s", list.Body)
 			}
-			d := e.conversation(t, alice, agentCat, l.Conversations[0].ID)
+			d := conversation(e, t, alice, AgentCat, l.Conversations[0].ID)
 			if len(d.Messages) != 1 || d.Messages[0].Content != "are you there" || d.Messages[0].Role != "user" {
 				t.Errorf("stored = %+v, want the user's message only", d.Messages)
 			}

@@ -1,9 +1,11 @@
-package httpapi_test
+package chatapi_test
 
 import (
 	"encoding/json"
 	"net/http"
 	"testing"
+
+	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
 
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/analyticsapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
@@ -16,8 +18,8 @@ import (
 // the context, else the user's memory), and the raw log and the rollups
 // agree.
 func TestChatFeedsAnalyticsAtOnce(t *testing.T) {
-	e := newChatEnv(t)
-	admin, alice, carol := e.token(t, "root", "admin"), e.token(t, "alice", "user"), e.token(t, "carol", "user")
+	e := NewChatEnv(t)
+	admin, alice, carol := e.Token(t, "root", "admin"), e.Token(t, "alice", "user"), e.Token(t, "carol", "user")
 	turns := []struct {
 		auth string
 		body map[string]any
@@ -33,28 +35,28 @@ func TestChatFeedsAnalyticsAtOnce(t *testing.T) {
 	}
 	var want []analytics.Interaction
 	for _, tt := range turns {
-		r := e.call(t, http.MethodPost, chatPath+"/chat", tt.auth, tt.body)
+		r := e.Call(t, http.MethodPost, ChatPath+"/chat", tt.auth, tt.body)
 		var c chatapi.ChatResponse
-		r.decode(t, &c)
-		if r.status != http.StatusOK || c.Model != tt.want.Model {
-			t.Fatalf("chat %v: %d %s", tt.body, r.status, r.body)
+		r.Decode(t, &c)
+		if r.Status != http.StatusOK || c.Model != tt.want.Model {
+			t.Fatalf("chat %v: %d %s", tt.body, r.Status, r.Body)
 		}
 		in := tt.want
-		in.Time, in.Cat, in.EventKind, in.Question, in.Answer = now, legacyCat, analytics.EventKindAPI, tt.body["message"].(string), c.Message
+		in.Time, in.Cat, in.EventKind, in.Question, in.Answer = Now, LegacyCat, analytics.EventKindAPI, tt.body["message"].(string), c.Message
 		want = append(want, in.Normalize())
 	}
-	ref := analytics.Aggregate(want, analytics.Query{Cat: legacyCat})
+	ref := analytics.Aggregate(want, analytics.Query{Cat: LegacyCat})
 	wantBody, err := json.Marshal(analyticsapi.ResultBody(ref))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, route := range []string{"/all", "/all_warehouse"} {
 		t.Run(route, func(t *testing.T) {
-			r := e.call(t, http.MethodGet, "/api/v1/analytics"+route+"?catname="+legacyCat+"&startDate=2024-03-01&endDate=2024-04-01", admin, nil)
+			r := e.Call(t, http.MethodGet, "/api/v1/analytics"+route+"?catname="+LegacyCat+"&startDate=2024-03-01&endDate=2024-04-01", admin, nil)
 			var got analyticsapi.AnalyticsResult
-			r.decode(t, &got)
-			if r.status != http.StatusOK || got.TotalInteractions != int64(len(turns)) || got.TotalInteractions != ref.TotalInteractions {
-				t.Fatalf("%d %s", r.status, r.body)
+			r.Decode(t, &got)
+			if r.Status != http.StatusOK || got.TotalInteractions != int64(len(turns)) || got.TotalInteractions != ref.TotalInteractions {
+				t.Fatalf("%d %s", r.Status, r.Body)
 			}
 			gotBody, err := json.Marshal(got)
 			if err != nil || string(gotBody) != string(wantBody) {

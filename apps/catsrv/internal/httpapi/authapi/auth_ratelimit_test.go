@@ -1,4 +1,4 @@
-package httpapi_test
+package authapi_test
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
+
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 
@@ -22,10 +24,10 @@ import (
 
 // limitedEnv is the auth app whose rate limiter runs on a clock of its own
 // (the sessions' clock stays put), so the test decides when buckets refill.
-func limitedEnv(t *testing.T, perSecond float64, burst int) (*authEnv, *clock.Fixed) {
+func limitedEnv(t *testing.T, perSecond float64, burst int) (*AuthEnv, *clock.Fixed) {
 	t.Helper()
-	lc := clock.NewFixed(now)
-	e := newAuthEnv(t, func(d *authapi.Deps) {
+	lc := clock.NewFixed(Now)
+	e := NewAuthEnv(t, func(d *authapi.Deps) {
 		d.RateLimit = authapi.RateLimit{PerSecond: perSecond, Burst: burst, Clock: lc}
 	})
 	return e, lc
@@ -34,13 +36,13 @@ func limitedEnv(t *testing.T, perSecond float64, burst int) (*authEnv, *clock.Fi
 // browserFrom is a browser whose connections come from the loopback
 // address ip (Linux routes all of 127.0.0.0/8 to lo), so that the server
 // sees another client address.
-func (e *authEnv) browserFrom(t *testing.T, ip string) *browser {
-	b := e.browser(t)
-	tr := e.srv.Client().Transport.(*http.Transport).Clone()
+func browserFrom(e *AuthEnv, t *testing.T, ip string) *Browser {
+	b := e.Browser(t)
+	tr := e.Srv.Client().Transport.(*http.Transport).Clone()
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
 	tr.DialContext = d.DialContext
 	t.Cleanup(tr.CloseIdleConnections)
-	b.client.Transport = tr
+	b.Client.Transport = tr
 	return b
 }
 
@@ -52,15 +54,15 @@ type limitedReply struct {
 	err        error
 }
 
-// flood sends n anonymous login starts from b, 8 at a time.
-func (b *browser) flood(n int) []limitedReply {
+// floodFrom sends n anonymous login starts from b, 8 at a time.
+func floodFrom(b *Browser, n int) []limitedReply {
 	out := make([]limitedReply, n)
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range 8 {
 		wg.Go(func() {
 			for i := range next {
-				out[i] = b.try(http.MethodPost, authPrefix+"/"+auth.ProviderA+"?catname="+authCat)
+				out[i] = try(b, http.MethodPost, AuthPrefix+"/"+auth.ProviderA+"?catname="+AuthCat)
 			}
 		})
 	}
@@ -73,21 +75,21 @@ func (b *browser) flood(n int) []limitedReply {
 }
 
 // try sends one request without failing the test from a goroutine.
-func (b *browser) try(method, path string) limitedReply {
-	ctx, cancel := context.WithTimeout(b.t.Context(), 30*time.Second)
+func try(b *Browser, method, path string) limitedReply {
+	ctx, cancel := context.WithTimeout(b.T.Context(), 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, b.e.srv.URL+path, strings.NewReader(""))
+	req, err := http.NewRequestWithContext(ctx, method, b.E.Srv.URL+path, strings.NewReader(""))
 	if err != nil {
 		return limitedReply{err: err}
 	}
-	resp, err := b.client.Do(req)
+	Resp, err := b.Client.Do(req)
 	if err != nil {
 		return limitedReply{err: err}
 	}
-	defer func() { _ = resp.Body.Close() }()
-	raw, err := io.ReadAll(resp.Body)
-	r := limitedReply{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), err: err}
-	if resp.StatusCode == http.StatusTooManyRequests && err == nil {
+	defer func() { _ = Resp.Body.Close() }()
+	raw, err := io.ReadAll(Resp.Body)
+	r := limitedReply{status: Resp.StatusCode, retryAfter: Resp.Header.Get("Retry-After"), err: err}
+	if Resp.StatusCode == http.StatusTooManyRequests && err == nil {
 		r.err = json.Unmarshal(raw, &r.body)
 	}
 	return r
@@ -117,14 +119,14 @@ func tally(t *testing.T, replies []limitedReply, wantRetry string) map[int]int {
 }
 
 // auditOf counts the audit events of one client IP by kind.
-func (e *authEnv) auditOf(t *testing.T, ip string) (total int, kinds map[auth.AuditKind]int) {
+func auditOf(e *AuthEnv, t *testing.T, ip string) (total int, kinds map[auth.AuditKind]int) {
 	t.Helper()
-	events, err := e.store.Events(t.Context(), auth.AuditFilter{})
+	Events, err := e.Store.Events(t.Context(), auth.AuditFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	kinds = map[auth.AuditKind]int{}
-	for _, ev := range events {
+	for _, ev := range Events {
 		if ev.IP == ip {
 			total++
 			kinds[ev.Kind]++
@@ -139,42 +141,42 @@ func (e *authEnv) auditOf(t *testing.T, ip string) (total int, kinds map[auth.Au
 func TestAuthRateLimitPerAddress(t *testing.T) {
 	const burst, flood = 20, 200
 	e, lc := limitedEnv(t, 1, burst)
-	first, second := e.browser(t), e.browserFrom(t, "127.0.0.2")
+	first, second := e.Browser(t), browserFrom(e, t, "127.0.0.2")
 
-	got := tally(t, first.flood(flood), "1")
+	got := tally(t, floodFrom(first, flood), "1")
 	if got[http.StatusOK] != burst || got[http.StatusTooManyRequests] != flood-burst {
 		t.Fatalf("%d starts from one address: %v, want %d OK and the rest 429", flood, got, burst)
 	}
-	if r := second.try(http.MethodPost, authPrefix+"/"+auth.ProviderB); r.err != nil || r.status != http.StatusOK {
+	if r := try(second, http.MethodPost, AuthPrefix+"/"+auth.ProviderB); r.err != nil || r.status != http.StatusOK {
 		t.Fatalf("another address during the flood: %d %v, want 200", r.status, r.err)
 	}
-	total, kinds := e.auditOf(t, "127.0.0.1")
+	total, kinds := auditOf(e, t, "127.0.0.1")
 	if total > burst+1 || kinds[auth.AuditLoginStart] != burst || kinds[auth.AuditRateLimited] != 1 {
 		t.Fatalf("audit of the flooding address: %d rows %v, want %d login_start and one rate_limited", total, kinds, burst)
 	}
-	if n, _ := e.auditOf(t, "127.0.0.2"); n != 1 {
+	if n, _ := auditOf(e, t, "127.0.0.2"); n != 1 {
 		t.Fatalf("audit of the other address: %d rows, want its one login_start", n)
 	}
 
 	// Three seconds later three more starts are admitted; the refusals
 	// after them fall in the same audit window and are not recorded.
 	lc.Advance(3 * time.Second)
-	got = tally(t, first.flood(10), "1")
+	got = tally(t, floodFrom(first, 10), "1")
 	if got[http.StatusOK] != 3 || got[http.StatusTooManyRequests] != 7 {
 		t.Fatalf("after 3 s: %v, want 3 OK and 7 429", got)
 	}
-	if _, kinds := e.auditOf(t, "127.0.0.1"); kinds[auth.AuditRateLimited] != 1 || kinds[auth.AuditLoginStart] != burst+3 {
+	if _, kinds := auditOf(e, t, "127.0.0.1"); kinds[auth.AuditRateLimited] != 1 || kinds[auth.AuditLoginStart] != burst+3 {
 		t.Fatalf("audit after 3 s: %v, want still one rate_limited", kinds)
 	}
 
 	// A minute later the bucket is full again and the window over: a new
 	// flood gets the burst, and its refusal is audited once more.
 	lc.Advance(time.Minute)
-	got = tally(t, first.flood(50), "1")
+	got = tally(t, floodFrom(first, 50), "1")
 	if got[http.StatusOK] != burst || got[http.StatusTooManyRequests] != 50-burst {
 		t.Fatalf("after a minute: %v, want %d OK", got, burst)
 	}
-	if _, kinds := e.auditOf(t, "127.0.0.1"); kinds[auth.AuditRateLimited] != 2 {
+	if _, kinds := auditOf(e, t, "127.0.0.1"); kinds[auth.AuditRateLimited] != 2 {
 		t.Fatalf("audit after a minute: %v, want a second rate_limited", kinds)
 	}
 }
@@ -182,18 +184,18 @@ func TestAuthRateLimitPerAddress(t *testing.T) {
 // Retry-After is the limiter's wait, rounded up to whole seconds.
 func TestAuthRateLimitRetryAfter(t *testing.T) {
 	e, lc := limitedEnv(t, 0.25, 1)
-	b := e.browser(t)
-	if r := b.try(http.MethodPost, authPrefix+"/"+auth.ProviderA); r.status != http.StatusOK {
+	b := e.Browser(t)
+	if r := try(b, http.MethodPost, AuthPrefix+"/"+auth.ProviderA); r.status != http.StatusOK {
 		t.Fatalf("first start: %d %v", r.status, r.err)
 	}
-	tally(t, []limitedReply{b.try(http.MethodPost, authPrefix+"/"+auth.ProviderA)}, "4")
+	tally(t, []limitedReply{try(b, http.MethodPost, AuthPrefix+"/"+auth.ProviderA)}, "4")
 	lc.Advance(2500 * time.Millisecond)
-	got := tally(t, []limitedReply{b.try(http.MethodPost, authPrefix+"/"+auth.ProviderA)}, "2")
+	got := tally(t, []limitedReply{try(b, http.MethodPost, AuthPrefix+"/"+auth.ProviderA)}, "2")
 	if got[http.StatusTooManyRequests] != 1 {
 		t.Fatalf("after 2.5 s of 4: %v, want 429", got)
 	}
 	lc.Advance(1500 * time.Millisecond)
-	if r := b.try(http.MethodPost, authPrefix+"/"+auth.ProviderA); r.status != http.StatusOK {
+	if r := try(b, http.MethodPost, AuthPrefix+"/"+auth.ProviderA); r.status != http.StatusOK {
 		t.Fatalf("after the wait: %d %v, want 200", r.status, r.err)
 	}
 }
@@ -202,23 +204,23 @@ func TestAuthRateLimitRetryAfter(t *testing.T) {
 // address's bucket; /providers and the memory routes are not limited.
 func TestAuthRateLimitRoutes(t *testing.T) {
 	e, _ := limitedEnv(t, 1, 1)
-	b := e.browser(t)
-	if r := b.try(http.MethodPost, authPrefix+"/"+auth.ProviderA); r.status != http.StatusOK {
+	b := e.Browser(t)
+	if r := try(b, http.MethodPost, AuthPrefix+"/"+auth.ProviderA); r.status != http.StatusOK {
 		t.Fatalf("start: %d %v", r.status, r.err)
 	}
 	for _, c := range []struct {
 		method, path string
 		want         int
 	}{
-		{http.MethodPost, authPrefix + "/" + auth.ProviderC, http.StatusTooManyRequests},
-		{http.MethodGet, authPrefix + "/" + auth.ProviderA + "/callback?code=x&state=y", http.StatusTooManyRequests},
-		{http.MethodPost, authPrefix + "/refresh", http.StatusTooManyRequests},
-		{http.MethodPost, authPrefix + "/logout", http.StatusTooManyRequests},
-		{http.MethodGet, authPrefix + "/providers", http.StatusOK},
-		{http.MethodGet, authPrefix + "/memory", http.StatusUnauthorized},
+		{http.MethodPost, AuthPrefix + "/" + auth.ProviderC, http.StatusTooManyRequests},
+		{http.MethodGet, AuthPrefix + "/" + auth.ProviderA + "/callback?code=x&state=y", http.StatusTooManyRequests},
+		{http.MethodPost, AuthPrefix + "/refresh", http.StatusTooManyRequests},
+		{http.MethodPost, AuthPrefix + "/logout", http.StatusTooManyRequests},
+		{http.MethodGet, AuthPrefix + "/providers", http.StatusOK},
+		{http.MethodGet, AuthPrefix + "/memory", http.StatusUnauthorized},
 	} {
 		t.Run(fmt.Sprintf("%s %s", c.method, c.path), func(t *testing.T) {
-			r := b.try(c.method, c.path)
+			r := try(b, c.method, c.path)
 			if r.err != nil || r.status != c.want {
 				t.Fatalf("%d %v, want %d", r.status, r.err, c.want)
 			}
@@ -229,7 +231,7 @@ func TestAuthRateLimitRoutes(t *testing.T) {
 			}
 		})
 	}
-	if _, kinds := e.auditOf(t, "127.0.0.1"); kinds[auth.AuditRateLimited] != 1 || kinds[auth.AuditLogout] != 0 || kinds[auth.AuditLoginFailure] != 0 {
+	if _, kinds := auditOf(e, t, "127.0.0.1"); kinds[auth.AuditRateLimited] != 1 || kinds[auth.AuditLogout] != 0 || kinds[auth.AuditLoginFailure] != 0 {
 		t.Fatalf("audit %v: want one rate_limited and nothing from the refused routes", kinds)
 	}
 }
@@ -238,14 +240,14 @@ func TestAuthRateLimitRoutes(t *testing.T) {
 // floods the anonymous ones: memory needs a session and is not limited.
 func TestAuthRateLimitLeavesSessionsAlone(t *testing.T) {
 	e, _ := limitedEnv(t, 1, 3)
-	b := e.browser(t)
-	if r := b.login(auth.ProviderA); r.status != http.StatusSeeOther {
-		t.Fatalf("login: %d %s", r.status, r.body)
+	b := e.Browser(t)
+	if r := b.Login(auth.ProviderA); r.Status != http.StatusSeeOther {
+		t.Fatalf("login: %d %s", r.Status, r.Body)
 	}
-	tally(t, b.flood(10), "1")
+	tally(t, floodFrom(b, 10), "1")
 	for range 5 {
-		if r := b.do(http.MethodGet, authPrefix+"/memory", ""); r.status != http.StatusOK {
-			t.Fatalf("memory while limited: %d %s", r.status, r.body)
+		if r := b.Do(http.MethodGet, AuthPrefix+"/memory", ""); r.Status != http.StatusOK {
+			t.Fatalf("memory while limited: %d %s", r.Status, r.Body)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package httpapi_test
+package base_test
 
 import (
 	"net/http"
@@ -6,18 +6,20 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
+
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/apps/catsrv/web"
 	"github.com/catsrv/catsrv/ports"
 )
 
 // withDashboard serves the built page.
-func withDashboard() envOption {
+func withDashboard() EnvOption {
 	return func(d *httpapi.Deps, _ *ports.InteractionLog) { d.Dashboard = web.Assets() }
 }
 
 func TestDashboardIsServedWithStrictHeaders(t *testing.T) {
-	e := newEnv(t, withDashboard())
+	e := NewEnv(t, withDashboard())
 	cases := []struct {
 		path, contentType, contains string
 	}{
@@ -27,14 +29,14 @@ func TestDashboardIsServedWithStrictHeaders(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.path, func(t *testing.T) {
-			r := e.get(t, c.path, "")
-			if r.status != http.StatusOK {
-				t.Fatalf("status %d", r.status)
+			r := e.Get(t, c.path, "")
+			if r.Status != http.StatusOK {
+				t.Fatalf("status %d", r.Status)
 			}
-			if ct := r.header.Get("Content-Type"); ct != c.contentType {
+			if ct := r.Header.Get("Content-Type"); ct != c.contentType {
 				t.Errorf("Content-Type %q, want %q", ct, c.contentType)
 			}
-			if !strings.Contains(string(r.body), c.contains) {
+			if !strings.Contains(string(r.Body), c.contains) {
 				t.Errorf("body does not contain %q", c.contains)
 			}
 			for name, want := range map[string]string{
@@ -42,11 +44,11 @@ func TestDashboardIsServedWithStrictHeaders(t *testing.T) {
 				"X-Frame-Options":        "DENY",
 				"Referrer-Policy":        "no-referrer",
 			} {
-				if got := r.header.Get(name); got != want {
+				if got := r.Header.Get(name); got != want {
 					t.Errorf("%s = %q, want %q", name, got, want)
 				}
 			}
-			csp := r.header.Get("Content-Security-Policy")
+			csp := r.Header.Get("Content-Security-Policy")
 			for _, directive := range []string{"default-src 'none'", "script-src 'self'", "frame-ancestors 'none'", "connect-src 'self'"} {
 				if !strings.Contains(csp, directive) {
 					t.Errorf("CSP %q lacks %q", csp, directive)
@@ -62,8 +64,8 @@ func TestDashboardIsServedWithStrictHeaders(t *testing.T) {
 // The page has no inline script for the CSP to block: every script is
 // loaded from /ui/.
 func TestDashboardHasNoInlineScript(t *testing.T) {
-	e := newEnv(t, withDashboard())
-	html := string(e.get(t, "/", "").body)
+	e := NewEnv(t, withDashboard())
+	html := string(e.Get(t, "/", "").Body)
 	for rest := html; ; {
 		i := strings.Index(rest, "<script")
 		if i < 0 {
@@ -81,7 +83,7 @@ func TestDashboardHasNoInlineScript(t *testing.T) {
 }
 
 func TestDashboardLeavesOtherRoutesAlone(t *testing.T) {
-	e := newEnv(t, withDashboard())
+	e := NewEnv(t, withDashboard())
 	cases := []struct {
 		path   string
 		status int
@@ -90,7 +92,7 @@ func TestDashboardLeavesOtherRoutesAlone(t *testing.T) {
 		{"/healthz", 200, "<html"},
 		{"/openapi.json", 200, "<html"},
 		{"/docs", 200, "catsrv analytics"},
-		{prefix + "/get_cats", 200, "<html"},
+		{AnalyticsPrefix + "/get_cats", 200, "<html"},
 		{"/nope", 404, "catsrv analytics"},
 		{"/ui/", 404, "app.js"},
 		{"/ui/index.html", 404, ""},
@@ -98,19 +100,19 @@ func TestDashboardLeavesOtherRoutesAlone(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.path, func(t *testing.T) {
-			r := e.get(t, c.path, "")
-			if r.status != c.status {
-				t.Fatalf("status %d, want %d", r.status, c.status)
+			r := e.Get(t, c.path, "")
+			if r.Status != c.status {
+				t.Fatalf("status %d, want %d", r.Status, c.status)
 			}
-			if c.not != "" && strings.Contains(string(r.body), c.not) {
+			if c.not != "" && strings.Contains(string(r.Body), c.not) {
 				t.Errorf("body contains %q", c.not)
 			}
 		})
 	}
 	t.Run("without assets", func(t *testing.T) {
-		bare := newEnv(t)
-		if r := bare.get(t, "/", ""); r.status != http.StatusNotFound {
-			t.Errorf("status %d without a dashboard, want 404", r.status)
+		bare := NewEnv(t)
+		if r := bare.Get(t, "/", ""); r.Status != http.StatusNotFound {
+			t.Errorf("status %d without a dashboard, want 404", r.Status)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package httpapi_test
+package apitest
 
 import (
 	"crypto/rand"
@@ -16,56 +16,56 @@ import (
 	"github.com/catsrv/catsrv/core/auth"
 )
 
-// idpUser is who logs in at a fake identity provider.
-type idpUser struct{ id, email, name string }
+// IDPUser is who logs in at a fake identity provider.
+type IDPUser struct{ ID, Email, Name string }
 
-// fakeIDP is a local identity provider speaking the protocol of one of the
+// FakeIDP is a local identity provider speaking the protocol of one of the
 // three providers on the paths catsrv calls after rewriting goth's hosts:
 // provider_a (/authorize, /token with the user in the token response),
 // provider_b (Google: /o/oauth2/auth, /token, /oauth2/v2/userinfo) and
 // provider_c (Azure AD v2: /<tenant>/oauth2/v2.0/authorize, …/token,
 // Graph /v1.0/me). Logging in is simulated: the authorize endpoint
 // redirects at once with a code for the configured user.
-type fakeIDP struct {
-	t            testing.TB
-	provider     string
-	clientID     string
-	secret       string
-	tenant       string
-	user         idpUser
-	srv          *httptest.Server
+type FakeIDP struct {
+	T            testing.TB
+	Provider     string
+	ClientID     string
+	Secret       string
+	Tenant       string
+	User         IDPUser
+	Srv          *httptest.Server
 	mu           sync.Mutex
 	codes        map[string]grant
-	accessTokens map[string]idpUser
+	accessTokens map[string]IDPUser
 	// authorizeQueries records every authorize request's query.
-	authorizeQueries []url.Values
+	AuthorizeQueries []url.Values
 }
 
 type grant struct {
-	user        idpUser
+	User        IDPUser
 	redirectURI string
 	challenge   string
 }
 
-func newFakeIDP(t testing.TB, provider string, user idpUser) *fakeIDP {
-	f := &fakeIDP{t: t, provider: provider, clientID: "client-" + provider, secret: "secret-" + provider,
-		tenant: "contoso.example", user: user, codes: map[string]grant{}, accessTokens: map[string]idpUser{}}
+func NewFakeIDP(t testing.TB, provider string, user IDPUser) *FakeIDP {
+	f := &FakeIDP{T: t, Provider: provider, ClientID: "client-" + provider, Secret: "secret-" + provider,
+		Tenant: "contoso.example", User: user, codes: map[string]grant{}, accessTokens: map[string]IDPUser{}}
 	mux := http.NewServeMux()
 	switch provider {
 	case auth.ProviderA:
 		mux.HandleFunc("GET /authorize", f.authorize)
-		mux.HandleFunc("POST /token", f.token)
+		mux.HandleFunc("POST /token", f.Token)
 	case auth.ProviderB:
 		mux.HandleFunc("GET /o/oauth2/auth", f.authorize)
-		mux.HandleFunc("POST /token", f.token)
+		mux.HandleFunc("POST /token", f.Token)
 		mux.HandleFunc("GET /oauth2/v2/userinfo", f.userinfo)
 	case auth.ProviderC:
-		mux.HandleFunc("GET /"+f.tenant+"/oauth2/v2.0/authorize", f.authorize)
-		mux.HandleFunc("POST /"+f.tenant+"/oauth2/v2.0/token", f.token)
+		mux.HandleFunc("GET /"+f.Tenant+"/oauth2/v2.0/authorize", f.authorize)
+		mux.HandleFunc("POST /"+f.Tenant+"/oauth2/v2.0/token", f.Token)
 		mux.HandleFunc("GET /v1.0/me", f.userinfo)
 	}
-	f.srv = httptest.NewServer(mux)
-	t.Cleanup(f.srv.Close)
+	f.Srv = httptest.NewServer(mux)
+	t.Cleanup(f.Srv.Close)
 	return f
 }
 
@@ -75,17 +75,17 @@ func randomHex() string {
 	return hex.EncodeToString(b)
 }
 
-func (f *fakeIDP) authorize(w http.ResponseWriter, r *http.Request) {
+func (f *FakeIDP) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f.mu.Lock()
-	f.authorizeQueries = append(f.authorizeQueries, q)
-	if q.Get("client_id") != f.clientID || q.Get("response_type") != "code" || q.Get("state") == "" {
+	f.AuthorizeQueries = append(f.AuthorizeQueries, q)
+	if q.Get("client_id") != f.ClientID || q.Get("response_type") != "code" || q.Get("state") == "" {
 		f.mu.Unlock()
 		http.Error(w, "bad authorize request", http.StatusBadRequest)
 		return
 	}
 	code := "code-" + randomHex()
-	f.codes[code] = grant{user: f.user, redirectURI: q.Get("redirect_uri"), challenge: q.Get("code_challenge")}
+	f.codes[code] = grant{User: f.User, redirectURI: q.Get("redirect_uri"), challenge: q.Get("code_challenge")}
 	f.mu.Unlock()
 	to, err := url.Parse(q.Get("redirect_uri"))
 	if err != nil {
@@ -101,7 +101,7 @@ func (f *fakeIDP) authorize(w http.ResponseWriter, r *http.Request) {
 
 // token checks the client's credentials (form or basic auth), the code (one
 // use), the redirect URI and, for provider_a, the PKCE verifier.
-func (f *fakeIDP) token(w http.ResponseWriter, r *http.Request) {
+func (f *FakeIDP) Token(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, "bad form", http.StatusBadRequest)
 		return
@@ -120,7 +120,7 @@ func (f *fakeIDP) token(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant", "error_description": msg})
 	}
 	switch {
-	case id != f.clientID || secret != f.secret:
+	case id != f.ClientID || secret != f.Secret:
 		fail("bad client credentials")
 		return
 	case !found:
@@ -129,17 +129,17 @@ func (f *fakeIDP) token(w http.ResponseWriter, r *http.Request) {
 	case r.PostForm.Get("redirect_uri") != g.redirectURI:
 		fail("redirect_uri mismatch")
 		return
-	case f.provider == auth.ProviderA && !pkceMatches(r.PostForm.Get("code_verifier"), g.challenge):
+	case f.Provider == auth.ProviderA && !pkceMatches(r.PostForm.Get("code_verifier"), g.challenge):
 		fail("PKCE verifier mismatch")
 		return
 	}
 	access := "at-" + randomHex()
 	f.mu.Lock()
-	f.accessTokens[access] = g.user
+	f.accessTokens[access] = g.User
 	f.mu.Unlock()
 	body := map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": 3600}
-	if f.provider == auth.ProviderA {
-		body["user"] = map[string]string{"id": g.user.id, "email": g.user.email, "name": g.user.name}
+	if f.Provider == auth.ProviderA {
+		body["user"] = map[string]string{"id": g.User.ID, "email": g.User.Email, "name": g.User.Name}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(body)
@@ -152,7 +152,7 @@ func pkceMatches(verifier, challenge string) bool {
 
 // userinfo answers Google's userinfo (?access_token=) and Graph's /me
 // (Authorization: Bearer).
-func (f *fakeIDP) userinfo(w http.ResponseWriter, r *http.Request) {
+func (f *FakeIDP) userinfo(w http.ResponseWriter, r *http.Request) {
 	tok := r.URL.Query().Get("access_token")
 	if tok == "" {
 		tok = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -164,9 +164,9 @@ func (f *fakeIDP) userinfo(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown token", http.StatusUnauthorized)
 		return
 	}
-	body := map[string]string{"id": u.id, "email": u.email, "name": u.name}
-	if f.provider == auth.ProviderC {
-		body = map[string]string{"id": u.id, "mail": u.email, "displayName": u.name}
+	body := map[string]string{"id": u.ID, "email": u.Email, "name": u.Name}
+	if f.Provider == auth.ProviderC {
+		body = map[string]string{"id": u.ID, "mail": u.Email, "displayName": u.Name}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(body)

@@ -1,9 +1,10 @@
-package httpapi_test
+package chatapi_test
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
+
 
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
 

@@ -1,8 +1,10 @@
-package httpapi_test
+package authapi_test
 
 import (
 	"strings"
 	"testing"
+
+	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
 
 	"github.com/catsrv/catsrv/core/auth"
 )
@@ -10,16 +12,16 @@ import (
 // TestMemoryOverHTTP runs the memory routes under the limits newAuthEnv
 // sets: 5 keys, 32-byte keys, 100-byte values, 300 bytes in all.
 func TestMemoryOverHTTP(t *testing.T) {
-	e := newAuthEnv(t)
-	ann, bob := e.browser(t), e.browser(t)
-	ann.login(auth.ProviderA)
-	bob.login(auth.ProviderB)
-	send := func(b *browser, method, body string) reply {
-		return b.do(method, authPrefix+"/memory", body, b.sameOrigin()...)
+	e := NewAuthEnv(t)
+	ann, bob := e.Browser(t), e.Browser(t)
+	ann.Login(auth.ProviderA)
+	bob.Login(auth.ProviderB)
+	send := func(b *Browser, method, body string) Reply {
+		return b.Do(method, AuthPrefix+"/memory", body, b.SameOrigin()...)
 	}
 	steps := []struct {
 		name   string
-		who    *browser
+		who    *Browser
 		method string
 		body   string
 		status int
@@ -44,20 +46,20 @@ func TestMemoryOverHTTP(t *testing.T) {
 		{"delete", ann, "DELETE", "", 200, `{"preferences":{},"updated_at":null}`},
 		{"deleted", ann, "GET", "", 200, `{"preferences":{},"updated_at":null}`},
 		{"delete again", ann, "DELETE", "", 200, `{"preferences":{},"updated_at":null}`},
-		{"unauthenticated", e.browser(t), "GET", "", 401, "authentication required"},
+		{"unauthenticated", e.Browser(t), "GET", "", 401, "authentication required"},
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
 			r := send(s.who, s.method, s.body)
-			got := strings.TrimSpace(string(r.body))
-			if r.status != s.status {
-				t.Fatalf("%d %s, want %d", r.status, got, s.status)
+			got := strings.TrimSpace(string(r.Body))
+			if r.Status != s.status {
+				t.Fatalf("%d %s, want %d", r.Status, got, s.status)
 			}
 			if s.status == 200 && got != s.want {
 				t.Fatalf("body %s\nwant %s", got, s.want)
 			}
 			if s.status != 200 {
-				body := r.json(t)
+				body := r.JSON(t)
 				if body["status"] != float64(s.status) || !strings.Contains(body["message"].(string), s.want) {
 					t.Fatalf("error body %s, want status %d and a message with %q", got, s.status, s.want)
 				}

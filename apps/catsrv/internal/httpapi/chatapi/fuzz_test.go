@@ -1,17 +1,14 @@
-package httpapi_test
+package chatapi_test
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
+	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
 
 	"github.com/catsrv/catsrv/core/chat"
 )
@@ -23,40 +20,6 @@ import (
 // failure (see serverFault), nothing panics, nothing is logged at ERROR.
 // Their seed corpora are the f.Add calls below and testdata/fuzz/<name>/.
 
-// fuzzEnvs builds one app per back end of sqlBackends for a fuzz target.
-func fuzzEnvs(f *testing.F) []*sqlEnv {
-	f.Helper()
-	var out []*sqlEnv
-	for _, b := range sqlBackends() {
-		out = append(out, newSQLEnv(f, b))
-	}
-	return out
-}
-
-// checkFuzz is checkClean with the back end named, and with the events
-// of a streamed reply read too: an error event must not be a server
-// failure either.
-func (e *sqlEnv) checkFuzz(t *testing.T, what string, r response) {
-	t.Helper()
-	what = e.name + ": " + what
-	e.checkClean(t, what, r)
-	if !strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") {
-		return
-	}
-	sc := bufio.NewScanner(bytes.NewReader(r.body))
-	sc.Buffer(nil, len(r.body)+1)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		var ev base.ErrorBody
-		if json.Unmarshal([]byte(data), &ev) == nil && ev.Code != "" && ev.Status >= http.StatusInternalServerError {
-			t.Errorf("%s: error event %s", what, data)
-		}
-	}
-}
-
 // FuzzConversationID sends any id to the three routes that take one in
 // the path. An id no back end can hold is 422; any other id that is not
 // the caller's conversation is 404 (or 422 when over the length limit),
@@ -66,12 +29,12 @@ func FuzzConversationID(f *testing.F) {
 		"%00", "\\x00", "' OR 1=1 --", `\' OR 1=1 --`, "search", "a/b", "..", "é", strings.Repeat("x", 201)} {
 		f.Add(id)
 	}
-	envs := fuzzEnvs(f)
+	envs := FuzzEnvs(f)
 	f.Fuzz(func(t *testing.T, id string) {
-		base := chatPath + "/conversations/" + url.PathEscape(id)
+		base := ChatPath + "/conversations/" + url.PathEscape(id)
 		routed := id != "" && id != "." && id != ".." && !strings.Contains(id, "/")
 		for _, e := range envs {
-			if id == e.conv {
+			if id == e.Conv {
 				return // the one id that names a conversation
 			}
 			for _, req := range []struct{ method, target, body string }{
@@ -80,8 +43,8 @@ func FuzzConversationID(f *testing.F) {
 				{http.MethodDelete, base, ""},
 			} {
 				what := req.method + " " + req.target
-				r := e.do(t, req.method, req.target, e.user, req.body)
-				e.checkFuzz(t, what, r)
+				r := e.Do(t, req.method, req.target, e.User, req.body)
+				e.CheckFuzz(t, what, r)
 				if !routed || (id == "search" && req.method == http.MethodGet) {
 					continue
 				}
@@ -89,8 +52,8 @@ func FuzzConversationID(f *testing.F) {
 				if chat.CheckID(id) != nil || utf8.RuneCountInString(id) > 200 {
 					want = http.StatusUnprocessableEntity
 				}
-				if r.status != want {
-					t.Errorf("%s: %s: status %d %s, want %d", e.name, what, r.status, r.body, want)
+				if r.Status != want {
+					t.Errorf("%s: %s: status %d %s, want %d", e.Name, what, r.Status, r.Body, want)
 				}
 			}
 		}
@@ -113,50 +76,22 @@ func FuzzConversationCursor(f *testing.F) {
 	} {
 		f.Add(c.cursor, c.encode)
 	}
-	envs := fuzzEnvs(f)
+	envs := FuzzEnvs(f)
 	f.Fuzz(func(t *testing.T, cursor string, encode bool) {
 		if encode {
 			cursor = base64.RawURLEncoding.EncodeToString([]byte(cursor))
 		}
-		target := chatPath + "/conversations?limit=2&cursor=" + url.QueryEscape(cursor)
+		target := ChatPath + "/conversations?limit=2&cursor=" + url.QueryEscape(cursor)
 		want := http.StatusUnprocessableEntity
 		if _, err := chat.ParseCursor(cursor); (err == nil || cursor == "") && utf8.RuneCountInString(cursor) <= 512 {
 			want = http.StatusOK
 		}
 		for _, e := range envs {
-			r := e.do(t, http.MethodGet, target, e.user, "")
-			e.checkFuzz(t, "GET "+target, r)
-			if r.status != want {
-				t.Errorf("%s: GET %s: status %d %s, want %d", e.name, target, r.status, r.body, want)
+			r := e.Do(t, http.MethodGet, target, e.User, "")
+			e.CheckFuzz(t, "GET "+target, r)
+			if r.Status != want {
+				t.Errorf("%s: GET %s: status %d %s, want %d", e.Name, target, r.Status, r.Body, want)
 			}
-		}
-	})
-}
-
-// fuzzAnalyticsRoutes are the read routes under /api/v1/analytics.
-var fuzzAnalyticsRoutes = append(append([]string{}, analyticsRoutes...),
-	"/interactions", "/interactions/export", "/daily_counts", "/get_cats")
-
-// FuzzAnalyticsQuery sends any raw query string to the analytics routes,
-// as an admin: filters, dates, limits, cursors and formats in any bytes.
-func FuzzAnalyticsQuery(f *testing.F) {
-	for i, q := range []string{
-		"catname=private", "catname=private&topic=billing&model=gpt-a", "catname=abc%00x", "catname=%FF",
-		"catname=private&topic=%00&model=%FF&persona=%C3", "catname=private&questionid=%00&answerid=a%80",
-		"catname=private&startDate=2024-01-01&endDate=2024-02-01", "catname=private&startDate=%00",
-		"catname=private&endDate=2024-13-45", "catname=private&startDate=2024-03-01&endDate=2024-01-01",
-		"catname=private&limit=-1", "catname=private&limit=99999999999999999999", "catname=private&cursor=%00",
-		"catname=private&cursor=MTcxMDQ5MzIwMDAwMDAwMDAwMDox&limit=1", "catname=private&format=jsonl&limit=2",
-		"catname=private&format=%00", "catname=private&topic=a;b&topic=%", "catname=private&catname=public",
-		"", "%", "&&&=", "catname", "catname=private&topic=" + strings.Repeat("x", 300),
-	} {
-		f.Add(uint8(i), q)
-	}
-	envs := fuzzEnvs(f)
-	f.Fuzz(func(t *testing.T, route uint8, query string) {
-		target := prefix + fuzzAnalyticsRoutes[int(route)%len(fuzzAnalyticsRoutes)] + "?" + query
-		for _, e := range envs {
-			e.checkFuzz(t, "GET "+target, e.do(t, http.MethodGet, target, e.admin, ""))
 		}
 	})
 }
@@ -177,12 +112,12 @@ func FuzzChatBody(f *testing.F) {
 	} {
 		f.Add(b)
 	}
-	envs := fuzzEnvs(f)
+	envs := FuzzEnvs(f)
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, e := range envs {
-			b := strings.ReplaceAll(body, "$CONV", e.conv)
-			r := e.do(t, http.MethodPost, chatPath+"/chat", e.user, b)
-			e.checkFuzz(t, "POST /chat "+b, r)
+			b := strings.ReplaceAll(body, "$CONV", e.Conv)
+			r := e.Do(t, http.MethodPost, ChatPath+"/chat", e.User, b)
+			e.CheckFuzz(t, "POST /chat "+b, r)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package httpapi_test
+package authapi_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
 
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/apiclient"
 	"github.com/catsrv/catsrv/core/auth"
@@ -16,19 +18,19 @@ import (
 // must decode into the documented type of its status, so the document and
 // what is served cannot drift apart unnoticed.
 func TestGeneratedClientAuth(t *testing.T) {
-	e := newAuthEnv(t)
+	e := NewAuthEnv(t)
 	ctx := context.Background()
-	b := e.browser(t)
-	if r := b.login(auth.ProviderA); r.status != http.StatusSeeOther {
-		t.Fatalf("login: status %d", r.status)
+	b := e.Browser(t)
+	if r := b.Login(auth.ProviderA); r.Status != http.StatusSeeOther {
+		t.Fatalf("login: status %d", r.Status)
 	}
-	access, refresh := b.cookie("catsrv_access", "/"), b.cookie("catsrv_refresh", authPrefix+"/refresh")
+	access, refresh := b.Cookie("catsrv_access", "/"), b.Cookie("catsrv_refresh", AuthPrefix+"/refresh")
 	if access == "" || refresh == "" {
 		t.Fatal("login set no session cookies")
 	}
 	// withToken is a client without cookies: the bearer token only.
 	withToken := func(token string) *apiclient.ClientWithResponses {
-		c, err := apiclient.NewClientWithResponses(e.srv.URL, apiclient.WithHTTPClient(e.srv.Client()),
+		c, err := apiclient.NewClientWithResponses(e.Srv.URL, apiclient.WithHTTPClient(e.Srv.Client()),
 			apiclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 				if token != "" {
 					r.Header.Set("Authorization", "Bearer "+token)
@@ -43,17 +45,17 @@ func TestGeneratedClientAuth(t *testing.T) {
 	user, anonymous := withToken(access), withToken("")
 
 	t.Run("providers", func(t *testing.T) {
-		cat := authCat
+		cat := AuthCat
 		r, err := anonymous.AuthProvidersWithResponse(ctx, &apiclient.AuthProvidersParams{Catname: &cat})
 		if err != nil || r.JSON200 == nil {
 			t.Fatalf("err %v, status %d: %s", err, r.StatusCode(), r.Body)
 		}
 		var want []apiclient.ProviderEntry
 		for _, p := range auth.Providers {
-			want = append(want, apiclient.ProviderEntry{Name: p, StartUrl: authPrefix + "/" + p + "?catname=" + authCat})
+			want = append(want, apiclient.ProviderEntry{Name: p, StartUrl: AuthPrefix + "/" + p + "?catname=" + AuthCat})
 		}
-		if r.JSON200.Catname != authCat || !reflect.DeepEqual(r.JSON200.Providers, want) {
-			t.Errorf("got %+v, want %s %+v", *r.JSON200, authCat, want)
+		if r.JSON200.Catname != AuthCat || !reflect.DeepEqual(r.JSON200.Providers, want) {
+			t.Errorf("got %+v, want %s %+v", *r.JSON200, AuthCat, want)
 		}
 		unknown := "nope"
 		r, err = anonymous.AuthProvidersWithResponse(ctx, &apiclient.AuthProvidersParams{Catname: &unknown})
@@ -64,7 +66,7 @@ func TestGeneratedClientAuth(t *testing.T) {
 
 	t.Run("start", func(t *testing.T) {
 		r, err := anonymous.AuthStartProviderBWithResponse(ctx, &apiclient.AuthStartProviderBParams{})
-		if err != nil || r.JSON200 == nil || !strings.HasPrefix(r.JSON200.AuthorizationUrl, e.idps[auth.ProviderB].srv.URL) {
+		if err != nil || r.JSON200 == nil || !strings.HasPrefix(r.JSON200.AuthorizationUrl, e.IDPs[auth.ProviderB].Srv.URL) {
 			t.Errorf("err %v, status %d: %s", err, r.StatusCode(), r.Body)
 		}
 	})
@@ -77,7 +79,7 @@ func TestGeneratedClientAuth(t *testing.T) {
 		prefs := map[string]any{"lang": "fr", "theme": map[string]any{"dark": true}}
 		set, err := user.AuthUpdateMemoryWithResponse(ctx, apiclient.MemoryUpdate{Preferences: prefs})
 		if err != nil || set.JSON200 == nil || !reflect.DeepEqual(set.JSON200.Preferences, prefs) ||
-			set.JSON200.UpdatedAt == nil || !set.JSON200.UpdatedAt.Equal(now) {
+			set.JSON200.UpdatedAt == nil || !set.JSON200.UpdatedAt.Equal(Now) {
 			t.Fatalf("update: err %v, status %d: %s", err, set.StatusCode(), set.Body)
 		}
 		got, err = user.AuthGetMemoryWithResponse(ctx)
