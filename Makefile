@@ -56,10 +56,10 @@ FUZZTIME ?= 10s
 FUZZ_TARGETS := \
 	./adapters/jsonl:FuzzDecode \
 	./adapters/jsonl:FuzzFastPath \
-	./apps/catsrv/internal/httpapi:FuzzConversationID \
-	./apps/catsrv/internal/httpapi:FuzzConversationCursor \
-	./apps/catsrv/internal/httpapi:FuzzAnalyticsQuery \
-	./apps/catsrv/internal/httpapi:FuzzChatBody
+	./apps/catsrv/internal/httpapi/chatapi:FuzzConversationID \
+	./apps/catsrv/internal/httpapi/chatapi:FuzzConversationCursor \
+	./apps/catsrv/internal/httpapi/analyticsapi:FuzzAnalyticsQuery \
+	./apps/catsrv/internal/httpapi/chatapi:FuzzChatBody
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

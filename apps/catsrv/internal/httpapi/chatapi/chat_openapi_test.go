@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
 
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
