@@ -27,6 +27,7 @@ import (
 	"github.com/catsrv/catsrv/ports"
 )
 
+// The CATs, origins and paths of the auth tests.
 const (
 	AuthCat        = "shop"
 	AllowedOrigin  = "https://app.example.com"
@@ -47,8 +48,11 @@ type AuthEnv struct {
 	IDPs   map[string]*FakeIDP
 }
 
+// AuthOption changes the auth dependencies of an AuthEnv.
 type AuthOption func(*authapi.Deps)
 
+// NewAuthEnv serves the HTTP app with every provider configured against
+// its own fake identity provider, over TLS.
 func NewAuthEnv(t *testing.T, opts ...AuthOption) *AuthEnv {
 	t.Helper()
 	t.Cleanup(httpapi.UseSpecErrors())
@@ -124,6 +128,7 @@ type Browser struct {
 	Client *http.Client
 }
 
+// Browser returns a new browser of the app, with its own cookie jar.
 func (e *AuthEnv) Browser(t *testing.T) *Browser {
 	jar, err := cookiejar.New(nil)
 	if err != nil {
@@ -143,6 +148,7 @@ type Reply struct {
 	Cookies []*http.Cookie
 }
 
+// JSON decodes the body as a JSON object.
 func (r Reply) JSON(t *testing.T) map[string]any {
 	t.Helper()
 	var m map[string]any
@@ -152,7 +158,7 @@ func (r Reply) JSON(t *testing.T) map[string]any {
 	return m
 }
 
-// do sends a request; header pairs are name, value.
+// Do sends a request; header pairs are name, value.
 func (b *Browser) Do(method, target, body string, header ...string) Reply {
 	b.T.Helper()
 	if !strings.HasPrefix(target, "http") {
@@ -177,7 +183,7 @@ func (b *Browser) Do(method, target, body string, header ...string) Reply {
 	return Reply{Status: resp.StatusCode, Header: resp.Header, Body: raw, Cookies: resp.Cookies()}
 }
 
-// cookie returns the jar's cookie for path, "" when none.
+// Cookie returns the jar's cookie for path, "" when none.
 func (b *Browser) Cookie(name, path string) string {
 	u, err := url.Parse(b.E.Srv.URL + path)
 	if err != nil {
@@ -191,7 +197,7 @@ func (b *Browser) Cookie(name, path string) string {
 	return ""
 }
 
-// startLogin posts the start request and returns the authorization URL.
+// StartLogin posts the start request and returns the authorization URL.
 func (b *Browser) StartLogin(provider, query string) string {
 	b.T.Helper()
 	r := b.Do(http.MethodPost, AuthPrefix+"/"+provider+query, "")
@@ -205,7 +211,7 @@ func (b *Browser) StartLogin(provider, query string) string {
 	return u
 }
 
-// loginAtIDP follows the authorization URL to the identity provider (the
+// LoginAtIDP follows the authorization URL to the identity provider (the
 // simulated login) and returns the callback URL it redirects to.
 func (b *Browser) LoginAtIDP(authURL string) string {
 	b.T.Helper()
@@ -222,9 +228,10 @@ func (b *Browser) Login(provider string, header ...string) Reply {
 	return b.Do(http.MethodGet, b.LoginAtIDP(b.StartLogin(provider, "")), "", header...)
 }
 
-// sameOrigin is the Origin header of the app's own pages.
+// SameOrigin is the Origin header of the app's own pages.
 func (b *Browser) SameOrigin() []string { return []string{"Origin", b.E.Srv.URL} }
 
+// NewTestServer serves h over TLS until the test ends.
 func NewTestServer(t *testing.T, h http.Handler) *httptest.Server {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

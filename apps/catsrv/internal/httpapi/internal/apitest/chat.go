@@ -38,6 +38,7 @@ const (
 	ChatPath  = chatapi.Prefix
 )
 
+// KnowledgeBase is the legacy knowledge base of the chat CATs.
 const KnowledgeBase = `entries:
   - id: reset-password
     question: How do I reset my password?
@@ -54,6 +55,7 @@ type TickingClock struct {
 	now time.Time
 }
 
+// Now returns the next millisecond.
 func (c *TickingClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -116,6 +118,7 @@ func (f *FakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
+// Last returns the last request the model received.
 func (f *FakeModel) Last() map[string]any {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -142,6 +145,8 @@ type ChatEnv struct {
 	h  http.Handler
 }
 
+// NewChatEnv serves the whole HTTP app over memory stores and a fake
+// model, with a CAT per chat mode.
 func NewChatEnv(t *testing.T) *ChatEnv {
 	t.Helper()
 	t.Cleanup(httpapi.UseSpecErrors())
@@ -185,7 +190,7 @@ func NewChatEnv(t *testing.T) *ChatEnv {
 	return e
 }
 
-// restart builds the app anew over the same stores, loading the runtime
+// Restart builds the app anew over the same stores, loading the runtime
 // configuration as a restarted server would.
 func (e *ChatEnv) Restart(t *testing.T) {
 	t.Helper()

@@ -21,6 +21,7 @@ type Resp struct {
 	Body   []byte
 }
 
+// Decode reads the body as JSON into v.
 func (r Resp) Decode(t *testing.T, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.Body, v); err != nil {
@@ -28,7 +29,7 @@ func (r Resp) Decode(t *testing.T, v any) {
 	}
 }
 
-// errorBody reads an ErrorBody answer.
+// ErrorBody reads an ErrorBody answer.
 func (r Resp) ErrorBody(t *testing.T) base.ErrorBody {
 	t.Helper()
 	var b base.ErrorBody
@@ -36,7 +37,7 @@ func (r Resp) ErrorBody(t *testing.T) base.ErrorBody {
 	return b
 }
 
-// call sends a request; headers are "Name: value".
+// Call sends a request; headers are "Name: value".
 func (e *ChatEnv) Call(t *testing.T, method, target, auth string, body any, headers ...string) Resp {
 	t.Helper()
 	var rd io.Reader
@@ -83,7 +84,7 @@ type Event struct {
 	Data json.RawMessage
 }
 
-// Events parses an Event stream.
+// Events parses an event stream.
 func Events(t *testing.T, stream []byte) []Event {
 	t.Helper()
 	var out []Event
@@ -108,12 +109,13 @@ func Events(t *testing.T, stream []byte) []Event {
 	return out
 }
 
+// ContextWithCancel is a context cancelled when the test ends, or before.
 func ContextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
 	return context.WithCancel(t.Context())
 }
 
 // WaitFor polls cond until it holds, failing after a generous bound: for
-// work the server finishes after the Response (a cancelled stream's turn).
+// work the server finishes after the response (a cancelled stream's turn).
 func WaitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	for range 500 {

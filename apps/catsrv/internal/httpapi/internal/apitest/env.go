@@ -1,3 +1,6 @@
+// Package apitest holds the fixtures of the HTTP app's tests: the app over
+// memory or SQL stores, a chat client, fake identity providers and model
+// service, and the checks of the fuzz targets. Only tests import it.
 package apitest
 
 import (
@@ -28,6 +31,8 @@ import (
 	"github.com/catsrv/catsrv/ports"
 )
 
+// The CATs of the analytics tests, the secret of their tokens and the
+// analytics routes' prefix.
 const (
 	PrivateCat      = "private"
 	PublicCat       = "public"
@@ -42,8 +47,10 @@ var AnalyticsRoutes = []string{
 	"/questions", "/answers",
 }
 
+// Now is the time of the fixed clock of Env.
 var Now = time.Date(2024, 3, 15, 9, 0, 0, 0, time.UTC)
 
+// Day is noon UTC of a day of 2024.
 func Day(month time.Month, d int) time.Time { return time.Date(2024, month, d, 12, 0, 0, 0, time.UTC) }
 
 // SampleLog is a small log with several topics, models, personas, repeated
@@ -79,6 +86,8 @@ func Normalized() []analytics.Interaction {
 	return out
 }
 
+// SampleCats are the CATs of SampleLog: PrivateCat, and PublicCat with
+// public analytics and the agent mode.
 func SampleCats() *memstore.Cats {
 	private := catconfig.Defaults(PrivateCat)
 	public := catconfig.Defaults(PublicCat)
@@ -105,7 +114,7 @@ func (b *SyncBuffer) String() string {
 	return b.buf.String()
 }
 
-// lines returns the JSON log lines whose msg is msg.
+// Lines returns the JSON log lines whose msg is msg.
 func (b *SyncBuffer) Lines(t *testing.T, msg string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
@@ -130,6 +139,7 @@ type Env struct {
 	Viewer  string
 }
 
+// EnvOption changes how NewEnv builds the app.
 type EnvOption func(*httpapi.Deps, *ports.InteractionLog)
 
 // WithLog serves from another interaction log (a failing one).
@@ -175,6 +185,7 @@ func NewEnv(t *testing.T, opts ...EnvOption) *Env {
 	return e
 }
 
+// Issue returns an access token of subject with role.
 func (e *Env) Issue(t *testing.T, subject, role string) string {
 	t.Helper()
 	tok, _, err := e.Tokens.Issue(subject, role, time.Hour)
@@ -191,7 +202,7 @@ type Response struct {
 	Body   []byte
 }
 
-// get requests target (path and raw query) with an Authorization header
+// Get requests target (path and raw query) with an Authorization header
 // when auth is not empty.
 func (e *Env) Get(t *testing.T, target, auth string) Response {
 	t.Helper()
@@ -210,6 +221,7 @@ func (e *Env) Get(t *testing.T, target, auth string) Response {
 	return Response{Status: res.StatusCode, Header: res.Header, Body: body}
 }
 
+// Bearer is the Authorization header of token.
 func Bearer(token string) string { return "Bearer " + token }
 
 // AssertJSON checks that got is JSON equal to want (a value to marshal, or
@@ -258,10 +270,12 @@ type FaultyLog struct {
 	Panic bool
 }
 
+// Append fails.
 func (f FaultyLog) Append(context.Context, iter.Seq2[analytics.Interaction, error]) (int, error) {
 	return 0, f.Err
 }
 
+// Total fails or panics.
 func (f FaultyLog) Total(context.Context, analytics.Selection) (int64, error) {
 	if f.Panic {
 		panic("store exploded")
@@ -269,6 +283,7 @@ func (f FaultyLog) Total(context.Context, analytics.Selection) (int64, error) {
 	return 0, f.Err
 }
 
+// Groups fails or panics.
 func (f FaultyLog) Groups(context.Context, analytics.Selection, analytics.Dimension) ([]analytics.Group, error) {
 	if f.Panic {
 		panic("store exploded")

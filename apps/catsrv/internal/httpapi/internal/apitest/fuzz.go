@@ -21,8 +21,8 @@ func FuzzEnvs(f *testing.F) []*SQLEnv {
 	return out
 }
 
-// checkFuzz is checkClean with the back end named, and with the Events
-// of a streamed Reply read too: an error Event must not be a server
+// CheckFuzz is CheckClean with the back end named, and with the events
+// of a streamed reply read too: an error event must not be a server
 // failure either.
 func (e *SQLEnv) CheckFuzz(t *testing.T, what string, r Response) {
 	t.Helper()
@@ -45,7 +45,7 @@ func (e *SQLEnv) CheckFuzz(t *testing.T, what string, r Response) {
 	}
 }
 
-// checkClean fails the test when the Response is a server failure or the
+// CheckClean fails the test when the response is a server failure or the
 // log has an ERROR line.
 func (e *SQLEnv) CheckClean(t testing.TB, what string, r Response) {
 	t.Helper()
@@ -57,7 +57,7 @@ func (e *SQLEnv) CheckClean(t testing.TB, what string, r Response) {
 	}
 }
 
-// ServerFault reports whether a Response is a server failure: a 5xx
+// ServerFault reports whether a response is a server failure: a 5xx
 // other than the 500 that spec §7 prescribes for an analytics caller's
 // mistake (an unknown CAT, a malformed date), which names the mistake.
 func ServerFault(r Response) bool {

@@ -47,6 +47,7 @@ type grant struct {
 	challenge   string
 }
 
+// NewFakeIDP starts the identity provider of provider, which logs user in.
 func NewFakeIDP(t testing.TB, provider string, user IDPUser) *FakeIDP {
 	f := &FakeIDP{T: t, Provider: provider, ClientID: "client-" + provider, Secret: "secret-" + provider,
 		Tenant: "contoso.example", User: user, codes: map[string]grant{}, accessTokens: map[string]IDPUser{}}
@@ -96,10 +97,10 @@ func (f *FakeIDP) authorize(w http.ResponseWriter, r *http.Request) {
 	back.Set("code", code)
 	back.Set("state", q.Get("state"))
 	to.RawQuery = back.Encode()
-	http.Redirect(w, r, to.String(), http.StatusFound)
+	http.Redirect(w, r, to.String(), http.StatusFound) //nolint:gosec // G710: a test provider sends the browser where the test's login asked
 }
 
-// token checks the client's credentials (form or basic auth), the code (one
+// Token checks the client's credentials (form or basic auth), the code (one
 // use), the redirect URI and, for provider_a, the PKCE verifier.
 func (f *FakeIDP) Token(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {

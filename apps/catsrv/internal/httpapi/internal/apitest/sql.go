@@ -137,6 +137,7 @@ func NewSQLEnv(t testing.TB, b sqltest.Backend) *SQLEnv {
 	return e
 }
 
+// Bearer is the Authorization header of a token of user with role.
 func (e *SQLEnv) Bearer(t testing.TB, user, role string) string {
 	t.Helper()
 	tok, _, err := e.Tokens.Issue(user, role, time.Hour)
@@ -146,7 +147,7 @@ func (e *SQLEnv) Bearer(t testing.TB, user, role string) string {
 	return "Bearer " + tok
 }
 
-// do serves one request; headers are "Name: value" pairs.
+// Do serves one request; headers are "Name: value" pairs.
 func (e *SQLEnv) Do(t testing.TB, method, target, auth, body string, headers ...string) Response {
 	t.Helper()
 	var rd io.Reader
@@ -191,7 +192,7 @@ type DeadlineRecorder struct{ *httptest.ResponseRecorder }
 // SetWriteDeadline does nothing: a recorder cannot block.
 func (DeadlineRecorder) SetWriteDeadline(time.Time) error { return nil }
 
-// take returns what was written and empties the buffer, so that a long
+// Take returns what was written and empties the buffer, so that a long
 // fuzzing run does not hold every line it ever logged.
 func (b *SyncBuffer) Take() string {
 	b.mu.Lock()
@@ -201,7 +202,7 @@ func (b *SyncBuffer) Take() string {
 	return s
 }
 
-// errorLines returns the log lines at ERROR level (and any line that is
+// ErrorLines returns the log lines at ERROR level (and any line that is
 // not JSON) written since the previous call.
 func (e *SQLEnv) ErrorLines() []string {
 	var out []string
