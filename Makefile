@@ -107,7 +107,8 @@ bench-go:
 	$(GO) run golang.org/x/perf/cmd/benchstat@latest bin/bench-go.raw | tee bin/bench-go.txt
 
 # web: rebuild the admin dashboard (apps/catsrv/web/dist, committed and
-# embedded in the binary) from apps/catsrv/web/src. Needs Node.js and npm; nothing else does.
+# embedded in the binary) from apps/catsrv/web/src. Needs Node.js and npm;
+# nothing else does.
 web:
 	cd apps/catsrv/web && npm ci --no-audit --no-fund && npm run build
 
