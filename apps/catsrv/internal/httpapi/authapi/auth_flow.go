@@ -7,42 +7,15 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 	"github.com/catsrv/catsrv/core/auth"
-	"github.com/catsrv/catsrv/core/auth/session"
 	"github.com/catsrv/catsrv/core/errs"
 )
 
 // maxProviderError bounds how much of a provider's error parameter is
 // echoed and audited.
 const maxProviderError = 200
-
-// StartResponse is the body of POST /api/v1/auth/<provider>.
-type StartResponse struct {
-	AuthorizationURL string `json:"authorization_url"`
-}
-
-// SessionResponse is the JSON body of a successful callback (when the
-// client asks for JSON) and of a refresh. The refresh token is never in a
-// body: it stays in its httpOnly cookie.
-type SessionResponse struct {
-	AccessToken string    `json:"access_token"`
-	TokenType   string    `json:"token_type"`
-	ExpiresAt   time.Time `json:"expires_at"`
-	ExpiresIn   int       `json:"expires_in"`
-	User        *UserBody `json:"user,omitempty"`
-}
-
-// UserBody describes the signed-in user.
-type UserBody struct {
-	ID       string `json:"id"`
-	Provider string `json:"provider"`
-	Email    string `json:"email"`
-	Name     string `json:"name"`
-	Role     string `json:"role"`
-}
 
 // start begins a login: it checks the provider is enabled for the CAT and
 // configured on the server, seals the state into a cookie and returns the
@@ -185,17 +158,6 @@ func wantsJSON(r *http.Request) bool {
 		htmlOK = htmlOK || mt == "text/html"
 	}
 	return jsonOK && !htmlOK
-}
-
-func sessionBody(s session.Session, withUser bool) SessionResponse {
-	out := SessionResponse{
-		AccessToken: s.AccessToken, TokenType: "Bearer", ExpiresAt: s.Access.ExpiresAt,
-		ExpiresIn: int(s.Access.ExpiresAt.Sub(s.Access.IssuedAt) / time.Second),
-	}
-	if withUser {
-		out.User = &UserBody{ID: s.User.ID, Provider: s.User.Provider, Email: s.User.Email, Name: s.User.Name, Role: s.User.Role}
-	}
-	return out
 }
 
 func clip(s string) string {

@@ -7,18 +7,6 @@ import (
 	"github.com/catsrv/catsrv/core/auth"
 )
 
-// ProviderEntry is one identity provider a sign-in page may offer.
-type ProviderEntry struct {
-	Name     string `json:"name"`
-	StartURL string `json:"start_url"`
-}
-
-// ProvidersResponse is the body of GET /api/v1/auth/providers.
-type ProvidersResponse struct {
-	Cat       string          `json:"catname"`
-	Providers []ProviderEntry `json:"providers" nullable:"false"`
-}
-
 // listProviders answers GET /providers[?catname=]: the providers that the
 // CAT enables and this server has credentials for, so a sign-in page shows
 // only buttons that can work. It reveals no more than POST /<provider>

@@ -28,60 +28,6 @@ const tooMany = "This client address sent too many login, callback, refresh and 
 // internalFailure describes the 500 of every auth operation.
 const internalFailure = "The server failed; the cause is logged, not shown."
 
-// The inputs of the auth operations. Cookies are read from the request
-// (base.CookieValue), not as huma cookie inputs: huma keeps the last of two
-// cookies of one name, net/http the first (browsers send the most specific
-// path first). The callback lists its login-state cookie as a cookie
-// parameter; the refresh cookie is told of in the body's description (as a
-// parameter it would change the generated client's signatures), the access
-// cookie by the session_cookie security scheme.
-type (
-	catQuery struct {
-		Cat string `query:"catname" doc:"The CAT whose settings apply; default: the server's default CAT."`
-	}
-	callbackInput struct {
-		Code             string `query:"code" doc:"The authorization code."`
-		State            string `query:"state" doc:"The state of the login."`
-		Error            string `query:"error" doc:"The provider's error, when it refused the login."`
-		ErrorDescription string `query:"error_description" doc:"The provider's description of its error."`
-	}
-)
-
-// The outputs. Set-Cookie carries the session or login-state cookies.
-type (
-	startOutput struct {
-		SetCookie []http.Cookie `header:"Set-Cookie" doc:"The login-state cookie catsrv_login_<provider> (httpOnly, SameSite=Lax)."`
-		Body      StartResponse
-	}
-	// callbackOutput is a redirect (303, Location, http.Redirect's short
-	// HTML) or the session as JSON (200). Body is either already encoded,
-	// which huma writes as it is.
-	callbackOutput struct {
-		Status      int
-		Location    string        `header:"Location" hidden:"true"`
-		SetCookie   []http.Cookie `header:"Set-Cookie" doc:"The session cookies catsrv_access and catsrv_refresh; the login-state cookie, cleared."`
-		ContentType string        `header:"Content-Type" hidden:"true"`
-		Body        []byte
-	}
-	sessionOutput struct {
-		SetCookie []http.Cookie `header:"Set-Cookie" doc:"The new session cookies catsrv_access and catsrv_refresh."`
-		Body      SessionResponse
-	}
-	logoutOutput struct {
-		SetCookie []http.Cookie `header:"Set-Cookie" doc:"catsrv_access and catsrv_refresh, cleared."`
-		Body      LogoutResponse
-	}
-	providersOutput struct{ Body ProvidersResponse }
-	memoryOutput    struct{ Body MemoryResponse }
-)
-
-// memoryUpdate is the body of POST /api/v1/auth/memory as the document
-// shows it. The handler reads the raw bytes (core/auth/prefs validates
-// them), so this type exists for the schema only.
-type memoryUpdate struct {
-	Preferences map[string]any `json:"preferences" doc:"Keys to set; a key set to null is removed."`
-}
-
 // Register adds the /api/v1/auth operations, their tag and the
 // session-cookie security scheme to api. Every one answers 503
 // while authentication is not configured (guard); the ones an anonymous

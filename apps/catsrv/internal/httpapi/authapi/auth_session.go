@@ -13,12 +13,6 @@ import (
 	"github.com/catsrv/catsrv/core/errs"
 )
 
-// refreshBody is the optional body of refresh and logout, for clients that
-// hold the refresh token themselves instead of the cookie.
-type refreshBody struct {
-	RefreshToken string `json:"refresh_token"`
-}
-
 // refreshToken returns the refresh token of a request: the cookie (which
 // then needs the origin check), else the body's refresh_token.
 func (a *authAPI) refreshToken(r *http.Request) (string, error) {
@@ -61,11 +55,6 @@ func (a *authAPI) refresh(ctx context.Context, _ *struct{}) (*sessionOutput, err
 		return nil, a.authError(ctx, err)
 	}
 	return &sessionOutput{SetCookie: a.d.Cookies.session(s, s.Access.IssuedAt), Body: sessionBody(s, false)}, nil
-}
-
-// LogoutResponse is the body of POST /api/v1/auth/logout.
-type LogoutResponse struct {
-	LoggedOut bool `json:"logged_out"`
 }
 
 // logout revokes the refresh family and the access token, if any are

@@ -2,35 +2,14 @@ package authapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
-	"time"
 
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 	"github.com/catsrv/catsrv/core/auth"
 	"github.com/catsrv/catsrv/core/errs"
 )
-
-// MemoryResponse is the body of every /memory answer (spec §2.5): the
-// caller's preferences and when they last changed (null when never).
-type MemoryResponse struct {
-	Preferences map[string]json.RawMessage `json:"preferences"`
-	UpdatedAt   *time.Time                 `json:"updated_at"`
-}
-
-func memoryBody(m auth.Memory) MemoryResponse {
-	out := MemoryResponse{Preferences: m.Preferences}
-	if out.Preferences == nil {
-		out.Preferences = map[string]json.RawMessage{}
-	}
-	if !m.UpdatedAt.IsZero() {
-		t := m.UpdatedAt.UTC()
-		out.UpdatedAt = &t
-	}
-	return out
-}
 
 // getMemory returns the caller's memory.
 func (a *authAPI) getMemory(ctx context.Context, _ *struct{}) (*memoryOutput, error) {

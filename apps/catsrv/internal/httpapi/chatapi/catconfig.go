@@ -10,7 +10,6 @@ import (
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 	"github.com/catsrv/catsrv/core/auth"
 	"github.com/catsrv/catsrv/core/catconfig"
-	"github.com/catsrv/catsrv/core/catconfig/overlay"
 	"github.com/catsrv/catsrv/core/errs"
 )
 
@@ -20,74 +19,6 @@ const (
 	secretSet   = "set"
 	secretUnset = "unset"
 )
-
-// ConfigResponse is a CAT's effective configuration: the files with the
-// runtime changes applied. Secrets live only in the environment; Secrets
-// says which are set.
-type ConfigResponse struct {
-	Name     string             `json:"name" doc:"CAT name."`
-	Cat      catconfig.Chat     `json:"cat"`
-	Security catconfig.Security `json:"security"`
-	Secrets  map[string]string  `json:"secrets" doc:"Each secret of the environment the CAT uses: set or unset."`
-}
-
-type configInput struct {
-	CatParam
-}
-
-type syncInput struct {
-	CatParam
-	Body Override
-}
-
-// Override is the body of POST /config/sync: a change of the runtime keys;
-// an absent key is left as it is. The JSON names are those of the cat.*
-// keys.
-type Override struct {
-	ChatMode *string         `json:"chat_mode,omitempty" doc:"cat.chat_mode: legacy, agent or custom."`
-	Agent    *AgentOverride  `json:"agent,omitempty"`
-	Legacy   *LegacyOverride `json:"legacy,omitempty"`
-	Custom   *CustomOverride `json:"custom,omitempty"`
-}
-
-// AgentOverride changes cat.agent.* keys.
-type AgentOverride struct {
-	Model          *string  `json:"model,omitempty" doc:"cat.agent.model."`
-	Instructions   *string  `json:"instructions,omitempty" doc:"cat.agent.instructions, the system message."`
-	Temperature    *float64 `json:"temperature,omitempty" doc:"cat.agent.temperature, 0 to 2."`
-	MaxTokens      *int     `json:"max_tokens,omitempty" doc:"cat.agent.max_tokens, 1 to 1048576."`
-	TimeoutSeconds *int     `json:"timeout_seconds,omitempty" doc:"cat.agent.timeout_seconds, 1 to 600."`
-}
-
-// LegacyOverride changes cat.legacy.* keys.
-type LegacyOverride struct {
-	Models   *[]string `json:"models,omitempty" doc:"cat.legacy.models: stages among greeting, intent, qa, default."`
-	MinScore *float64  `json:"min_score,omitempty" doc:"cat.legacy.min_score, 0 to 1."`
-}
-
-// CustomOverride changes cat.custom.* keys.
-type CustomOverride struct {
-	Rules        *[]string `json:"rules,omitempty" doc:"cat.custom.rules, each '<kind> <argument> => <route>'."`
-	DefaultRoute *string   `json:"default_route,omitempty" doc:"cat.custom.default_route."`
-}
-
-// override is the core's form of the body.
-func (o Override) override() overlay.Override {
-	out := overlay.Override{ChatMode: o.ChatMode}
-	if o.Agent != nil {
-		a := overlay.AgentOverride(*o.Agent)
-		out.Agent = &a
-	}
-	if o.Legacy != nil {
-		l := overlay.LegacyOverride(*o.Legacy)
-		out.Legacy = &l
-	}
-	if o.Custom != nil {
-		c := overlay.CustomOverride(*o.Custom)
-		out.Custom = &c
-	}
-	return out
-}
 
 // registerConfig adds GET /config and POST /config/sync.
 func registerConfig(api huma.API, c *chatAPI) {

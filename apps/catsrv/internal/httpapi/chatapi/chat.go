@@ -77,11 +77,6 @@ func Register(api huma.API, d Deps) {
 	registerConfig(api, c)
 }
 
-// CatParam names the CAT of a chat or conversation request.
-type CatParam struct {
-	Cat string `query:"catname" maxLength:"64" doc:"CAT name; the server's default CAT when omitted."`
-}
-
 // caller is an authenticated request: who asks, of which CAT.
 type caller struct {
 	claims auth.Claims

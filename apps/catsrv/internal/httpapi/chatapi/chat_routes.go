@@ -18,50 +18,6 @@ import (
 // allow, JSON-escaped, plus a context.
 const maxChatBody = 8*catconfig.MaxMaxMessageBytes + 64<<10
 
-// ChatRequest is the body of /chat, /legacy_chat and /agent_chat (spec
-// §2.2).
-type ChatRequest struct {
-	Message        string         `json:"message" doc:"The user message: not blank, at most cat.max_message_bytes (default 32 KiB)."`
-	ConversationID *string        `json:"conversation_id,omitempty" nullable:"true" maxLength:"200" doc:"A conversation of the caller to continue; null starts a new one."`
-	Context        map[string]any `json:"context,omitempty" doc:"Free-form context: topic and persona name the interaction's; custom routing rules may read any field."`
-	Stream         bool           `json:"stream,omitempty" doc:"Reply as Server-Sent Events: delta events, then done (or error)."`
-	Model          *string        `json:"model,omitempty" nullable:"true" maxLength:"256" doc:"Overrides the CAT's agent model."`
-}
-
-// ChatResponse is the reply (spec §2.3), and the data of the done event.
-type ChatResponse struct {
-	Message        string   `json:"message" doc:"Reply text."`
-	ConversationID string   `json:"conversation_id" doc:"Conversation the reply belongs to."`
-	Model          string   `json:"model" doc:"What answered: a legacy stage (greeting, intent, qa, default) or the agent's model."`
-	TokensUsed     *int     `json:"tokens_used" doc:"Tokens the model reported, null when unknown."`
-	Sources        []Source `json:"sources" nullable:"false" doc:"Knowledge-base entries the reply used."`
-}
-
-// Source is a knowledge-base entry a reply used.
-type Source struct {
-	ID       string  `json:"id"`
-	Question string  `json:"question"`
-	Score    float64 `json:"score"`
-}
-
-// DeltaEvent is the data of a delta event: the next piece of the reply.
-type DeltaEvent struct {
-	Text string `json:"text" doc:"The next chunk of the reply text."`
-}
-
-type chatInput struct {
-	CatParam
-	Body ChatRequest
-}
-
-func chatBody(r chat.Response) ChatResponse {
-	sources := make([]Source, 0, len(r.Sources))
-	for _, s := range r.Sources {
-		sources = append(sources, Source(s))
-	}
-	return ChatResponse{Message: r.Message, ConversationID: r.ConversationID, Model: r.Model, TokensUsed: r.TokensUsed, Sources: sources}
-}
-
 // registerChat adds the three chat routes. They are SSE operations (huma's
 // sse package) that answer plain JSON unless the request asks to stream.
 func registerChat(api huma.API, c *chatAPI) {

@@ -3,85 +3,12 @@ package chatapi
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 	"github.com/catsrv/catsrv/core/chat"
 )
-
-// ConversationSummary is a conversation without its messages.
-type ConversationSummary struct {
-	ID        string    `json:"id" doc:"Conversation id."`
-	Name      string    `json:"name" doc:"Name: from the first message until renamed."`
-	CreatedAt time.Time `json:"created_at" doc:"When the conversation started (UTC)."`
-	UpdatedAt time.Time `json:"updated_at" doc:"Time of the last message or rename (UTC); lists are ordered by it."`
-}
-
-// ConversationList is one page of the caller's conversations.
-type ConversationList struct {
-	Conversations []ConversationSummary `json:"conversations" nullable:"false" doc:"Newest first."`
-	NextCursor    *string               `json:"next_cursor" doc:"Cursor of the next page; null on the last page."`
-}
-
-// MessageBody is one message of a conversation.
-type MessageBody struct {
-	Role    string    `json:"role" enum:"user,assistant" doc:"Who wrote it."`
-	Content string    `json:"content" doc:"The text."`
-	Model   string    `json:"model" doc:"What answered an assistant message; empty for the user's."`
-	Time    time.Time `json:"time" doc:"When it was stored (UTC)."`
-}
-
-// ConversationDetail is a conversation with its messages in order.
-type ConversationDetail struct {
-	ConversationSummary
-	Messages []MessageBody `json:"messages" nullable:"false" doc:"In the order written."`
-}
-
-// SearchHitBody is one conversation a search found.
-type SearchHitBody struct {
-	ConversationSummary
-	Snippet string  `json:"snippet" doc:"About 120 characters of the text around the match."`
-	Score   float64 `json:"score" doc:"Rank, higher first; only comparable within one response."`
-}
-
-// SearchResults are the hits of a search, best first.
-type SearchResults struct {
-	Results []SearchHitBody `json:"results" nullable:"false" doc:"Best first."`
-}
-
-// RenameRequest is the body of PUT /conversations/{id}/rename.
-type RenameRequest struct {
-	Name string `json:"name" maxLength:"1000" doc:"The new name: trimmed, 1 to 200 characters."`
-}
-
-type conversationListInput struct {
-	CatParam
-	Cursor string `query:"cursor" maxLength:"512" doc:"next_cursor of the previous page; omit for the first."`
-	Limit  int    `query:"limit" doc:"Page size, 1 to 100; 20 when omitted."`
-}
-
-type conversationSearchInput struct {
-	CatParam
-	Q     string `query:"q" required:"true" maxLength:"1024" doc:"Words that must all appear in the name or messages."`
-	Limit int    `query:"limit" doc:"At most this many hits, 1 to 100; 20 when omitted."`
-}
-
-type conversationIDInput struct {
-	CatParam
-	ID string `path:"id" maxLength:"200" doc:"Conversation id."`
-}
-
-type renameInput struct {
-	CatParam
-	ID   string `path:"id" maxLength:"200" doc:"Conversation id."`
-	Body RenameRequest
-}
-
-func summary(c chat.Conversation) ConversationSummary {
-	return ConversationSummary{ID: c.ID, Name: c.Name, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
-}
 
 // registerConversations adds the conversation routes.
 func registerConversations(api huma.API, c *chatAPI) {
