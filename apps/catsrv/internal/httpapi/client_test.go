@@ -86,12 +86,12 @@ func TestGeneratedClient(t *testing.T) {
 	var limit int64 = 2
 	models := []string{"gpt-a", "gpt-b"}
 	topics := []string{"billing", "shipping"}
-	full := params{cat: PrivateCat, start: start, end: end, filters: analytics.Filters{Models: models, Topics: topics}, limit: int(limit)}
-	plain := params{cat: PrivateCat, start: start, end: end}
-	listed := params{cat: PrivateCat, start: start, end: end, limit: int(limit)}
+	full := Params{Cat: PrivateCat, Start: start, End: end, Filters: analytics.Filters{Models: models, Topics: topics}, Limit: int(limit)}
+	plain := Params{Cat: PrivateCat, Start: start, End: end}
+	listed := Params{Cat: PrivateCat, Start: start, End: end, Limit: int(limit)}
 
 	// check compares a typed answer with the route's reference body.
-	check := func(t *testing.T, route string, p params, status int, got any, err error) {
+	check := func(t *testing.T, route string, p Params, status int, got any, err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
@@ -103,7 +103,7 @@ func TestGeneratedClient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		AssertJSON(t, b, routeSpecs[route].body(reference(t, p)))
+		AssertJSON(t, b, RouteSpecs[route].Body(Reference(t, p)))
 	}
 
 	t.Run("/all_warehouse", func(t *testing.T) {

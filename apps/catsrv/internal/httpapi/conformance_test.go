@@ -156,10 +156,10 @@ func TestGeneratedClientTypesRequestErrors(t *testing.T) {
 // property of the wrong type, or of another content type.
 func probes(op *openapi3.Operation) []probe {
 	good := probe{query: url.Values{}, path: map[string]string{}, role: "admin"}
-	var params []*openapi3.Parameter
+	var Params []*openapi3.Parameter
 	for _, ref := range op.Parameters {
 		p := ref.Value
-		params = append(params, p)
+		Params = append(Params, p)
 		switch {
 		case p.In == openapi3.ParameterInPath:
 			good.path[p.Name] = fmt.Sprint(sample(p.Name, p.Schema.Value))
@@ -192,7 +192,7 @@ func probes(op *openapi3.Operation) []probe {
 		with("unknown query parameter", func(p *probe) { p.rawQuery = "zz_unknown=1" }),
 		with("accepts only HTML", func(p *probe) { p.accept = "text/html" }),
 	}
-	for _, p := range params {
+	for _, p := range Params {
 		if p.In != openapi3.ParameterInQuery && p.In != openapi3.ParameterInPath {
 			continue
 		}

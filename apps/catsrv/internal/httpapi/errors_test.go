@@ -182,33 +182,33 @@ func TestHostileInput(t *testing.T) {
 		name, query string
 		status      int
 		want        any // the exact body; nil: compare with the reference (200)
-		p           params
+		p           Params
 	}{
-		{"NUL in filter", "topic=%00", 200, nil, params{filters: analytics.Filters{Topics: []string{"\x00"}}}},
-		{"invalid UTF-8 in filter", "model=%ff%fe", 200, nil, params{filters: analytics.Filters{Models: []string{"\xff\xfe"}}}},
-		{"SQL in filter", "persona=" + drop, 200, nil, params{filters: analytics.Filters{Personas: []string{"'; DROP TABLE interactions; --"}}}},
+		{"NUL in filter", "topic=%00", 200, nil, Params{Filters: analytics.Filters{Topics: []string{"\x00"}}}},
+		{"invalid UTF-8 in filter", "model=%ff%fe", 200, nil, Params{Filters: analytics.Filters{Models: []string{"\xff\xfe"}}}},
+		{"SQL in filter", "persona=" + drop, 200, nil, Params{Filters: analytics.Filters{Personas: []string{"'; DROP TABLE interactions; --"}}}},
 		{"SQL in question id", "questionid=" + drop + "&questionid=%00", 200, nil,
-			params{filters: analytics.Filters{QuestionIDs: []string{"'; DROP TABLE interactions; --", "\x00"}}}},
+			Params{Filters: analytics.Filters{QuestionIDs: []string{"'; DROP TABLE interactions; --", "\x00"}}}},
 		{"100 kB filter", "topic=" + long, 422,
-			`{"detail":[{"loc":["query","topic",0],"msg":"expected length <= 4096","type":"value_error"}]}`, params{}},
+			`{"detail":[{"loc":["query","topic",0],"msg":"expected length <= 4096","type":"value_error"}]}`, Params{}},
 		{"9k repeated filter values", many, 422,
-			`{"detail":[{"loc":["query","topic"],"msg":"expected array length <= 100","type":"value_error"}]}`, params{}},
+			`{"detail":[{"loc":["query","topic"],"msg":"expected array length <= 100","type":"value_error"}]}`, Params{}},
 		{"10k repeated filter values", strings.Repeat("topic=a&", 10000) + "topic=b", 422,
-			`{"detail":[{"loc":["query"],"msg":"malformed query string: number of URL query parameters exceeded limit","type":"value_error"}]}`, params{}},
+			`{"detail":[{"loc":["query"],"msg":"malformed query string: number of URL query parameters exceeded limit","type":"value_error"}]}`, Params{}},
 		{"bad escape", "topic=%zz", 422,
-			`{"detail":[{"loc":["query"],"msg":"malformed query string: invalid URL escape \"%zz\"","type":"value_error"}]}`, params{}},
+			`{"detail":[{"loc":["query"],"msg":"malformed query string: invalid URL escape \"%zz\"","type":"value_error"}]}`, Params{}},
 		{"semicolon separator", "topic=a;topic=b", 422,
-			`{"detail":[{"loc":["query"],"msg":"malformed query string: invalid semicolon separator in query","type":"value_error"}]}`, params{}},
+			`{"detail":[{"loc":["query"],"msg":"malformed query string: invalid semicolon separator in query","type":"value_error"}]}`, Params{}},
 		{"negative limit", "limit=-1", 422,
-			`{"detail":[{"loc":["query","limit"],"msg":"expected number >= 0","type":"value_error"}]}`, params{}},
+			`{"detail":[{"loc":["query","limit"],"msg":"expected number >= 0","type":"value_error"}]}`, Params{}},
 		{"huge limit", "limit=100001", 422,
-			`{"detail":[{"loc":["query","limit"],"msg":"expected number <= 100000","type":"value_error"}]}`, params{}},
+			`{"detail":[{"loc":["query","limit"],"msg":"expected number <= 100000","type":"value_error"}]}`, Params{}},
 		{"limit beyond int64", "limit=99999999999999999999999", 422,
-			`{"detail":[{"loc":["query","limit"],"msg":"value is not a valid integer","type":"type_error.integer"}]}`, params{}},
+			`{"detail":[{"loc":["query","limit"],"msg":"value is not a valid integer","type":"type_error.integer"}]}`, Params{}},
 		{"non-numeric limit", "limit=ten", 422,
-			`{"detail":[{"loc":["query","limit"],"msg":"value is not a valid integer","type":"type_error.integer"}]}`, params{}},
+			`{"detail":[{"loc":["query","limit"],"msg":"value is not a valid integer","type":"type_error.integer"}]}`, Params{}},
 		{"100 kB date", "startDate=" + long, 422,
-			`{"detail":[{"loc":["query","startDate"],"msg":"expected length <= 64","type":"value_error"}]}`, params{}},
+			`{"detail":[{"loc":["query","startDate"],"msg":"expected length <= 64","type":"value_error"}]}`, Params{}},
 	}
 	for _, c := range cases {
 		for _, cat := range []struct{ name, auth string }{{PrivateCat, Bearer(e.Admin)}, {PublicCat, ""}} {
@@ -220,8 +220,8 @@ func TestHostileInput(t *testing.T) {
 				want := c.want
 				if want == nil {
 					p := c.p
-					p.cat = cat.name
-					want = resultMap(reference(t, p))
+					p.Cat = cat.name
+					want = ResultMap(Reference(t, p))
 				}
 				AssertJSON(t, res.Body, want)
 			})

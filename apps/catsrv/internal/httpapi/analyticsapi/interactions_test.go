@@ -1,4 +1,4 @@
-package httpapi_test
+package analyticsapi_test
 
 import (
 	"bytes"
@@ -34,9 +34,9 @@ func withBrowser() EnvOption {
 
 // listing is the reference chat log of p: the memory store numbers
 // interactions from 1 in append order.
-func listing(t *testing.T, p params) []chatlog.Entry {
+func listing(t *testing.T, p Params) []chatlog.Entry {
 	t.Helper()
-	rng, err := analytics.ParseRange(p.start, p.end)
+	rng, err := analytics.ParseRange(p.Start, p.End)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func listing(t *testing.T, p params) []chatlog.Entry {
 	for k, i := range Normalized() {
 		entries = append(entries, chatlog.Entry{Interaction: i, Seq: int64(k) + 1})
 	}
-	sel := analytics.Selection{Cat: p.cat, Range: rng, Filters: p.filters}
+	sel := analytics.Selection{Cat: p.Cat, Range: rng, Filters: p.Filters}
 	return chatlog.List(entries, sel, chatlog.Page{Limit: chatlog.MaxPageSize}).Entries
 }
 
@@ -57,28 +57,28 @@ func entryJSON(e chatlog.Entry) map[string]any {
 	}
 }
 
-var chatLogParams = []params{
-	{cat: PrivateCat},
-	{cat: PrivateCat, start: "2024-01-11", end: "2024-02-11"},
-	{cat: PrivateCat, filters: analytics.Filters{Topics: []string{"billing"}, Models: []string{"gpt-a", "gpt-c"}}},
-	{cat: PrivateCat, filters: analytics.Filters{QuestionIDs: []string{"q-address", analytics.DeriveQuestionID("How do I pay?")}}},
-	{cat: PrivateCat, filters: analytics.Filters{Personas: []string{"casual"}, AnswerIDs: []string{analytics.DeriveAnswerID("Use the portal.")}}},
-	{cat: PrivateCat, filters: analytics.Filters{Topics: []string{"nothing"}}},
-	{cat: PublicCat},
+var chatLogParams = []Params{
+	{Cat: PrivateCat},
+	{Cat: PrivateCat, Start: "2024-01-11", End: "2024-02-11"},
+	{Cat: PrivateCat, Filters: analytics.Filters{Topics: []string{"billing"}, Models: []string{"gpt-a", "gpt-c"}}},
+	{Cat: PrivateCat, Filters: analytics.Filters{QuestionIDs: []string{"q-address", analytics.DeriveQuestionID("How do I pay?")}}},
+	{Cat: PrivateCat, Filters: analytics.Filters{Personas: []string{"casual"}, AnswerIDs: []string{analytics.DeriveAnswerID("Use the portal.")}}},
+	{Cat: PrivateCat, Filters: analytics.Filters{Topics: []string{"nothing"}}},
+	{Cat: PublicCat},
 }
 
 func TestInteractionsPagesMatchReference(t *testing.T) {
 	e := NewEnv(t, withBrowser())
 	for _, p := range chatLogParams {
 		for _, size := range []int{1, 2, 50} {
-			t.Run(p.query()+"&limit="+strconv.Itoa(size), func(t *testing.T) {
+			t.Run(p.Query()+"&limit="+strconv.Itoa(size), func(t *testing.T) {
 				var got []map[string]any
 				cursor := ""
 				for pages := 0; ; pages++ {
 					if pages > 20 {
 						t.Fatal("paging never ends")
 					}
-					target := AnalyticsPrefix + "/interactions?" + p.query() + "&limit=" + strconv.Itoa(size)
+					target := AnalyticsPrefix + "/interactions?" + p.Query() + "&limit=" + strconv.Itoa(size)
 					if cursor != "" {
 						target += "&cursor=" + url.QueryEscape(cursor)
 					}
@@ -237,15 +237,15 @@ func TestChatLogErrors(t *testing.T) {
 func TestExportCSV(t *testing.T) {
 	e := NewEnv(t, withBrowser())
 	for _, p := range chatLogParams {
-		t.Run(p.query(), func(t *testing.T) {
-			r := e.Get(t, AnalyticsPrefix+"/interactions/export?"+p.query()+"&format=csv", Bearer(e.Admin))
+		t.Run(p.Query(), func(t *testing.T) {
+			r := e.Get(t, AnalyticsPrefix+"/interactions/export?"+p.Query()+"&format=csv", Bearer(e.Admin))
 			if r.Status != http.StatusOK {
 				t.Fatalf("status %d: %s", r.Status, r.Body)
 			}
 			if ct := r.Header.Get("Content-Type"); ct != "text/csv; charset=utf-8" {
 				t.Errorf("Content-Type %q", ct)
 			}
-			if cd := r.Header.Get("Content-Disposition"); !strings.HasPrefix(cd, `attachment; filename="`+p.cat) || !strings.HasSuffix(cd, `_interactions.csv"`) {
+			if cd := r.Header.Get("Content-Disposition"); !strings.HasPrefix(cd, `attachment; filename="`+p.Cat) || !strings.HasSuffix(cd, `_interactions.csv"`) {
 				t.Errorf("Content-Disposition %q", cd)
 			}
 			want := listing(t, p)
@@ -271,8 +271,8 @@ func TestExportCSV(t *testing.T) {
 func TestExportJSONLReadsBackAsImport(t *testing.T) {
 	e := NewEnv(t, withBrowser())
 	for _, p := range chatLogParams {
-		t.Run(p.query(), func(t *testing.T) {
-			r := e.Get(t, AnalyticsPrefix+"/interactions/export?"+p.query()+"&format=jsonl", Bearer(e.Admin))
+		t.Run(p.Query(), func(t *testing.T) {
+			r := e.Get(t, AnalyticsPrefix+"/interactions/export?"+p.Query()+"&format=jsonl", Bearer(e.Admin))
 			if r.Status != http.StatusOK || r.Header.Get("Content-Type") != "application/x-ndjson" {
 				t.Fatalf("status %d, Content-Type %q: %s", r.Status, r.Header.Get("Content-Type"), r.Body)
 			}
@@ -288,7 +288,7 @@ func TestExportJSONLReadsBackAsImport(t *testing.T) {
 				t.Fatalf("%d lines, want %d", len(got), len(want))
 			}
 			for k := range want {
-				if !got[k].Time.Equal(want[k].Time) || got[k].Cat != p.cat || got[k].EventKind != analytics.EventKindAPI {
+				if !got[k].Time.Equal(want[k].Time) || got[k].Cat != p.Cat || got[k].EventKind != analytics.EventKindAPI {
 					t.Errorf("line %d = %+v, want %+v", k+1, got[k], want[k].Interaction)
 				}
 				got[k].Time = want[k].Time
@@ -310,7 +310,7 @@ func TestExportLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := listing(t, params{cat: PrivateCat})
+	want := listing(t, Params{Cat: PrivateCat})
 	if len(records) != 3 || records[1][1] != want[0].Question || records[2][1] != want[1].Question {
 		t.Errorf("limited export %q, want the two newest of %d", records, len(want))
 	}
@@ -322,16 +322,16 @@ func TestExportLimit(t *testing.T) {
 func TestDailyCountsMatchReference(t *testing.T) {
 	e := NewEnv(t, withBrowser())
 	for _, p := range chatLogParams {
-		t.Run(p.query(), func(t *testing.T) {
-			r := e.Get(t, AnalyticsPrefix+"/daily_counts?"+p.query(), Bearer(e.Admin))
+		t.Run(p.Query(), func(t *testing.T) {
+			r := e.Get(t, AnalyticsPrefix+"/daily_counts?"+p.Query(), Bearer(e.Admin))
 			if r.Status != http.StatusOK {
 				t.Fatalf("status %d: %s", r.Status, r.Body)
 			}
-			rng, err := analytics.ParseRange(p.start, p.end)
+			rng, err := analytics.ParseRange(p.Start, p.End)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sel := analytics.Selection{Cat: p.cat, Range: rng, Filters: p.filters}
+			sel := analytics.Selection{Cat: p.Cat, Range: rng, Filters: p.Filters}
 			want := []map[string]any{}
 			for _, d := range chatlog.Daily(Normalized(), sel) {
 				want = append(want, map[string]any{"date": d.Day.Format(analytics.DateLayout), "count": d.Count})
@@ -347,7 +347,7 @@ func TestDailyCountsMatchReference(t *testing.T) {
 			for _, d := range body.DailyCounts {
 				sum += d.Count
 			}
-			if total := reference(t, p).TotalInteractions; sum != total {
+			if total := Reference(t, p).TotalInteractions; sum != total {
 				t.Errorf("days sum to %d, total_interactions %d", sum, total)
 			}
 		})
