@@ -57,10 +57,10 @@ FUZZTIME ?= 10s
 FUZZ_TARGETS := \
 	./adapters/jsonl:FuzzDecode \
 	./adapters/jsonl:FuzzFastPath \
-	./apps/catsrv/internal/httpapi:FuzzConversationID \
-	./apps/catsrv/internal/httpapi:FuzzConversationCursor \
-	./apps/catsrv/internal/httpapi:FuzzAnalyticsQuery \
-	./apps/catsrv/internal/httpapi:FuzzChatBody
+	./apps/catsrv/internal/httpapi/chatapi:FuzzConversationID \
+	./apps/catsrv/internal/httpapi/chatapi:FuzzConversationCursor \
+	./apps/catsrv/internal/httpapi/analyticsapi:FuzzAnalyticsQuery \
+	./apps/catsrv/internal/httpapi/chatapi:FuzzChatBody
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
@@ -107,10 +107,11 @@ bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./core/analytics/ ./core/auth/tokens/ ./adapters/colindex/ | tee bin/bench-go.raw
 	$(GO) run golang.org/x/perf/cmd/benchstat@latest bin/bench-go.raw | tee bin/bench-go.txt
 
-# web: rebuild the admin dashboard (web/dist, committed and embedded in the
-# binary) from web/src. Needs Node.js and npm; nothing else does.
+# web: rebuild the admin dashboard (apps/catsrv/web/dist, committed and
+# embedded in the binary) from apps/catsrv/web/src. Needs Node.js and npm;
+# nothing else does.
 web:
-	cd web && npm ci --no-audit --no-fund && npm run build
+	cd apps/catsrv/web && npm ci --no-audit --no-fund && npm run build
 
 clean:
 	rm -rf bin data

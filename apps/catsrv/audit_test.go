@@ -10,7 +10,7 @@ import (
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/authsql"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
 	"github.com/catsrv/catsrv/core/auth"
 )
 
@@ -123,7 +123,7 @@ func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // serveAuthDeps builds what serve builds for the auth routes from env (on
 // 127.0.0.1:8080, with no CAT): the configuration, then the dependencies.
 // An error is either's.
-func serveAuthDeps(t *testing.T, env environ, store *sqlstore.Store) (*httpapi.AuthDeps, error) {
+func serveAuthDeps(t *testing.T, env environ, store *sqlstore.Store) (*authapi.Deps, error) {
 	t.Helper()
 	cfg, err := config.Load(append(environ{"CATSRV_ADDR=127.0.0.1:8080", "CATSRV_CONFIG_DIR=" + t.TempDir()}, env...), nil)
 	if err != nil {

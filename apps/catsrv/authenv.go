@@ -12,7 +12,7 @@ import (
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/authsql"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
 	"github.com/catsrv/catsrv/core/auth"
 	"github.com/catsrv/catsrv/core/auth/prefs"
 	"github.com/catsrv/catsrv/core/auth/session"
@@ -24,7 +24,7 @@ import (
 // authDeps builds the /api/v1/auth dependencies from the configuration
 // and the CAT configuration. A provider without credentials is left
 // unconfigured (its routes answer 503).
-func authDeps(ctx context.Context, cfg *config.Config, cats ports.CatDirectory, toks *tokens.Service, store *sqlstore.Store, logger *slog.Logger) (*httpapi.AuthDeps, error) {
+func authDeps(ctx context.Context, cfg *config.Config, cats ports.CatDirectory, toks *tokens.Service, store *sqlstore.Store, logger *slog.Logger) (*authapi.Deps, error) {
 	records, err := authsql.Open(ctx, store)
 	if err != nil {
 		return nil, fmt.Errorf("auth tables: %w", err)
@@ -44,12 +44,12 @@ func authDeps(ctx context.Context, cfg *config.Config, cats ports.CatDirectory, 
 	if defaultCat == "" && len(configured) > 0 {
 		defaultCat = configured[0].Name
 	}
-	cookies := httpapi.CookiePolicy{SameSite: http.SameSiteLaxMode, Domain: cfg.CookieDomain, Insecure: cfg.CookieInsecure}
+	cookies := authapi.CookiePolicy{SameSite: http.SameSiteLaxMode, Domain: cfg.CookieDomain, Insecure: cfg.CookieInsecure}
 	if cfg.CookieSameSite == "strict" {
 		cookies.SameSite = http.SameSiteStrictMode
 	}
 	clk := clock.System{}
-	return &httpapi.AuthDeps{
+	return &authapi.Deps{
 		Sessions: session.New(session.Deps{
 			Tokens: toks, Users: records, Refresh: records, Revocations: records, Audit: records,
 			Cats: cats, Clock: clk, RefreshLifetime: cfg.RefreshTTL, Admins: cfg.Admins,
@@ -82,7 +82,7 @@ func allowedOrigins(cfg *config.Config, cats []catconfig.Cat) []string {
 func identityProviders(cfg *config.Config, logger *slog.Logger) (map[string]ports.IdentityProvider, error) {
 	out := map[string]ports.IdentityProvider{}
 	for _, name := range auth.Providers {
-		c := identity.Config{RedirectURL: cfg.PublicURL + httpapi.AuthPrefix + "/" + name + "/callback"}
+		c := identity.Config{RedirectURL: cfg.PublicURL + authapi.Prefix + "/" + name + "/callback"}
 		var redirect string
 		var build func(identity.Config) (ports.IdentityProvider, error)
 		switch name {

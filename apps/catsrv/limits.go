@@ -11,15 +11,15 @@ import (
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/authsql"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
 	"github.com/catsrv/catsrv/core/auth/retention"
 )
 
 // authRateLimit is the rate limit of the anonymous auth routes:
 // CATSRV_AUTH_RATE_LIMIT (0 is off) and CATSRV_AUTH_RATE_BURST,
 // docs/auth.md "Rate limits".
-func authRateLimit(cfg *config.Config) httpapi.RateLimit {
-	return httpapi.RateLimit{PerSecond: cfg.AuthRateLimit, Burst: cfg.AuthRateBurst, Disabled: cfg.AuthRateLimit == 0}
+func authRateLimit(cfg *config.Config) authapi.RateLimit {
+	return authapi.RateLimit{PerSecond: cfg.AuthRateLimit, Burst: cfg.AuthRateBurst, Disabled: cfg.AuthRateLimit == 0}
 }
 
 // startAuditPruner starts the background pruning of the audit log (once

@@ -11,28 +11,28 @@ import (
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/authsql"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
 	"github.com/catsrv/catsrv/core/auth"
 )
 
 func TestAuthRateLimitEnvironment(t *testing.T) {
 	cases := []struct {
 		env  environ
-		want httpapi.RateLimit
+		want authapi.RateLimit
 		err  string
 	}{
-		{environ{}, httpapi.RateLimit{PerSecond: 1, Burst: 20}, ""},
-		{environ{"CATSRV_AUTH_RATE_LIMIT=0.5", "CATSRV_AUTH_RATE_BURST=5"}, httpapi.RateLimit{PerSecond: 0.5, Burst: 5}, ""},
-		{environ{"CATSRV_AUTH_RATE_LIMIT=off"}, httpapi.RateLimit{Disabled: true, Burst: 20}, ""},
-		{environ{"CATSRV_AUTH_RATE_LIMIT=0"}, httpapi.RateLimit{Disabled: true, Burst: 20}, ""},
-		{environ{"CATSRV_AUTH_RATE_LIMIT=-1"}, httpapi.RateLimit{}, "CATSRV_AUTH_RATE_LIMIT"},
-		{environ{"CATSRV_AUTH_RATE_LIMIT=NaN"}, httpapi.RateLimit{}, "CATSRV_AUTH_RATE_LIMIT"},
-		{environ{"CATSRV_AUTH_RATE_LIMIT=fast"}, httpapi.RateLimit{}, "CATSRV_AUTH_RATE_LIMIT"},
-		{environ{"CATSRV_AUTH_RATE_BURST=0"}, httpapi.RateLimit{}, "CATSRV_AUTH_RATE_BURST"},
-		{environ{"CATSRV_AUTH_RATE_BURST=2.5"}, httpapi.RateLimit{}, "CATSRV_AUTH_RATE_BURST"},
+		{environ{}, authapi.RateLimit{PerSecond: 1, Burst: 20}, ""},
+		{environ{"CATSRV_AUTH_RATE_LIMIT=0.5", "CATSRV_AUTH_RATE_BURST=5"}, authapi.RateLimit{PerSecond: 0.5, Burst: 5}, ""},
+		{environ{"CATSRV_AUTH_RATE_LIMIT=off"}, authapi.RateLimit{Disabled: true, Burst: 20}, ""},
+		{environ{"CATSRV_AUTH_RATE_LIMIT=0"}, authapi.RateLimit{Disabled: true, Burst: 20}, ""},
+		{environ{"CATSRV_AUTH_RATE_LIMIT=-1"}, authapi.RateLimit{}, "CATSRV_AUTH_RATE_LIMIT"},
+		{environ{"CATSRV_AUTH_RATE_LIMIT=NaN"}, authapi.RateLimit{}, "CATSRV_AUTH_RATE_LIMIT"},
+		{environ{"CATSRV_AUTH_RATE_LIMIT=fast"}, authapi.RateLimit{}, "CATSRV_AUTH_RATE_LIMIT"},
+		{environ{"CATSRV_AUTH_RATE_BURST=0"}, authapi.RateLimit{}, "CATSRV_AUTH_RATE_BURST"},
+		{environ{"CATSRV_AUTH_RATE_BURST=2.5"}, authapi.RateLimit{}, "CATSRV_AUTH_RATE_BURST"},
 	}
 	for _, c := range cases {
-		var got httpapi.RateLimit
+		var got authapi.RateLimit
 		cfg, err := config.Load(c.env, nil)
 		if err == nil {
 			got = authRateLimit(cfg)

@@ -18,11 +18,12 @@ import (
 	"github.com/catsrv/catsrv/adapters/sqlstore/chatsql"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
+	"github.com/catsrv/catsrv/apps/catsrv/web"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/catconfig/overlay"
 	"github.com/catsrv/catsrv/core/chat/service"
 	"github.com/catsrv/catsrv/ports"
-	"github.com/catsrv/catsrv/web"
 )
 
 // shutdownGrace is how long in-flight requests get after SIGTERM.
@@ -103,7 +104,7 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 		Browser:   store,
 		Dashboard: web.Assets(),
 		Auth:      authDeps,
-		Chat: &httpapi.ChatDeps{
+		Chat: &chatapi.Deps{
 			Service: chatService, Config: catConfig, Memory: authDeps.Memory, DefaultCat: authDeps.DefaultCat,
 			AgentKeySet: func(cat string) bool { return cfg.AgentKey(cat) != "" },
 		},

@@ -17,48 +17,48 @@ type Group struct {
 
 // TopicCount is one entry of topic_counts.
 type TopicCount struct {
-	Topic      string  `json:"topic"`
-	Count      int64   `json:"count"`
-	Percentage float64 `json:"percentage" doc:"Share of the topic list's total, x100, rounded to 2 decimals."`
+	Topic      string
+	Count      int64
+	Percentage float64
 }
 
 // ModelCount is one entry of model_counts; the model name is in Membership,
 // as the spec names it.
 type ModelCount struct {
-	Membership string `json:"membership" doc:"The model name."`
-	Count      int64  `json:"count"`
+	Membership string
+	Count      int64
 }
 
 // PersonaCount is one entry of persona_counts.
 type PersonaCount struct {
-	Persona string `json:"persona"`
-	Count   int64  `json:"count"`
+	Persona string
+	Count   int64
 }
 
 // QuestionEntry is one unique question with its count.
 type QuestionEntry struct {
-	ID       string `json:"id"`
-	Question string `json:"question"`
-	Count    int64  `json:"count"`
+	ID       string
+	Question string
+	Count    int64
 }
 
 // AnswerEntry is one unique answer with its count; the text is in Answers,
 // as the spec names it.
 type AnswerEntry struct {
-	ID      string `json:"id"`
-	Answers string `json:"answers" doc:"The answer text."`
-	Count   int64  `json:"count"`
+	ID      string
+	Answers string
+	Count   int64
 }
 
 // Result is the full analytics result of a query. Every list ignores its own
 // filter (selective filtering); TotalInteractions applies all of them.
 type Result struct {
-	TotalInteractions int64           `json:"total_interactions"`
-	TopicCounts       []TopicCount    `json:"topic_counts"`
-	ModelCounts       []ModelCount    `json:"model_counts"`
-	PersonaCounts     []PersonaCount  `json:"persona_counts"`
-	Questions         []QuestionEntry `json:"questions"`
-	Answers           []AnswerEntry   `json:"answers"`
+	TotalInteractions int64
+	TopicCounts       []TopicCount
+	ModelCounts       []ModelCount
+	PersonaCounts     []PersonaCount
+	Questions         []QuestionEntry
+	Answers           []AnswerEntry
 }
 
 // SortGroups orders groups as every list is ordered: count descending, then

@@ -39,18 +39,18 @@ type Request struct {
 
 // Source is a knowledge-base entry a reply used.
 type Source struct {
-	ID       string  `json:"id"`
-	Question string  `json:"question"`
-	Score    float64 `json:"score"`
+	ID       string
+	Question string
+	Score    float64
 }
 
 // Response is the reply of /chat (spec §2.3).
 type Response struct {
-	Message        string   `json:"message"`
-	ConversationID string   `json:"conversation_id"`
-	Model          string   `json:"model"`
-	TokensUsed     *int     `json:"tokens_used"`
-	Sources        []Source `json:"sources"`
+	Message        string
+	ConversationID string
+	Model          string
+	TokensUsed     *int
+	Sources        []Source
 }
 
 // Conversation is a user's conversation with one CAT.

@@ -28,9 +28,12 @@ const (
 // Override is a change of the runtime keys; a nil field leaves the key as
 // it is. The JSON names are those of the cat.* keys. The endpoint, the
 // knowledge base, the default answer and the message limit stay with the
-// files: they point at resources or bound storage.
+// files: they point at resources or bound storage. The JSON tags are the
+// stored form (Encode, Parse), which ports.CatOverrideStore keeps; the
+// HTTP body of POST /api/v1/cat/config/sync is a wire type of its own
+// (apps/catsrv/internal/httpapi/chatapi) with the same names.
 type Override struct {
-	ChatMode *string         `json:"chat_mode,omitempty" doc:"cat.chat_mode: legacy, agent or custom."`
+	ChatMode *string         `json:"chat_mode,omitempty"`
 	Agent    *AgentOverride  `json:"agent,omitempty"`
 	Legacy   *LegacyOverride `json:"legacy,omitempty"`
 	Custom   *CustomOverride `json:"custom,omitempty"`
@@ -38,23 +41,23 @@ type Override struct {
 
 // AgentOverride changes cat.agent.* keys.
 type AgentOverride struct {
-	Model          *string  `json:"model,omitempty" doc:"cat.agent.model."`
-	Instructions   *string  `json:"instructions,omitempty" doc:"cat.agent.instructions, the system message."`
-	Temperature    *float64 `json:"temperature,omitempty" doc:"cat.agent.temperature, 0 to 2."`
-	MaxTokens      *int     `json:"max_tokens,omitempty" doc:"cat.agent.max_tokens, 1 to 1048576."`
-	TimeoutSeconds *int     `json:"timeout_seconds,omitempty" doc:"cat.agent.timeout_seconds, 1 to 600."`
+	Model          *string  `json:"model,omitempty"`
+	Instructions   *string  `json:"instructions,omitempty"`
+	Temperature    *float64 `json:"temperature,omitempty"`
+	MaxTokens      *int     `json:"max_tokens,omitempty"`
+	TimeoutSeconds *int     `json:"timeout_seconds,omitempty"`
 }
 
 // LegacyOverride changes cat.legacy.* keys.
 type LegacyOverride struct {
-	Models   *[]string `json:"models,omitempty" doc:"cat.legacy.models: stages among greeting, intent, qa, default."`
-	MinScore *float64  `json:"min_score,omitempty" doc:"cat.legacy.min_score, 0 to 1."`
+	Models   *[]string `json:"models,omitempty"`
+	MinScore *float64  `json:"min_score,omitempty"`
 }
 
 // CustomOverride changes cat.custom.* keys.
 type CustomOverride struct {
-	Rules        *[]string `json:"rules,omitempty" doc:"cat.custom.rules, each '<kind> <argument> => <route>'."`
-	DefaultRoute *string   `json:"default_route,omitempty" doc:"cat.custom.default_route."`
+	Rules        *[]string `json:"rules,omitempty"`
+	DefaultRoute *string   `json:"default_route,omitempty"`
 }
 
 // Parse reads a stored document strictly: an unknown key is

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/analyticsapi"
+
 	"github.com/chromedp/chromedp"
 
 	"github.com/catsrv/catsrv/core/analytics"
@@ -51,12 +53,12 @@ const readView = `(() => {
 
 // warehouseBody is the part of /all_warehouse the page shows.
 type warehouseBody struct {
-	Total         int64                     `json:"total_interactions"`
-	TopicCounts   []analytics.TopicCount    `json:"topic_counts"`
-	ModelCounts   []analytics.ModelCount    `json:"model_counts"`
-	PersonaCounts []analytics.PersonaCount  `json:"persona_counts"`
-	Questions     []analytics.QuestionEntry `json:"questions"`
-	DataSource    string                    `json:"data_source"`
+	Total         int64                        `json:"total_interactions"`
+	TopicCounts   []analyticsapi.TopicCount    `json:"topic_counts"`
+	ModelCounts   []analyticsapi.ModelCount    `json:"model_counts"`
+	PersonaCounts []analyticsapi.PersonaCount  `json:"persona_counts"`
+	Questions     []analyticsapi.QuestionEntry `json:"questions"`
+	DataSource    string                       `json:"data_source"`
 }
 
 // TestDashboard walks the admin's three clicks: sign in, pick the CAT and

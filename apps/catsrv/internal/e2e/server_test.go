@@ -21,11 +21,12 @@ import (
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/demo"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/analyticsapi"
+	"github.com/catsrv/catsrv/apps/catsrv/web"
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/auth/tokens"
 	"github.com/catsrv/catsrv/core/catconfig"
-	"github.com/catsrv/catsrv/web"
 )
 
 const secret = "e2e-secret-of-at-least-32-bytes-for-hs256"
@@ -142,7 +143,7 @@ func (s *site) api(t *testing.T, path, query string, out any) {
 // raw gets an analytics route with the admin token.
 func (s *site) raw(t *testing.T, path, query string) []byte {
 	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, s.url+httpapi.AnalyticsPrefix+path+"?"+query, nil)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, s.url+analyticsapi.Prefix+path+"?"+query, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

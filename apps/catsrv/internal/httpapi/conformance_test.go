@@ -16,11 +16,14 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
+
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
+
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/apiclient"
 )
 
@@ -49,15 +52,15 @@ const oversize = 2 << 20
 // or missing parameters and missing or weak credentials get a status the
 // operation declares, with a body and headers its schema accepts.
 func TestEveryResponseIsDocumented(t *testing.T) {
-	e := newChatEnv(t)
+	e := NewChatEnv(t)
 	// A redirect is an answer to check, not to follow.
-	e.srv.Client().CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	raw := e.call(t, http.MethodGet, "/openapi.json", "", nil)
-	if raw.status != http.StatusOK {
-		t.Fatalf("/openapi.json: %d", raw.status)
+	e.Srv.Client().CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	raw := e.Call(t, http.MethodGet, "/openapi.json", "", nil)
+	if raw.Status != http.StatusOK {
+		t.Fatalf("/openapi.json: %d", raw.Status)
 	}
 	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromData(raw.body)
+	doc, err := loader.LoadFromData(raw.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,11 +68,11 @@ func TestEveryResponseIsDocumented(t *testing.T) {
 	// reaches its operation, then with it, for the 429s.
 	for _, run := range []struct {
 		name  string
-		limit httpapi.RateLimit
-	}{{"rate limit off", httpapi.RateLimit{Disabled: true}}, {"rate limit on", httpapi.RateLimit{}}} {
+		limit authapi.RateLimit
+	}{{"rate limit off", authapi.RateLimit{Disabled: true}}, {"rate limit on", authapi.RateLimit{}}} {
 		t.Run(run.name, func(t *testing.T) {
-			e.rateLimit = run.limit
-			e.restart(t)
+			e.RateLimit = run.limit
+			e.Restart(t)
 			operations := 0
 			for _, path := range slices.Sorted(maps.Keys(doc.Paths.Map())) {
 				item := doc.Paths.Value(path)
@@ -82,9 +85,9 @@ func TestEveryResponseIsDocumented(t *testing.T) {
 						}
 						route := &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: op}
 						for _, p := range probes(op) {
-							req, res := e.send(t, method, path, p)
+							req, res := send(e, t, method, path, p)
 							if err := conforms(t, route, req, res); err != nil {
-								t.Errorf("%s: %d %s\n%.300s\n%v", p.name, res.status, res.header.Get("Content-Type"), res.body, err)
+								t.Errorf("%s: %d %s\n%.300s\n%v", p.name, res.Status, res.Header.Get("Content-Type"), res.Body, err)
 							}
 						}
 					})
@@ -102,10 +105,10 @@ func TestEveryResponseIsDocumented(t *testing.T) {
 // of huma's validation is a ValidationError with its detail, a 422 of the
 // chat rules an ErrorBody, and malformed JSON a 400.
 func TestGeneratedClientTypesRequestErrors(t *testing.T) {
-	e := newChatEnv(t)
-	c, err := apiclient.NewClientWithResponses(e.srv.URL, apiclient.WithHTTPClient(e.srv.Client()),
+	e := NewChatEnv(t)
+	c, err := apiclient.NewClientWithResponses(e.Srv.URL, apiclient.WithHTTPClient(e.Srv.Client()),
 		apiclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
-			r.Header.Set("Authorization", e.token(t, "carol", "user"))
+			r.Header.Set("Authorization", e.Token(t, "carol", "user"))
 			return nil
 		}))
 	if err != nil {
@@ -153,10 +156,10 @@ func TestGeneratedClientTypesRequestErrors(t *testing.T) {
 // property of the wrong type, or of another content type.
 func probes(op *openapi3.Operation) []probe {
 	good := probe{query: url.Values{}, path: map[string]string{}, role: "admin"}
-	var params []*openapi3.Parameter
+	var Params []*openapi3.Parameter
 	for _, ref := range op.Parameters {
 		p := ref.Value
-		params = append(params, p)
+		Params = append(Params, p)
 		switch {
 		case p.In == openapi3.ParameterInPath:
 			good.path[p.Name] = fmt.Sprint(sample(p.Name, p.Schema.Value))
@@ -189,7 +192,7 @@ func probes(op *openapi3.Operation) []probe {
 		with("unknown query parameter", func(p *probe) { p.rawQuery = "zz_unknown=1" }),
 		with("accepts only HTML", func(p *probe) { p.accept = "text/html" }),
 	}
-	for _, p := range params {
+	for _, p := range Params {
 		if p.In != openapi3.ParameterInQuery && p.In != openapi3.ParameterInPath {
 			continue
 		}
@@ -252,7 +255,7 @@ var catParams = map[string]bool{"catname": true}
 func sample(name string, s *openapi3.Schema) any {
 	switch {
 	case catParams[name]:
-		return legacyCat
+		return LegacyCat
 	case s.Default != nil:
 		return s.Default
 	case len(s.Enum) > 0:
@@ -363,7 +366,7 @@ func encodeJSON(v any) *string {
 // send makes the request of p to the operation at path. It returns a
 // request of the same method and target too, which the validation of the
 // response reads.
-func (e *chatEnv) send(t *testing.T, method, path string, p probe) (*http.Request, resp) {
+func send(e *ChatEnv, t *testing.T, method, path string, p probe) (*http.Request, Resp) {
 	t.Helper()
 	for name, v := range p.path {
 		path = strings.ReplaceAll(path, "{"+name+"}", url.PathEscape(v))
@@ -383,7 +386,7 @@ func (e *chatEnv) send(t *testing.T, method, path string, p probe) (*http.Reques
 		auth = "Bearer not-a-token"
 	default:
 		// A fresh token: a logout probe revokes the one it presents.
-		auth = e.token(t, "user-"+p.role, p.role)
+		auth = e.Token(t, "user-"+p.role, p.role)
 	}
 	headers := []string{"Accept: application/json", "Content-Type: " + p.contentType}
 	if p.accept != "" {
@@ -393,28 +396,28 @@ func (e *chatEnv) send(t *testing.T, method, path string, p probe) (*http.Reques
 	if p.body != nil {
 		body = *p.body
 	}
-	return httptest.NewRequest(method, target, nil), e.call(t, method, target, auth, body, headers...)
+	return httptest.NewRequest(method, target, nil), e.Call(t, method, target, auth, body, headers...)
 }
 
 // conforms checks a response against its operation in the document: a
 // declared status, a declared content type, headers and a body its schema
 // accepts. Bodies of types kin-openapi cannot decode (an event stream)
 // are checked for their content type only.
-func conforms(t *testing.T, route *routers.Route, req *http.Request, res resp) error {
+func conforms(t *testing.T, route *routers.Route, req *http.Request, res Resp) error {
 	t.Helper()
 	opts := &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true}
-	if ct, _, _ := mime.ParseMediaType(res.header.Get("Content-Type")); ct != "" && !strings.HasSuffix(ct, "json") && ct != "text/csv" {
-		r := route.Operation.Responses.Status(res.status)
+	if ct, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); ct != "" && !strings.HasSuffix(ct, "json") && ct != "text/csv" {
+		r := route.Operation.Responses.Status(res.Status)
 		if r == nil || r.Value.Content.Get(ct) == nil {
-			return fmt.Errorf("content type %q is not declared for %d", ct, res.status)
+			return fmt.Errorf("content type %q is not declared for %d", ct, res.Status)
 		}
 		opts.ExcludeResponseBody = true
 	}
 	return openapi3filter.ValidateResponse(t.Context(), &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, Route: route},
-		Status:                 res.status,
-		Header:                 res.header,
-		Body:                   io.NopCloser(bytes.NewReader(res.body)),
+		Status:                 res.Status,
+		Header:                 res.Header,
+		Body:                   io.NopCloser(bytes.NewReader(res.Body)),
 		Options:                opts,
 	})
 }

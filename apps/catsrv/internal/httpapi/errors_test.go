@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
+
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/catsrv/catsrv/adapters/clock"
@@ -34,7 +36,7 @@ func parseFailure(t *testing.T, value string) string {
 }
 
 func TestSpecErrors(t *testing.T) {
-	e := newEnv(t)
+	e := NewEnv(t)
 	cases := []struct {
 		name, query string
 		want        map[string]any
@@ -49,16 +51,16 @@ func TestSpecErrors(t *testing.T) {
 		{"start after end", "catname=private&startDate=2024-02-01&endDate=2024-01-01", analyticsError("startDate must be before endDate")},
 		{"start equals end", "catname=private&startDate=2024-02-01&endDate=2024-02-01", analyticsError("startDate must be before endDate")},
 	}
-	for _, route := range analyticsRoutes {
+	for _, route := range AnalyticsRoutes {
 		for _, c := range cases {
 			// The spec's errors come before access control: no token needed.
-			for _, who := range []struct{ name, auth string }{{"anonymous", ""}, {"admin", bearer(e.admin)}} {
+			for _, who := range []struct{ name, auth string }{{"anonymous", ""}, {"admin", Bearer(e.Admin)}} {
 				t.Run(route+"/"+c.name+"/"+who.name, func(t *testing.T) {
-					res := e.get(t, prefix+route+"?"+c.query, who.auth)
-					if res.status != http.StatusInternalServerError {
-						t.Fatalf("status %d, want 500: %s", res.status, res.body)
+					res := e.Get(t, AnalyticsPrefix+route+"?"+c.query, who.auth)
+					if res.Status != http.StatusInternalServerError {
+						t.Fatalf("status %d, want 500: %s", res.Status, res.Body)
 					}
-					assertJSON(t, res.body, c.want)
+					AssertJSON(t, res.Body, c.want)
 				})
 			}
 		}
@@ -66,17 +68,17 @@ func TestSpecErrors(t *testing.T) {
 }
 
 func TestMissingCatname(t *testing.T) {
-	e := newEnv(t)
+	e := NewEnv(t)
 	const want = `{"detail":[{"loc":["query","catname"],"msg":"field required","type":"value_error.missing"}]}`
-	for _, route := range analyticsRoutes {
+	for _, route := range AnalyticsRoutes {
 		for _, query := range []string{"", "?catname=", "?startDate=2024-01-01"} {
 			t.Run(route+query, func(t *testing.T) {
-				res := e.get(t, prefix+route+query, bearer(e.admin))
-				if res.status != http.StatusUnprocessableEntity {
-					t.Fatalf("status %d, want 422: %s", res.status, res.body)
+				res := e.Get(t, AnalyticsPrefix+route+query, Bearer(e.Admin))
+				if res.Status != http.StatusUnprocessableEntity {
+					t.Fatalf("status %d, want 422: %s", res.Status, res.Body)
 				}
-				assertJSON(t, res.body, want)
-				if ct := res.header.Get("Content-Type"); ct != "application/json" {
+				AssertJSON(t, res.Body, want)
+				if ct := res.Header.Get("Content-Type"); ct != "application/json" {
 					t.Errorf("Content-Type %q", ct)
 				}
 			})
@@ -91,17 +93,17 @@ func authError(status int, err error) map[string]any {
 }
 
 func TestAccess(t *testing.T) {
-	e := newEnv(t)
-	forged := issueWith(t, "another-secret-of-at-least-32-bytes!!", now, "admin")
-	expired := issueWith(t, testSecret, now.Add(-2*time.Hour), "admin") // valid for an hour, two hours ago
+	e := NewEnv(t)
+	forged := issueWith(t, "another-secret-of-at-least-32-bytes!!", Now, "admin")
+	expired := issueWith(t, Secret, Now.Add(-2*time.Hour), "admin") // valid for an hour, two hours ago
 	verifyErr := func(header string) error {
-		_, err := e.tokens.VerifyBearer(header)
+		_, err := e.Tokens.VerifyBearer(header)
 		if err == nil {
 			t.Fatalf("%q verifies", header)
 		}
 		return err
 	}
-	viewerClaims, err := e.tokens.Verify(e.viewer)
+	viewerClaims, err := e.Tokens.Verify(e.Viewer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,29 +116,29 @@ func TestAccess(t *testing.T) {
 		status int
 		want   map[string]any // nil: the success body is checked elsewhere
 	}{
-		{"private, no token", privateCat, "", 401, authError(401, auth.ErrNoCredentials)},
-		{"private, not bearer", privateCat, "Basic YWxpY2U6c2VjcmV0", 401, authError(401, verifyErr("Basic YWxpY2U6c2VjcmV0"))},
-		{"private, garbage token", privateCat, bearer("garbage"), 401, authError(401, verifyErr(bearer("garbage")))},
-		{"private, forged token", privateCat, bearer(forged), 401, authError(401, verifyErr(bearer(forged)))},
-		{"private, expired token", privateCat, bearer(expired), 401, authError(401, verifyErr(bearer(expired)))},
-		{"private, non-admin", privateCat, bearer(e.viewer), 403, authError(403, forbidden)},
-		{"private, admin", privateCat, bearer(e.admin), 200, nil},
-		{"private, admin, lower-case scheme", privateCat, "bearer " + e.admin, 200, nil},
-		{"public, no token", publicCat, "", 200, nil},
-		{"public, garbage token", publicCat, bearer("garbage"), 200, nil},
-		{"public, non-admin", publicCat, bearer(e.viewer), 200, nil},
+		{"private, no token", PrivateCat, "", 401, authError(401, auth.ErrNoCredentials)},
+		{"private, not bearer", PrivateCat, "Basic YWxpY2U6c2VjcmV0", 401, authError(401, verifyErr("Basic YWxpY2U6c2VjcmV0"))},
+		{"private, garbage token", PrivateCat, Bearer("garbage"), 401, authError(401, verifyErr(Bearer("garbage")))},
+		{"private, forged token", PrivateCat, Bearer(forged), 401, authError(401, verifyErr(Bearer(forged)))},
+		{"private, expired token", PrivateCat, Bearer(expired), 401, authError(401, verifyErr(Bearer(expired)))},
+		{"private, non-admin", PrivateCat, Bearer(e.Viewer), 403, authError(403, forbidden)},
+		{"private, admin", PrivateCat, Bearer(e.Admin), 200, nil},
+		{"private, admin, lower-case scheme", PrivateCat, "bearer " + e.Admin, 200, nil},
+		{"public, no token", PublicCat, "", 200, nil},
+		{"public, garbage token", PublicCat, Bearer("garbage"), 200, nil},
+		{"public, non-admin", PublicCat, Bearer(e.Viewer), 200, nil},
 	}
-	for _, route := range analyticsRoutes {
+	for _, route := range AnalyticsRoutes {
 		for _, c := range cases {
 			t.Run(route+"/"+c.name, func(t *testing.T) {
-				res := e.get(t, prefix+route+"?catname="+c.cat, c.auth)
-				if res.status != c.status {
-					t.Fatalf("status %d, want %d: %s", res.status, c.status, res.body)
+				res := e.Get(t, AnalyticsPrefix+route+"?catname="+c.cat, c.auth)
+				if res.Status != c.status {
+					t.Fatalf("status %d, want %d: %s", res.Status, c.status, res.Body)
 				}
 				if c.want != nil {
-					assertJSON(t, res.body, c.want)
+					AssertJSON(t, res.Body, c.want)
 				}
-				if got := res.header.Get("WWW-Authenticate"); (c.status == 401) != (got == "Bearer") {
+				if got := res.Header.Get("WWW-Authenticate"); (c.status == 401) != (got == "Bearer") {
 					t.Errorf("WWW-Authenticate %q with status %d", got, c.status)
 				}
 			})
@@ -145,16 +147,16 @@ func TestAccess(t *testing.T) {
 }
 
 func TestNoTokenServiceLocksPrivateCATs(t *testing.T) {
-	e := newEnv(t, withoutTokens())
-	res := e.get(t, prefix+"/all?catname="+privateCat, bearer(e.admin))
-	if res.status != 401 {
-		t.Fatalf("status %d: %s", res.status, res.body)
+	e := NewEnv(t, WithoutTokens())
+	res := e.Get(t, AnalyticsPrefix+"/all?catname="+PrivateCat, Bearer(e.Admin))
+	if res.Status != 401 {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
 	}
-	if res = e.get(t, prefix+"/all?catname="+publicCat, ""); res.status != 200 {
-		t.Errorf("public CAT: status %d: %s", res.status, res.body)
+	if res = e.Get(t, AnalyticsPrefix+"/all?catname="+PublicCat, ""); res.Status != 200 {
+		t.Errorf("public CAT: status %d: %s", res.Status, res.Body)
 	}
-	res = e.get(t, prefix+"/get_cats", bearer(e.admin))
-	assertJSON(t, res.body, `{"cats":[{"name":"public","chat_mode":"agent","analytics_public":true}]}`)
+	res = e.Get(t, AnalyticsPrefix+"/get_cats", Bearer(e.Admin))
+	AssertJSON(t, res.Body, `{"cats":[{"name":"public","chat_mode":"agent","analytics_public":true}]}`)
 }
 
 // issueWith signs an admin-or-other token with another secret or clock.
@@ -172,7 +174,7 @@ func issueWith(t *testing.T, secret string, at time.Time, role string) string {
 }
 
 func TestHostileInput(t *testing.T) {
-	e := newEnv(t)
+	e := NewEnv(t)
 	long := strings.Repeat("x", 100<<10)
 	many := strings.Repeat("topic=a&", 9000)
 	const drop = "%27%3B%20DROP%20TABLE%20interactions%3B%20--"
@@ -180,48 +182,48 @@ func TestHostileInput(t *testing.T) {
 		name, query string
 		status      int
 		want        any // the exact body; nil: compare with the reference (200)
-		p           params
+		p           Params
 	}{
-		{"NUL in filter", "topic=%00", 200, nil, params{filters: analytics.Filters{Topics: []string{"\x00"}}}},
-		{"invalid UTF-8 in filter", "model=%ff%fe", 200, nil, params{filters: analytics.Filters{Models: []string{"\xff\xfe"}}}},
-		{"SQL in filter", "persona=" + drop, 200, nil, params{filters: analytics.Filters{Personas: []string{"'; DROP TABLE interactions; --"}}}},
+		{"NUL in filter", "topic=%00", 200, nil, Params{Filters: analytics.Filters{Topics: []string{"\x00"}}}},
+		{"invalid UTF-8 in filter", "model=%ff%fe", 200, nil, Params{Filters: analytics.Filters{Models: []string{"\xff\xfe"}}}},
+		{"SQL in filter", "persona=" + drop, 200, nil, Params{Filters: analytics.Filters{Personas: []string{"'; DROP TABLE interactions; --"}}}},
 		{"SQL in question id", "questionid=" + drop + "&questionid=%00", 200, nil,
-			params{filters: analytics.Filters{QuestionIDs: []string{"'; DROP TABLE interactions; --", "\x00"}}}},
+			Params{Filters: analytics.Filters{QuestionIDs: []string{"'; DROP TABLE interactions; --", "\x00"}}}},
 		{"100 kB filter", "topic=" + long, 422,
-			`{"detail":[{"loc":["query","topic",0],"msg":"expected length <= 4096","type":"value_error"}]}`, params{}},
+			`{"detail":[{"loc":["query","topic",0],"msg":"expected length <= 4096","type":"value_error"}]}`, Params{}},
 		{"9k repeated filter values", many, 422,
-			`{"detail":[{"loc":["query","topic"],"msg":"expected array length <= 100","type":"value_error"}]}`, params{}},
+			`{"detail":[{"loc":["query","topic"],"msg":"expected array length <= 100","type":"value_error"}]}`, Params{}},
 		{"10k repeated filter values", strings.Repeat("topic=a&", 10000) + "topic=b", 422,
-			`{"detail":[{"loc":["query"],"msg":"malformed query string: number of URL query parameters exceeded limit","type":"value_error"}]}`, params{}},
+			`{"detail":[{"loc":["query"],"msg":"malformed query string: number of URL query parameters exceeded limit","type":"value_error"}]}`, Params{}},
 		{"bad escape", "topic=%zz", 422,
-			`{"detail":[{"loc":["query"],"msg":"malformed query string: invalid URL escape \"%zz\"","type":"value_error"}]}`, params{}},
+			`{"detail":[{"loc":["query"],"msg":"malformed query string: invalid URL escape \"%zz\"","type":"value_error"}]}`, Params{}},
 		{"semicolon separator", "topic=a;topic=b", 422,
-			`{"detail":[{"loc":["query"],"msg":"malformed query string: invalid semicolon separator in query","type":"value_error"}]}`, params{}},
+			`{"detail":[{"loc":["query"],"msg":"malformed query string: invalid semicolon separator in query","type":"value_error"}]}`, Params{}},
 		{"negative limit", "limit=-1", 422,
-			`{"detail":[{"loc":["query","limit"],"msg":"expected number >= 0","type":"value_error"}]}`, params{}},
+			`{"detail":[{"loc":["query","limit"],"msg":"expected number >= 0","type":"value_error"}]}`, Params{}},
 		{"huge limit", "limit=100001", 422,
-			`{"detail":[{"loc":["query","limit"],"msg":"expected number <= 100000","type":"value_error"}]}`, params{}},
+			`{"detail":[{"loc":["query","limit"],"msg":"expected number <= 100000","type":"value_error"}]}`, Params{}},
 		{"limit beyond int64", "limit=99999999999999999999999", 422,
-			`{"detail":[{"loc":["query","limit"],"msg":"value is not a valid integer","type":"type_error.integer"}]}`, params{}},
+			`{"detail":[{"loc":["query","limit"],"msg":"value is not a valid integer","type":"type_error.integer"}]}`, Params{}},
 		{"non-numeric limit", "limit=ten", 422,
-			`{"detail":[{"loc":["query","limit"],"msg":"value is not a valid integer","type":"type_error.integer"}]}`, params{}},
+			`{"detail":[{"loc":["query","limit"],"msg":"value is not a valid integer","type":"type_error.integer"}]}`, Params{}},
 		{"100 kB date", "startDate=" + long, 422,
-			`{"detail":[{"loc":["query","startDate"],"msg":"expected length <= 64","type":"value_error"}]}`, params{}},
+			`{"detail":[{"loc":["query","startDate"],"msg":"expected length <= 64","type":"value_error"}]}`, Params{}},
 	}
 	for _, c := range cases {
-		for _, cat := range []struct{ name, auth string }{{privateCat, bearer(e.admin)}, {publicCat, ""}} {
+		for _, cat := range []struct{ name, auth string }{{PrivateCat, Bearer(e.Admin)}, {PublicCat, ""}} {
 			t.Run(c.name+"/"+cat.name, func(t *testing.T) {
-				res := e.get(t, prefix+"/all?catname="+cat.name+"&"+c.query, cat.auth)
-				if res.status != c.status {
-					t.Fatalf("status %d, want %d: %.300s", res.status, c.status, res.body)
+				res := e.Get(t, AnalyticsPrefix+"/all?catname="+cat.name+"&"+c.query, cat.auth)
+				if res.Status != c.status {
+					t.Fatalf("status %d, want %d: %.300s", res.Status, c.status, res.Body)
 				}
 				want := c.want
 				if want == nil {
 					p := c.p
-					p.cat = cat.name
-					want = reference(t, p)
+					p.Cat = cat.name
+					want = ResultMap(Reference(t, p))
 				}
-				assertJSON(t, res.body, want)
+				AssertJSON(t, res.Body, want)
 			})
 		}
 	}
@@ -243,47 +245,47 @@ func TestHostileInput(t *testing.T) {
 	}
 	for _, c := range names {
 		t.Run(c.name, func(t *testing.T) {
-			res := e.get(t, prefix+"/all?"+c.query, "")
-			if res.status != c.status {
-				t.Fatalf("status %d, want %d: %.300s", res.status, c.status, res.body)
+			res := e.Get(t, AnalyticsPrefix+"/all?"+c.query, "")
+			if res.Status != c.status {
+				t.Fatalf("status %d, want %d: %.300s", res.Status, c.status, res.Body)
 			}
-			assertJSON(t, res.body, c.want)
+			AssertJSON(t, res.Body, c.want)
 		})
 	}
 }
 
 func TestInternalErrorsStayInside(t *testing.T) {
 	cause := errors.New(`pq: relation "interactions" does not exist: SELECT count(*) FROM interactions`)
-	e := newEnv(t, withLog(faultyLog{err: cause}))
-	for _, route := range analyticsRoutes {
+	e := NewEnv(t, WithLog(FaultyLog{Err: cause}))
+	for _, route := range AnalyticsRoutes {
 		t.Run(route, func(t *testing.T) {
-			res := e.get(t, prefix+route+"?catname="+publicCat, "")
-			if res.status != 500 {
-				t.Fatalf("status %d: %s", res.status, res.body)
+			res := e.Get(t, AnalyticsPrefix+route+"?catname="+PublicCat, "")
+			if res.Status != 500 {
+				t.Fatalf("status %d: %s", res.Status, res.Body)
 			}
-			assertJSON(t, res.body, analyticsError("internal error"))
+			AssertJSON(t, res.Body, analyticsError("internal error"))
 		})
 	}
-	if logs := e.logs.String(); !strings.Contains(logs, "SELECT count(*) FROM interactions") {
+	if logs := e.Logs.String(); !strings.Contains(logs, "SELECT count(*) FROM interactions") {
 		t.Errorf("the cause is not logged:\n%s", logs)
 	}
 }
 
 func TestPanicBecomesInternalError(t *testing.T) {
-	e := newEnv(t, withLog(faultyLog{panic: true}))
-	res := e.get(t, prefix+"/all?catname="+publicCat, "")
-	if res.status != 500 {
-		t.Fatalf("status %d: %s", res.status, res.body)
+	e := NewEnv(t, WithLog(FaultyLog{Panic: true}))
+	res := e.Get(t, AnalyticsPrefix+"/all?catname="+PublicCat, "")
+	if res.Status != 500 {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
 	}
-	assertJSON(t, res.body, analyticsError("internal error"))
-	if strings.Contains(string(res.body), "exploded") || strings.Contains(string(res.body), "goroutine") {
-		t.Errorf("panic details in the body: %s", res.body)
+	AssertJSON(t, res.Body, analyticsError("internal error"))
+	if strings.Contains(string(res.Body), "exploded") || strings.Contains(string(res.Body), "goroutine") {
+		t.Errorf("panic details in the body: %s", res.Body)
 	}
-	panics := e.logs.lines(t, "panic serving request")
+	panics := e.Logs.Lines(t, "panic serving request")
 	if len(panics) != 1 || panics[0]["panic"] != "store exploded" || !strings.Contains(panics[0]["stack"].(string), "goroutine") {
 		t.Errorf("panic not logged with its stack: %v", panics)
 	}
-	if reqs := e.logs.lines(t, "request"); len(reqs) != 1 || reqs[0]["status"] != float64(500) {
+	if reqs := e.Logs.Lines(t, "request"); len(reqs) != 1 || reqs[0]["status"] != float64(500) {
 		t.Errorf("request line: %v", reqs)
 	}
 }
@@ -305,22 +307,22 @@ func TestUseSpecErrorsRestores(t *testing.T) {
 // not server faults: their request line is a warning. A real failure
 // stays an error, so that ERROR lines can page someone.
 func TestRequestLogLevelTellsCallerMistakesFromFaults(t *testing.T) {
-	e := newEnv(t)
-	for _, q := range []string{"catname=nope", "catname=" + publicCat + "&startDate=2024-13-01", "catname=" + publicCat + "&startDate=2024-03-01&endDate=2024-01-01"} {
-		if res := e.get(t, prefix+"/all?"+q, bearer(e.admin)); res.status != 500 {
-			t.Fatalf("%s: status %d %s", q, res.status, res.body)
+	e := NewEnv(t)
+	for _, q := range []string{"catname=nope", "catname=" + PublicCat + "&startDate=2024-13-01", "catname=" + PublicCat + "&startDate=2024-03-01&endDate=2024-01-01"} {
+		if res := e.Get(t, AnalyticsPrefix+"/all?"+q, Bearer(e.Admin)); res.Status != 500 {
+			t.Fatalf("%s: status %d %s", q, res.Status, res.Body)
 		}
 	}
-	for _, l := range e.logs.lines(t, "request") {
+	for _, l := range e.Logs.Lines(t, "request") {
 		if l["level"] != "WARN" || l["status"] != float64(500) {
 			t.Errorf("a caller's mistake logged as %v", l)
 		}
 	}
-	faulty := newEnv(t, withLog(faultyLog{err: errors.New("disk on fire")}))
-	if res := faulty.get(t, prefix+"/all?catname="+publicCat, ""); res.status != 500 {
-		t.Fatalf("status %d %s", res.status, res.body)
+	faulty := NewEnv(t, WithLog(FaultyLog{Err: errors.New("disk on fire")}))
+	if res := faulty.Get(t, AnalyticsPrefix+"/all?catname="+PublicCat, ""); res.Status != 500 {
+		t.Fatalf("status %d %s", res.Status, res.Body)
 	}
-	if reqs := faulty.logs.lines(t, "request"); len(reqs) != 1 || reqs[0]["level"] != "ERROR" {
+	if reqs := faulty.Logs.Lines(t, "request"); len(reqs) != 1 || reqs[0]["level"] != "ERROR" {
 		t.Errorf("a store failure's request line: %v", reqs)
 	}
 }

@@ -5,15 +5,17 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
 )
 
 func TestHealthz(t *testing.T) {
-	e := newEnv(t)
-	res := e.get(t, "/healthz", "")
-	if res.status != 200 {
-		t.Fatalf("status %d", res.status)
+	e := NewEnv(t)
+	res := e.Get(t, "/healthz", "")
+	if res.Status != 200 {
+		t.Fatalf("status %d", res.Status)
 	}
-	assertJSON(t, res.body, `{"status":"ok"}`)
+	AssertJSON(t, res.Body, `{"status":"ok"}`)
 }
 
 func TestReadyz(t *testing.T) {
@@ -30,14 +32,14 @@ func TestReadyz(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEnv(t, withReady(c.ready))
-			res := e.get(t, "/readyz", "")
-			if res.status != c.status {
-				t.Fatalf("status %d, want %d: %s", res.status, c.status, res.body)
+			e := NewEnv(t, WithReady(c.ready))
+			res := e.Get(t, "/readyz", "")
+			if res.Status != c.status {
+				t.Fatalf("status %d, want %d: %s", res.Status, c.status, res.Body)
 			}
-			assertJSON(t, res.body, c.want)
-			if c.status != 200 && !strings.Contains(e.logs.String(), cause.Error()) {
-				t.Errorf("cause not logged: %s", e.logs.String())
+			AssertJSON(t, res.Body, c.want)
+			if c.status != 200 && !strings.Contains(e.Logs.String(), cause.Error()) {
+				t.Errorf("cause not logged: %s", e.Logs.String())
 			}
 		})
 	}
@@ -50,23 +52,23 @@ func TestRequestLog(t *testing.T) {
 		route        string
 		status       float64
 	}{
-		{"success", prefix + "/all?catname=private&topic=SECRET-TOPIC&startDate=2024-01-01", true, prefix + "/all", 200},
-		{"unauthorized", prefix + "/questions?catname=private&limit=5", false, prefix + "/questions", 401},
-		{"validation error", prefix + "/answers?limit=SECRET-LIMIT", true, prefix + "/answers", 422},
+		{"success", AnalyticsPrefix + "/all?catname=private&topic=SECRET-TOPIC&startDate=2024-01-01", true, AnalyticsPrefix + "/all", 200},
+		{"unauthorized", AnalyticsPrefix + "/questions?catname=private&limit=5", false, AnalyticsPrefix + "/questions", 401},
+		{"validation error", AnalyticsPrefix + "/answers?limit=SECRET-LIMIT", true, AnalyticsPrefix + "/answers", 422},
 		{"health", "/healthz", false, "/healthz", 200},
 		{"no route", "/api/v1/analytics/SECRET-PATH?x=1", true, "unmatched", 404},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEnv(t)
+			e := NewEnv(t)
 			auth := ""
 			if c.auth {
-				auth = bearer(e.admin)
+				auth = Bearer(e.Admin)
 			}
-			e.get(t, c.target, auth)
-			lines := e.logs.lines(t, "request")
+			e.Get(t, c.target, auth)
+			lines := e.Logs.Lines(t, "request")
 			if len(lines) != 1 {
-				t.Fatalf("%d request lines, want 1:\n%s", len(lines), e.logs.String())
+				t.Fatalf("%d request lines, want 1:\n%s", len(lines), e.Logs.String())
 			}
 			l := lines[0]
 			if l["method"] != "GET" || l["route"] != c.route || l["status"] != c.status {
@@ -75,8 +77,8 @@ func TestRequestLog(t *testing.T) {
 			if _, ok := l["duration_ms"].(float64); !ok {
 				t.Errorf("no duration_ms: %v", l)
 			}
-			logs := e.logs.String()
-			for _, secret := range []string{e.admin, "Bearer", "SECRET", "catname", "?"} {
+			logs := e.Logs.String()
+			for _, secret := range []string{e.Admin, "Bearer", "SECRET", "catname", "?"} {
 				if strings.Contains(logs, secret) {
 					t.Errorf("log contains %q:\n%s", secret, logs)
 				}

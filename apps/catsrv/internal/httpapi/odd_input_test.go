@@ -9,7 +9,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
+
 	"github.com/catsrv/catsrv/core/auth"
 )
 
@@ -29,39 +30,14 @@ func cursorOf(id string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte("1710493200000000000:" + id))
 }
 
-// serverFault reports whether a response is a server failure: a 5xx
-// other than the 500 that spec §7 prescribes for an analytics caller's
-// mistake (an unknown CAT, a malformed date), which names the mistake.
-func serverFault(r response) bool {
-	if r.status < http.StatusInternalServerError {
-		return false
-	}
-	var b httpapi.ErrorBody
-	spec := r.status == http.StatusInternalServerError && json.Unmarshal(r.body, &b) == nil &&
-		b.Code == httpapi.AnalyticsErrorCode && b.Message != "internal error"
-	return !spec
-}
-
-// checkClean fails the test when the response is a server failure or the
-// log has an ERROR line.
-func (e *sqlEnv) checkClean(t testing.TB, what string, r response) {
-	t.Helper()
-	if serverFault(r) {
-		t.Errorf("%s: status %d %s", what, r.status, r.body)
-	}
-	if lines := e.errorLines(); len(lines) > 0 {
-		t.Errorf("%s: ERROR log lines:\n%s", what, strings.Join(lines, ""))
-	}
-}
-
 // TestUnstorableIDsAndCursorsAre422 holds item 4 of issue 10: a
 // conversation id or a list cursor that no database can hold is malformed
 // input (422) on every back end, never a 500 with an ERROR log line.
 func TestUnstorableIDsAndCursorsAre422(t *testing.T) {
-	for _, b := range sqlBackends() {
+	for _, b := range SQLBackends() {
 		t.Run(b.Name, func(t *testing.T) {
-			e := newSQLEnv(t, b)
-			conv := chatPath + "/conversations/"
+			e := NewSQLEnv(t, b)
+			conv := ChatPath + "/conversations/"
 			for _, c := range unstorable {
 				id := url.PathEscape(c.text)
 				// A JSON body's strings are decoded with bytes that are not
@@ -78,24 +54,24 @@ func TestUnstorableIDsAndCursorsAre422(t *testing.T) {
 					{http.MethodGet, conv + id, "", http.StatusUnprocessableEntity},
 					{http.MethodDelete, conv + id, "", http.StatusUnprocessableEntity},
 					{http.MethodPut, conv + id + "/rename", `{"name":"renamed"}`, http.StatusUnprocessableEntity},
-					{http.MethodGet, chatPath + "/conversations?cursor=" + cursorOf(c.text), "", http.StatusUnprocessableEntity},
-					{http.MethodPost, chatPath + "/chat", `{"message":"hello","conversation_id":"` + jsonText(c.text) + `"}`, inBody},
+					{http.MethodGet, ChatPath + "/conversations?cursor=" + cursorOf(c.text), "", http.StatusUnprocessableEntity},
+					{http.MethodPost, ChatPath + "/chat", `{"message":"hello","conversation_id":"` + jsonText(c.text) + `"}`, inBody},
 				} {
 					what := c.name + ": " + req.method + " " + req.target + " " + req.body
-					r := e.do(t, req.method, req.target, e.user, req.body)
-					if r.status != req.want {
-						t.Errorf("%s: status %d %s, want %d", what, r.status, r.body, req.want)
+					r := e.Do(t, req.method, req.target, e.User, req.body)
+					if r.Status != req.want {
+						t.Errorf("%s: status %d %s, want %d", what, r.Status, r.Body, req.want)
 					}
-					e.checkClean(t, what, r)
+					e.CheckClean(t, what, r)
 				}
 			}
 			// A well-formed id that is no conversation of the caller is
 			// still 404, and the caller's own conversation is untouched.
-			if r := e.do(t, http.MethodGet, conv+"abcx", e.user, ""); r.status != http.StatusNotFound {
-				t.Errorf("unknown id: %d %s", r.status, r.body)
+			if r := e.Do(t, http.MethodGet, conv+"abcx", e.User, ""); r.Status != http.StatusNotFound {
+				t.Errorf("unknown id: %d %s", r.Status, r.Body)
 			}
-			if r := e.do(t, http.MethodGet, conv+e.conv, e.user, ""); r.status != http.StatusOK {
-				t.Errorf("own conversation: %d %s", r.status, r.body)
+			if r := e.Do(t, http.MethodGet, conv+e.Conv, e.User, ""); r.Status != http.StatusOK {
+				t.Errorf("own conversation: %d %s", r.Status, r.Body)
 			}
 		})
 	}
@@ -125,45 +101,45 @@ func jsonText(s string) string {
 // client string reaches a store: answers are 4xx or success (the text
 // stored safely), never 5xx, and nothing is logged at ERROR.
 func TestUnstorableTextNeverFailsTheStore(t *testing.T) {
-	for _, b := range sqlBackends() {
+	for _, b := range SQLBackends() {
 		t.Run(b.Name, func(t *testing.T) {
-			e := newSQLEnv(t, b)
+			e := NewSQLEnv(t, b)
 			for _, c := range unstorable {
 				q, j := url.QueryEscape(c.text), jsonText(c.text)
-				conv := chatPath + "/conversations/" + e.conv
+				conv := ChatPath + "/conversations/" + e.Conv
 				for _, req := range []struct{ method, target, body string }{
-					{http.MethodGet, chatPath + "/conversations/search?q=" + q, ""},
-					{http.MethodGet, chatPath + "/conversations/search?q=password+" + q, ""},
-					{http.MethodGet, chatPath + "/conversations?cursor=" + q, ""},
+					{http.MethodGet, ChatPath + "/conversations/search?q=" + q, ""},
+					{http.MethodGet, ChatPath + "/conversations/search?q=password+" + q, ""},
+					{http.MethodGet, ChatPath + "/conversations?cursor=" + q, ""},
 					{http.MethodPut, conv + "/rename", `{"name":"` + j + `"}`},
-					{http.MethodPost, chatPath + "/chat", `{"message":"` + j + `"}`},
-					{http.MethodPost, chatPath + "/chat", `{"message":"hi","model":"` + j + `"}`},
-					{http.MethodPost, chatPath + "/chat", `{"message":"hi","context":{"topic":"` + j + `"}}`},
-					{http.MethodPost, chatPath + "/chat", `{"message":"hi","context":{"persona":"` + j + `"}}`},
-					{http.MethodPost, chatPath + "/chat", `{"message":"hi","context":{"` + j + `":"` + j + `"}}`},
-					{http.MethodPost, chatPath + "/chat", `{"message":"hi","stream":true,"context":{"topic":"` + j + `"}}`},
-					{http.MethodPost, chatPath + "/chat?catname=" + q, `{"message":"hi"}`},
-					{http.MethodPost, authPrefix + "/memory", `{"preferences":{"` + j + `":1}}`},
-					{http.MethodPost, authPrefix + "/memory", `{"preferences":{"persona":"` + j + `"}}`},
-					{http.MethodGet, authPrefix + "/memory", ""},
-					{http.MethodGet, prefix + "/all?catname=" + q, ""},
-					{http.MethodGet, prefix + "/all_warehouse?catname=" + privateCat + "&topic=" + q + "&model=" + q, ""},
-					{http.MethodGet, prefix + "/all?catname=" + privateCat + "&persona=" + q + "&questionid=" + q + "&answerid=" + q, ""},
-					{http.MethodGet, prefix + "/questions?catname=" + privateCat + "&startDate=" + q, ""},
-					{http.MethodGet, prefix + "/interactions?catname=" + privateCat + "&topic=" + q + "&cursor=" + q, ""},
-					{http.MethodGet, prefix + "/daily_counts?catname=" + privateCat + "&model=" + q, ""},
-					{http.MethodGet, prefix + "/interactions/export?catname=" + privateCat + "&persona=" + q, ""},
+					{http.MethodPost, ChatPath + "/chat", `{"message":"` + j + `"}`},
+					{http.MethodPost, ChatPath + "/chat", `{"message":"hi","model":"` + j + `"}`},
+					{http.MethodPost, ChatPath + "/chat", `{"message":"hi","context":{"topic":"` + j + `"}}`},
+					{http.MethodPost, ChatPath + "/chat", `{"message":"hi","context":{"persona":"` + j + `"}}`},
+					{http.MethodPost, ChatPath + "/chat", `{"message":"hi","context":{"` + j + `":"` + j + `"}}`},
+					{http.MethodPost, ChatPath + "/chat", `{"message":"hi","stream":true,"context":{"topic":"` + j + `"}}`},
+					{http.MethodPost, ChatPath + "/chat?catname=" + q, `{"message":"hi"}`},
+					{http.MethodPost, AuthPrefix + "/memory", `{"preferences":{"` + j + `":1}}`},
+					{http.MethodPost, AuthPrefix + "/memory", `{"preferences":{"persona":"` + j + `"}}`},
+					{http.MethodGet, AuthPrefix + "/memory", ""},
+					{http.MethodGet, AnalyticsPrefix + "/all?catname=" + q, ""},
+					{http.MethodGet, AnalyticsPrefix + "/all_warehouse?catname=" + PrivateCat + "&topic=" + q + "&model=" + q, ""},
+					{http.MethodGet, AnalyticsPrefix + "/all?catname=" + PrivateCat + "&persona=" + q + "&questionid=" + q + "&answerid=" + q, ""},
+					{http.MethodGet, AnalyticsPrefix + "/questions?catname=" + PrivateCat + "&startDate=" + q, ""},
+					{http.MethodGet, AnalyticsPrefix + "/interactions?catname=" + PrivateCat + "&topic=" + q + "&cursor=" + q, ""},
+					{http.MethodGet, AnalyticsPrefix + "/daily_counts?catname=" + PrivateCat + "&model=" + q, ""},
+					{http.MethodGet, AnalyticsPrefix + "/interactions/export?catname=" + PrivateCat + "&persona=" + q, ""},
 				} {
 					what := c.name + ": " + req.method + " " + req.target
-					auth := e.user
-					if strings.HasPrefix(req.target, prefix) {
-						auth = e.admin
+					auth := e.User
+					if strings.HasPrefix(req.target, AnalyticsPrefix) {
+						auth = e.Admin
 					}
-					e.checkClean(t, what, e.do(t, req.method, req.target, auth, req.body))
+					e.CheckClean(t, what, e.Do(t, req.method, req.target, auth, req.body))
 				}
 			}
-			if r := e.do(t, http.MethodGet, chatPath+"/conversations/"+e.conv, e.user, ""); r.status != http.StatusOK {
-				t.Errorf("own conversation after the odd input: %d %s", r.status, r.body)
+			if r := e.Do(t, http.MethodGet, ChatPath+"/conversations/"+e.Conv, e.User, ""); r.Status != http.StatusOK {
+				t.Errorf("own conversation after the odd input: %d %s", r.Status, r.Body)
 			}
 		})
 	}
@@ -173,43 +149,43 @@ func TestUnstorableTextNeverFailsTheStore(t *testing.T) {
 // parameters and the User-Agent of the login routes, which write the
 // audit log: never a 5xx, never an ERROR line.
 func TestAuthRoutesStoreOddTextSafely(t *testing.T) {
-	for _, b := range sqlBackends() {
+	for _, b := range SQLBackends() {
 		t.Run(b.Name, func(t *testing.T) {
-			e := newSQLEnv(t, b)
-			start := authPrefix + "/" + auth.ProviderA
+			e := NewSQLEnv(t, b)
+			start := AuthPrefix + "/" + auth.ProviderA
 			// A User-Agent longer than the 512 bytes kept, whose cut falls
 			// inside a rune.
 			long := "x" + strings.Repeat("é", 400)
 			cases := append(unstorable, struct{ name, text string }{"long multibyte", long})
 			for _, c := range cases {
 				q := url.QueryEscape(c.text)
-				r := e.do(t, http.MethodPost, start+"?catname="+q, "", "", "User-Agent: "+c.text)
-				e.checkClean(t, c.name+": start with an odd catname", r)
-				r = e.do(t, http.MethodPost, start, "", "", "User-Agent: "+c.text)
-				e.checkClean(t, c.name+": start with an odd User-Agent", r)
-				if r.status != http.StatusOK {
-					t.Fatalf("%s: start: %d %s", c.name, r.status, r.body)
+				r := e.Do(t, http.MethodPost, start+"?catname="+q, "", "", "User-Agent: "+c.text)
+				e.CheckClean(t, c.name+": start with an odd catname", r)
+				r = e.Do(t, http.MethodPost, start, "", "", "User-Agent: "+c.text)
+				e.CheckClean(t, c.name+": start with an odd User-Agent", r)
+				if r.Status != http.StatusOK {
+					t.Fatalf("%s: start: %d %s", c.name, r.Status, r.Body)
 				}
 				// The provider's refusal, with odd error text, audited.
 				state, cookie := loginState(t, r)
-				r = e.do(t, http.MethodGet, start+"/callback?state="+url.QueryEscape(state)+"&error="+q+"&error_description="+q, "", "",
+				r = e.Do(t, http.MethodGet, start+"/callback?state="+url.QueryEscape(state)+"&error="+q+"&error_description="+q, "", "",
 					"User-Agent: "+c.text, "Cookie: "+cookie)
-				e.checkClean(t, c.name+": callback with an odd error", r)
-				if r.status != http.StatusUnauthorized {
-					t.Errorf("%s: refused login: %d %s", c.name, r.status, r.body)
+				e.CheckClean(t, c.name+": callback with an odd error", r)
+				if r.Status != http.StatusUnauthorized {
+					t.Errorf("%s: refused login: %d %s", c.name, r.Status, r.Body)
 				}
-				r = e.do(t, http.MethodGet, start+"/callback?state="+q+"&code="+q, "", "", "User-Agent: "+c.text, "Cookie: "+cookie)
-				e.checkClean(t, c.name+": callback with an odd state", r)
+				r = e.Do(t, http.MethodGet, start+"/callback?state="+q+"&code="+q, "", "", "User-Agent: "+c.text, "Cookie: "+cookie)
+				e.CheckClean(t, c.name+": callback with an odd state", r)
 			}
 			// Every attempt was audited, its text stored as valid UTF-8
 			// without NUL: odd bytes became U+FFFD, a long User-Agent was
 			// cut before the rune that did not fit.
-			events, err := e.audit.Events(t.Context(), auth.AuditFilter{})
+			Events, err := e.Audit.Events(t.Context(), auth.AuditFilter{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			agents, reasons := map[string]int{}, map[string]int{}
-			for _, ev := range events {
+			for _, ev := range Events {
 				if !utf8.ValidString(ev.UserAgent+ev.Reason) || strings.ContainsRune(ev.UserAgent+ev.Reason, 0) {
 					t.Errorf("audit event %+v holds text that is not storable", ev)
 				}
@@ -236,24 +212,24 @@ func TestAuthRoutesStoreOddTextSafely(t *testing.T) {
 
 // loginState returns the state a start response sent to the provider and
 // its state cookie as a Cookie header value.
-func loginState(t *testing.T, r response) (state, cookie string) {
+func loginState(t *testing.T, r Response) (state, cookie string) {
 	t.Helper()
 	var body struct {
 		AuthorizationURL string `json:"authorization_url"`
 	}
-	if err := json.Unmarshal(r.body, &body); err != nil {
+	if err := json.Unmarshal(r.Body, &body); err != nil {
 		t.Fatal(err)
 	}
 	u, err := url.Parse(body.AuthorizationURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := http.Response{Header: r.header}
+	res := http.Response{Header: r.Header}
 	for _, c := range res.Cookies() {
-		if strings.HasPrefix(c.Name, stateCookieFor) {
+		if strings.HasPrefix(c.Name, StateCookieFor) {
 			return u.Query().Get("state"), c.Name + "=" + c.Value
 		}
 	}
-	t.Fatalf("no state cookie in %v", r.header)
+	t.Fatalf("no state cookie in %v", r.Header)
 	return "", ""
 }

@@ -13,6 +13,11 @@ import (
 	"sync"
 	"testing"
 
+	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
+
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
+
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
@@ -35,23 +40,23 @@ func compact(t *testing.T, doc []byte) string {
 }
 
 func TestOpenAPIDocumentIsServedAndCommitted(t *testing.T) {
-	e := newEnv(t)
-	served := e.get(t, "/openapi.json", "")
-	if served.status != 200 {
-		t.Fatalf("status %d", served.status)
+	e := NewEnv(t)
+	served := e.Get(t, "/openapi.json", "")
+	if served.Status != 200 {
+		t.Fatalf("status %d", served.Status)
 	}
 	offline, err := httpapi.OpenAPIDocument()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if compact(t, served.body) != compact(t, offline) {
+	if compact(t, served.Body) != compact(t, offline) {
 		t.Error("OpenAPIDocument differs from the served /openapi.json")
 	}
 	committed, err := os.ReadFile(committedDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if compact(t, served.body) != compact(t, committed) {
+	if compact(t, served.Body) != compact(t, committed) {
 		t.Errorf("%s is stale; %s", committedDoc, regenerate)
 	}
 }
@@ -120,20 +125,20 @@ func TestOpenAPIDocumentContent(t *testing.T) {
 	for path, methods := range doc.Paths {
 		for method, op := range methods {
 			t.Run(method+" "+path, func(t *testing.T) {
-				if method != "get" && !strings.HasPrefix(path, httpapi.ChatPrefix) && !strings.HasPrefix(path, httpapi.AuthPrefix) {
+				if method != "get" && !strings.HasPrefix(path, chatapi.Prefix) && !strings.HasPrefix(path, authapi.Prefix) {
 					t.Errorf("method %s", method)
 				}
 				if op.OperationID == "" || ids[op.OperationID] || op.Summary == "" || len(op.Tags) == 0 {
 					t.Errorf("operation id %q (duplicate: %v), summary %q, tags %v", op.OperationID, ids[op.OperationID], op.Summary, op.Tags)
 				}
 				ids[op.OperationID] = true
-				if !strings.HasPrefix(path, prefix) {
+				if !strings.HasPrefix(path, AnalyticsPrefix) {
 					return
 				}
 				if !slices.ContainsFunc(op.Security, func(s map[string][]string) bool { _, ok := s["bearer"]; return ok }) {
 					t.Errorf("security %v does not list bearer", op.Security)
 				}
-				route := strings.TrimPrefix(path, prefix)
+				route := strings.TrimPrefix(path, AnalyticsPrefix)
 				if route == "/get_cats" {
 					return
 				}
@@ -149,20 +154,20 @@ func TestOpenAPIDocumentContent(t *testing.T) {
 			})
 		}
 	}
-	for _, route := range append(slices.Clone(analyticsRoutes), "/get_cats") {
-		if _, ok := doc.Paths[prefix+route]; !ok {
+	for _, route := range append(slices.Clone(AnalyticsRoutes), "/get_cats") {
+		if _, ok := doc.Paths[AnalyticsPrefix+route]; !ok {
 			t.Errorf("%s is not documented", route)
 		}
 	}
 }
 
 func TestOpenAPI30IsValid(t *testing.T) {
-	e := newEnv(t)
-	res := e.get(t, "/openapi-3.0.json", "")
-	if res.status != 200 {
-		t.Fatalf("status %d", res.status)
+	e := NewEnv(t)
+	res := e.Get(t, "/openapi-3.0.json", "")
+	if res.Status != 200 {
+		t.Fatalf("status %d", res.Status)
 	}
-	doc, err := openapi3.NewLoader().LoadFromData(res.body)
+	doc, err := openapi3.NewLoader().LoadFromData(res.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,9 +180,9 @@ func TestOpenAPI30IsValid(t *testing.T) {
 }
 
 func TestDocsPage(t *testing.T) {
-	e := newEnv(t)
-	res := e.get(t, "/docs", "")
-	if res.status != 200 || !strings.HasPrefix(res.header.Get("Content-Type"), "text/html") || !bytes.Contains(res.body, []byte("/openapi")) {
-		t.Errorf("status %d, type %q: %.200s", res.status, res.header.Get("Content-Type"), res.body)
+	e := NewEnv(t)
+	res := e.Get(t, "/docs", "")
+	if res.Status != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") || !bytes.Contains(res.Body, []byte("/openapi")) {
+		t.Errorf("status %d, type %q: %.200s", res.Status, res.Header.Get("Content-Type"), res.Body)
 	}
 }

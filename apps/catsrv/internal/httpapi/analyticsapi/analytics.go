@@ -1,0 +1,246 @@
+// Package analyticsapi is the analytics part of catsrv's HTTP app: the
+// routes under /api/v1/analytics (the aggregates, the chat log, its export
+// and the daily series) and their wire models.
+package analyticsapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
+	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/core/analytics/browse"
+	"github.com/catsrv/catsrv/core/analytics/reporter"
+	"github.com/catsrv/catsrv/core/auth"
+	"github.com/catsrv/catsrv/ports"
+)
+
+// Prefix is the path every analytics route starts with.
+const Prefix = base.AnalyticsPrefix
+
+// tagAnalytics groups the analytics operations in the document.
+const tagAnalytics = "analytics"
+
+// Deps are what the analytics routes need.
+type Deps struct {
+	Reporter *reporter.Reporter
+	// Browser reads the chat log for /interactions and /daily_counts;
+	// those routes answer 500 without it.
+	Browser ports.InteractionBrowser
+	// Logger receives the causes of internal errors; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// routes holds the dependencies the handlers share.
+type routes struct {
+	reporter *reporter.Reporter
+	browse   *browse.Service
+	log      *slog.Logger
+}
+
+// Register adds the analytics routes and their tag to api.
+func Register(api huma.API, d Deps) {
+	log := d.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	api.OpenAPI().Tags = append(api.OpenAPI().Tags, &huma.Tag{Name: tagAnalytics, Description: "Aggregates over a CAT's logged interactions."})
+	s := &routes{reporter: d.Reporter, browse: browse.New(d.Browser), log: log}
+	registerAnalytics(api, s)
+	registerInteractions(api, s)
+}
+
+// analyticsOperation describes one GET route under Prefix: the
+// shared tag, error responses and middlewares, with the given security.
+func analyticsOperation(api huma.API, id, path, summary, desc string, sec []map[string][]string) huma.Operation {
+	return huma.Operation{
+		OperationID: id,
+		Method:      http.MethodGet,
+		Path:        Prefix + path,
+		Summary:     summary,
+		Description: desc,
+		Tags:        []string{tagAnalytics},
+		Security:    sec,
+		// A map of its own per operation: huma adds the 200 to it.
+		Responses: errorResponses(api, http.StatusUnauthorized, http.StatusForbidden,
+			http.StatusUnprocessableEntity, http.StatusInternalServerError, http.StatusServiceUnavailable),
+		Middlewares: huma.Middlewares{rejectMalformedQuery(api), base.Authenticate},
+	}
+}
+
+// registerAnalytics adds the nine analytics routes.
+func registerAnalytics(api huma.API, s *routes) {
+	op := func(id, path, summary, desc string) huma.Operation {
+		return analyticsOperation(api, id, path, summary, desc, base.Security)
+	}
+	huma.Register(api, op("getAllWarehouse", "/all_warehouse", "Full analytics from the rollups",
+		"The analytics result computed from the pre-aggregated rollups, with performance_ms and data_source warehouse. "+
+			"A drop-in replacement for /all."), s.allWarehouse)
+	huma.Register(api, op("getAll", "/all", "Full analytics from the raw log",
+		"The analytics result computed from the raw interaction log."), s.all)
+	huma.Register(api, op("getAllLegacy", "/all_legacy", "Full analytics from the raw log (legacy route)",
+		"Same as /all, plus data_source legacy."), s.allLegacy)
+	huma.Register(api, op("getTopicCounts", "/metrics/topic_counts", "Topic distribution",
+		"How many interactions each topic has, with its share of the total."), s.topicCounts)
+	huma.Register(api, op("getModelCounts", "/metrics/model_counts", "Model usage",
+		"How many interactions each model answered."), s.modelCounts)
+	huma.Register(api, op("getTotalInteractions", "/metrics/total_interactions", "Interaction count",
+		"How many interactions the CAT had in the range."), s.totalInteractions)
+	huma.Register(api, op("getQuestions", "/questions", "Unique questions",
+		"Each distinct question with its id and count, most asked first."), s.questions)
+	huma.Register(api, op("getAnswers", "/answers", "Unique answers",
+		"Each distinct answer with its id and count, most given first."), s.answers)
+
+	cats := op("getCats", "/get_cats", "Configured CATs",
+		"Every configured CAT for an admin token; without one, only the CATs whose analytics are public.")
+	cats.Responses = errorResponses(api, http.StatusUnprocessableEntity, http.StatusInternalServerError)
+	huma.Register(api, cats, s.cats)
+}
+
+// query validates a request and checks that the caller may read the CAT.
+// The CAT is resolved first, so an unknown CAT or a bad date gets the
+// spec's error whoever asks.
+func (s *routes) query(ctx context.Context, p CommonParams, f analytics.Filters, limit int) (analytics.Query, error) {
+	q, cat, err := s.reporter.Resolve(ctx, reporter.Request{
+		Cat: p.Cat, StartDate: p.StartDate, EndDate: p.EndDate, Filters: f, Limit: limit,
+	})
+	if err != nil {
+		return analytics.Query{}, base.AnalyticsError(ctx, s.log, err)
+	}
+	who, whoErr := base.CallerOf(ctx)
+	if err := auth.MayReadAnalytics(cat.Security.Analytics.Public, who, whoErr); err != nil {
+		return analytics.Query{}, base.AnalyticsError(ctx, s.log, err)
+	}
+	return q, nil
+}
+
+func (s *routes) allWarehouse(ctx context.Context, in *fullInput) (*base.Body[WarehouseResult], error) {
+	q, err := s.query(ctx, in.CommonParams, in.filters(), in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	res, ms, err := s.reporter.Warehouse(ctx, q)
+	if err != nil {
+		return nil, base.AnalyticsError(ctx, s.log, err)
+	}
+	return &base.Body[WarehouseResult]{Body: WarehouseResult{AnalyticsResult: ResultBody(res), PerformanceMS: ms, DataSource: "warehouse"}}, nil
+}
+
+func (s *routes) all(ctx context.Context, in *fullInput) (*base.Body[AnalyticsResult], error) {
+	q, err := s.query(ctx, in.CommonParams, in.filters(), in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.reporter.All(ctx, q)
+	if err != nil {
+		return nil, base.AnalyticsError(ctx, s.log, err)
+	}
+	return &base.Body[AnalyticsResult]{Body: ResultBody(res)}, nil
+}
+
+func (s *routes) allLegacy(ctx context.Context, in *fullInput) (*base.Body[LegacyResult], error) {
+	out, err := s.all(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return &base.Body[LegacyResult]{Body: LegacyResult{AnalyticsResult: out.Body, DataSource: "legacy"}}, nil
+}
+
+func (s *routes) topicCounts(ctx context.Context, in *countInput) (*base.Body[TopicCountsBody], error) {
+	q, err := s.query(ctx, in.CommonParams, analytics.Filters{}, 0)
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.reporter.TopicCounts(ctx, q)
+	if err != nil {
+		return nil, base.AnalyticsError(ctx, s.log, err)
+	}
+	return &base.Body[TopicCountsBody]{Body: TopicCountsBody{topicCountList(list)}}, nil
+}
+
+func (s *routes) modelCounts(ctx context.Context, in *countInput) (*base.Body[ModelCountsBody], error) {
+	q, err := s.query(ctx, in.CommonParams, analytics.Filters{}, 0)
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.reporter.ModelCounts(ctx, q)
+	if err != nil {
+		return nil, base.AnalyticsError(ctx, s.log, err)
+	}
+	return &base.Body[ModelCountsBody]{Body: ModelCountsBody{modelCountList(list)}}, nil
+}
+
+func (s *routes) totalInteractions(ctx context.Context, in *countInput) (*base.Body[TotalInteractionsBody], error) {
+	q, err := s.query(ctx, in.CommonParams, analytics.Filters{}, 0)
+	if err != nil {
+		return nil, err
+	}
+	n, err := s.reporter.TotalInteractions(ctx, q)
+	if err != nil {
+		return nil, base.AnalyticsError(ctx, s.log, err)
+	}
+	return &base.Body[TotalInteractionsBody]{Body: TotalInteractionsBody{n}}, nil
+}
+
+func (s *routes) questions(ctx context.Context, in *listInput) (*base.Body[QuestionsBody], error) {
+	q, err := s.query(ctx, in.CommonParams, analytics.Filters{}, in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.reporter.Questions(ctx, q)
+	if err != nil {
+		return nil, base.AnalyticsError(ctx, s.log, err)
+	}
+	return &base.Body[QuestionsBody]{Body: QuestionsBody{questionList(list)}}, nil
+}
+
+func (s *routes) answers(ctx context.Context, in *listInput) (*base.Body[AnswersBody], error) {
+	q, err := s.query(ctx, in.CommonParams, analytics.Filters{}, in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.reporter.Answers(ctx, q)
+	if err != nil {
+		return nil, base.AnalyticsError(ctx, s.log, err)
+	}
+	return &base.Body[AnswersBody]{Body: AnswersBody{answerList(list)}}, nil
+}
+
+// cats lists every CAT to an admin and only the public ones to anyone else,
+// so that an anonymous caller learns nothing about private CATs. A bad
+// token is not an error here: it just is not an admin's.
+func (s *routes) cats(ctx context.Context, _ *struct{}) (*base.Body[CatsBody], error) {
+	all, err := s.reporter.Cats(ctx)
+	if err != nil {
+		return nil, base.AnalyticsError(ctx, s.log, err)
+	}
+	who, whoErr := base.CallerOf(ctx)
+	out := CatsBody{Cats: []CatEntry{}}
+	for _, c := range all {
+		if auth.MayReadAnalytics(c.Security.Analytics.Public, who, whoErr) == nil {
+			out.Cats = append(out.Cats, CatEntry{Name: c.Name, ChatMode: c.Chat.ChatMode, AnalyticsPublic: c.Security.Analytics.Public})
+		}
+	}
+	return &base.Body[CatsBody]{Body: out}, nil
+}
+
+// analyticsErrors are the error responses of the analytics routes.
+var analyticsErrors = map[int]base.ErrorDoc{
+	http.StatusUnauthorized: {Description: "The CAT is not public and the request has no valid bearer token.", Shape: base.PlainError},
+	http.StatusForbidden:    {Description: "The bearer token is valid but its role is not admin.", Shape: base.PlainError},
+	http.StatusUnprocessableEntity: {Description: "A parameter is missing or invalid, or the query string is malformed; " +
+		"the body lists each problem.", Shape: base.InvalidRequest},
+	http.StatusInternalServerError: {Description: "Error " + base.AnalyticsErrorCode + ": the CAT is not configured, a date is not YYYY-MM-DD, " +
+		"startDate is not before endDate, or the analytics store failed.", Shape: base.PlainError},
+	http.StatusServiceUnavailable: {Description: "Error " + base.AnalyticsErrorCode + ": the database is unreachable for now; " +
+		"try again after Retry-After seconds.", Shape: base.PlainError},
+}
+
+// errorResponses documents the error responses of an analytics route.
+func errorResponses(api huma.API, statuses ...int) map[string]*huma.Response {
+	return base.DocumentErrors(api, analyticsErrors, statuses...)
+}

@@ -1,0 +1,216 @@
+package analyticsapi
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/catsrv/catsrv/core/analytics"
+)
+
+// This file holds the wire shapes of the analytics routes: their query
+// parameters and response bodies, with the spec's names (§2.1, §4.1). The
+// bounds on parameters make huma reject absurd input with a 422 before any
+// handler runs.
+
+// CommonParams are the parameters of every analytics route but /get_cats.
+type CommonParams struct {
+	Cat       string `query:"catname" required:"true" maxLength:"256" doc:"Name of the CAT; it must exist in the configuration." example:"demo"`
+	StartDate string `query:"startDate" maxLength:"64" doc:"Inclusive lower bound, a UTC day YYYY-MM-DD." example:"2024-01-01"`
+	EndDate   string `query:"endDate" maxLength:"64" doc:"Exclusive upper bound, a UTC day YYYY-MM-DD." example:"2024-02-01"`
+}
+
+// LimitParam bounds the question and answer lists.
+type LimitParam struct {
+	Limit int `query:"limit" minimum:"0" maximum:"100000" doc:"Keep only the first limit questions and answers; 0 or absent keeps all."`
+}
+
+// FilterParams are the filters of the /all* routes. Values of one filter
+// are OR-ed, different filters AND-ed; each list ignores its own filter.
+type FilterParams struct {
+	Model      []string `query:"model,explode" nullable:"false" maxItems:"100" maxLength:"4096" doc:"Keep interactions of these models (repeat the parameter for several)."`
+	Persona    []string `query:"persona,explode" nullable:"false" maxItems:"100" maxLength:"4096" doc:"Keep interactions of these personas."`
+	Topic      []string `query:"topic,explode" nullable:"false" maxItems:"100" maxLength:"4096" doc:"Keep interactions of these topics."`
+	QuestionID []string `query:"questionid,explode" nullable:"false" maxItems:"100" maxLength:"4096" doc:"Keep interactions of these question ids."`
+	AnswerID   []string `query:"answerid,explode" nullable:"false" maxItems:"100" maxLength:"4096" doc:"Keep interactions of these answer ids."`
+}
+
+// filters returns the core's filters.
+func (f FilterParams) filters() analytics.Filters {
+	return analytics.Filters{
+		Models:      f.Model,
+		Personas:    f.Persona,
+		Topics:      f.Topic,
+		QuestionIDs: f.QuestionID,
+		AnswerIDs:   f.AnswerID,
+	}
+}
+
+// fullInput is the input of the /all* routes.
+type fullInput struct {
+	CommonParams
+	FilterParams
+	LimitParam
+}
+
+// listInput is the input of /questions and /answers.
+type listInput struct {
+	CommonParams
+	LimitParam
+}
+
+// countInput is the input of the /metrics routes.
+type countInput struct {
+	CommonParams
+}
+
+// AnalyticsResult is the analytics result of spec §2.1, as /all returns it.
+type AnalyticsResult struct {
+	TotalInteractions int64           `json:"total_interactions" doc:"Interactions passing every filter."`
+	TopicCounts       []TopicCount    `json:"topic_counts" nullable:"false" doc:"Topic distribution; ignores the topic filter."`
+	ModelCounts       []ModelCount    `json:"model_counts" nullable:"false" doc:"Model usage; ignores the model filter."`
+	PersonaCounts     []PersonaCount  `json:"persona_counts" nullable:"false" doc:"Persona distribution; ignores the persona filter."`
+	Questions         []QuestionEntry `json:"questions" nullable:"false" doc:"Unique questions; ignores the questionid filter."`
+	Answers           []AnswerEntry   `json:"answers" nullable:"false" doc:"Unique answers; ignores the answerid filter."`
+}
+
+// WarehouseResult is what /all_warehouse returns.
+type WarehouseResult struct {
+	AnalyticsResult
+	PerformanceMS float64 `json:"performance_ms" doc:"Server-side query time in milliseconds."`
+	DataSource    string  `json:"data_source" enum:"warehouse" doc:"Always warehouse."`
+}
+
+// LegacyResult is what /all_legacy returns.
+type LegacyResult struct {
+	AnalyticsResult
+	DataSource string `json:"data_source" enum:"legacy" doc:"Always legacy."`
+}
+
+// TopicCountsBody is what /metrics/topic_counts returns.
+type TopicCountsBody struct {
+	TopicCounts []TopicCount `json:"topic_counts" nullable:"false"`
+}
+
+// ModelCountsBody is what /metrics/model_counts returns.
+type ModelCountsBody struct {
+	ModelCounts []ModelCount `json:"model_counts" nullable:"false"`
+}
+
+// TotalInteractionsBody is what /metrics/total_interactions returns.
+type TotalInteractionsBody struct {
+	TotalInteractions int64 `json:"total_interactions"`
+}
+
+// QuestionsBody is what /questions returns.
+type QuestionsBody struct {
+	Questions []QuestionEntry `json:"questions" nullable:"false"`
+}
+
+// AnswersBody is what /answers returns.
+type AnswersBody struct {
+	Answers []AnswerEntry `json:"answers" nullable:"false"`
+}
+
+// CatsBody is what /get_cats returns.
+type CatsBody struct {
+	Cats []CatEntry `json:"cats" nullable:"false"`
+}
+
+// CatEntry is one CAT of /get_cats (spec §2.7 leaves the shape open).
+type CatEntry struct {
+	Name            string `json:"name"`
+	ChatMode        string `json:"chat_mode" doc:"legacy, agent or custom."`
+	AnalyticsPublic bool   `json:"analytics_public" doc:"Whether the CAT's analytics need no admin token."`
+}
+
+// TopicCount is one entry of topic_counts.
+type TopicCount struct {
+	Topic      string  `json:"topic"`
+	Count      int64   `json:"count"`
+	Percentage float64 `json:"percentage" doc:"Share of the topic list's total, x100, rounded to 2 decimals."`
+}
+
+// ModelCount is one entry of model_counts; the model name is in Membership,
+// as the spec names it.
+type ModelCount struct {
+	Membership string `json:"membership" doc:"The model name."`
+	Count      int64  `json:"count"`
+}
+
+// PersonaCount is one entry of persona_counts.
+type PersonaCount struct {
+	Persona string `json:"persona"`
+	Count   int64  `json:"count"`
+}
+
+// QuestionEntry is one unique question with its count.
+type QuestionEntry struct {
+	ID       string `json:"id"`
+	Question string `json:"question"`
+	Count    int64  `json:"count"`
+}
+
+// AnswerEntry is one unique answer with its count; the text is in Answers,
+// as the spec names it.
+type AnswerEntry struct {
+	ID      string `json:"id"`
+	Answers string `json:"answers" doc:"The answer text."`
+	Count   int64  `json:"count"`
+}
+
+// ResultBody converts the core's result, with every list a JSON array.
+func ResultBody(r analytics.Result) AnalyticsResult {
+	return AnalyticsResult{
+		TotalInteractions: r.TotalInteractions,
+		TopicCounts:       topicCountList(r.TopicCounts),
+		ModelCounts:       modelCountList(r.ModelCounts),
+		PersonaCounts:     each(r.PersonaCounts, func(c analytics.PersonaCount) PersonaCount { return PersonaCount(c) }),
+		Questions:         questionList(r.Questions),
+		Answers:           answerList(r.Answers),
+	}
+}
+
+func topicCountList(l []analytics.TopicCount) []TopicCount {
+	return each(l, func(c analytics.TopicCount) TopicCount { return TopicCount(c) })
+}
+
+func modelCountList(l []analytics.ModelCount) []ModelCount {
+	return each(l, func(c analytics.ModelCount) ModelCount { return ModelCount(c) })
+}
+
+func questionList(l []analytics.QuestionEntry) []QuestionEntry {
+	return each(l, func(e analytics.QuestionEntry) QuestionEntry { return QuestionEntry(e) })
+}
+
+func answerList(l []analytics.AnswerEntry) []AnswerEntry {
+	return each(l, func(e analytics.AnswerEntry) AnswerEntry { return AnswerEntry(e) })
+}
+
+// each converts every element of a core list into its wire form; an empty
+// list is an empty slice, which encodes as [] rather than null.
+func each[C, W any](l []C, wire func(C) W) []W {
+	out := make([]W, 0, len(l))
+	for _, c := range l {
+		out = append(out, wire(c))
+	}
+	return out
+}
+
+// rejectMalformedQuery answers 422 when the query string does not parse.
+// huma reads single values with its own scanner but repeated ones through
+// url.ParseQuery, which drops everything past an error (more than 10000
+// parameters, a bad escape, a semicolon): a filter would then silently
+// vanish and the caller get an unfiltered result.
+func rejectMalformedQuery(api huma.API) func(huma.Context, func(huma.Context)) {
+	return func(ctx huma.Context, next func(huma.Context)) {
+		u := ctx.URL()
+		if _, err := url.ParseQuery(u.RawQuery); err != nil {
+			_ = huma.WriteErr(api, ctx, http.StatusUnprocessableEntity, "malformed query string",
+				&huma.ErrorDetail{Location: "query", Message: "malformed query string: " + err.Error()})
+			return
+		}
+		next(ctx)
+	}
+}

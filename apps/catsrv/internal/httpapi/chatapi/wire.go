@@ -1,0 +1,202 @@
+package chatapi
+
+import (
+	"time"
+
+	"github.com/catsrv/catsrv/core/catconfig"
+	"github.com/catsrv/catsrv/core/catconfig/overlay"
+	"github.com/catsrv/catsrv/core/chat"
+)
+
+// This file holds the wire shapes of the /api/v1/cat routes: their
+// parameters and bodies with the spec's JSON names (§2.2, §2.3), and their
+// conversions from the core's types, which carry no JSON tags.
+
+// ChatRequest is the body of /chat, /legacy_chat and /agent_chat (spec
+// §2.2).
+type ChatRequest struct {
+	Message        string         `json:"message" doc:"The user message: not blank, at most cat.max_message_bytes (default 32 KiB)."`
+	ConversationID *string        `json:"conversation_id,omitempty" nullable:"true" maxLength:"200" doc:"A conversation of the caller to continue; null starts a new one."`
+	Context        map[string]any `json:"context,omitempty" doc:"Free-form context: topic and persona name the interaction's; custom routing rules may read any field."`
+	Stream         bool           `json:"stream,omitempty" doc:"Reply as Server-Sent Events: delta events, then done (or error)."`
+	Model          *string        `json:"model,omitempty" nullable:"true" maxLength:"256" doc:"Overrides the CAT's agent model."`
+}
+
+// ChatResponse is the reply (spec §2.3), and the data of the done event.
+type ChatResponse struct {
+	Message        string   `json:"message" doc:"Reply text."`
+	ConversationID string   `json:"conversation_id" doc:"Conversation the reply belongs to."`
+	Model          string   `json:"model" doc:"What answered: a legacy stage (greeting, intent, qa, default) or the agent's model."`
+	TokensUsed     *int     `json:"tokens_used" doc:"Tokens the model reported, null when unknown."`
+	Sources        []Source `json:"sources" nullable:"false" doc:"Knowledge-base entries the reply used."`
+}
+
+// Source is a knowledge-base entry a reply used.
+type Source struct {
+	ID       string  `json:"id"`
+	Question string  `json:"question"`
+	Score    float64 `json:"score"`
+}
+
+// DeltaEvent is the data of a delta event: the next piece of the reply.
+type DeltaEvent struct {
+	Text string `json:"text" doc:"The next chunk of the reply text."`
+}
+
+type chatInput struct {
+	CatParam
+	Body ChatRequest
+}
+
+func chatBody(r chat.Response) ChatResponse {
+	sources := make([]Source, 0, len(r.Sources))
+	for _, s := range r.Sources {
+		sources = append(sources, Source(s))
+	}
+	return ChatResponse{Message: r.Message, ConversationID: r.ConversationID, Model: r.Model, TokensUsed: r.TokensUsed, Sources: sources}
+}
+
+// CatParam names the CAT of a chat or conversation request.
+type CatParam struct {
+	Cat string `query:"catname" maxLength:"64" doc:"CAT name; the server's default CAT when omitted."`
+}
+
+// ConversationSummary is a conversation without its messages.
+type ConversationSummary struct {
+	ID        string    `json:"id" doc:"Conversation id."`
+	Name      string    `json:"name" doc:"Name: from the first message until renamed."`
+	CreatedAt time.Time `json:"created_at" doc:"When the conversation started (UTC)."`
+	UpdatedAt time.Time `json:"updated_at" doc:"Time of the last message or rename (UTC); lists are ordered by it."`
+}
+
+// ConversationList is one page of the caller's conversations.
+type ConversationList struct {
+	Conversations []ConversationSummary `json:"conversations" nullable:"false" doc:"Newest first."`
+	NextCursor    *string               `json:"next_cursor" doc:"Cursor of the next page; null on the last page."`
+}
+
+// MessageBody is one message of a conversation.
+type MessageBody struct {
+	Role    string    `json:"role" enum:"user,assistant" doc:"Who wrote it."`
+	Content string    `json:"content" doc:"The text."`
+	Model   string    `json:"model" doc:"What answered an assistant message; empty for the user's."`
+	Time    time.Time `json:"time" doc:"When it was stored (UTC)."`
+}
+
+// ConversationDetail is a conversation with its messages in order.
+type ConversationDetail struct {
+	ConversationSummary
+	Messages []MessageBody `json:"messages" nullable:"false" doc:"In the order written."`
+}
+
+// SearchHitBody is one conversation a search found.
+type SearchHitBody struct {
+	ConversationSummary
+	Snippet string  `json:"snippet" doc:"About 120 characters of the text around the match."`
+	Score   float64 `json:"score" doc:"Rank, higher first; only comparable within one response."`
+}
+
+// SearchResults are the hits of a search, best first.
+type SearchResults struct {
+	Results []SearchHitBody `json:"results" nullable:"false" doc:"Best first."`
+}
+
+// RenameRequest is the body of PUT /conversations/{id}/rename.
+type RenameRequest struct {
+	Name string `json:"name" maxLength:"1000" doc:"The new name: trimmed, 1 to 200 characters."`
+}
+
+type conversationListInput struct {
+	CatParam
+	Cursor string `query:"cursor" maxLength:"512" doc:"next_cursor of the previous page; omit for the first."`
+	Limit  int    `query:"limit" doc:"Page size, 1 to 100; 20 when omitted."`
+}
+
+type conversationSearchInput struct {
+	CatParam
+	Q     string `query:"q" required:"true" maxLength:"1024" doc:"Words that must all appear in the name or messages."`
+	Limit int    `query:"limit" doc:"At most this many hits, 1 to 100; 20 when omitted."`
+}
+
+type conversationIDInput struct {
+	CatParam
+	ID string `path:"id" maxLength:"200" doc:"Conversation id."`
+}
+
+type renameInput struct {
+	CatParam
+	ID   string `path:"id" maxLength:"200" doc:"Conversation id."`
+	Body RenameRequest
+}
+
+func summary(c chat.Conversation) ConversationSummary {
+	return ConversationSummary{ID: c.ID, Name: c.Name, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
+}
+
+// ConfigResponse is a CAT's effective configuration: the files with the
+// runtime changes applied. Secrets live only in the environment; Secrets
+// says which are set.
+type ConfigResponse struct {
+	Name     string             `json:"name" doc:"CAT name."`
+	Cat      catconfig.Chat     `json:"cat"`
+	Security catconfig.Security `json:"security"`
+	Secrets  map[string]string  `json:"secrets" doc:"Each secret of the environment the CAT uses: set or unset."`
+}
+
+type configInput struct {
+	CatParam
+}
+
+type syncInput struct {
+	CatParam
+	Body Override
+}
+
+// Override is the body of POST /config/sync: a change of the runtime keys;
+// an absent key is left as it is. The JSON names are those of the cat.*
+// keys.
+type Override struct {
+	ChatMode *string         `json:"chat_mode,omitempty" doc:"cat.chat_mode: legacy, agent or custom."`
+	Agent    *AgentOverride  `json:"agent,omitempty"`
+	Legacy   *LegacyOverride `json:"legacy,omitempty"`
+	Custom   *CustomOverride `json:"custom,omitempty"`
+}
+
+// AgentOverride changes cat.agent.* keys.
+type AgentOverride struct {
+	Model          *string  `json:"model,omitempty" doc:"cat.agent.model."`
+	Instructions   *string  `json:"instructions,omitempty" doc:"cat.agent.instructions, the system message."`
+	Temperature    *float64 `json:"temperature,omitempty" doc:"cat.agent.temperature, 0 to 2."`
+	MaxTokens      *int     `json:"max_tokens,omitempty" doc:"cat.agent.max_tokens, 1 to 1048576."`
+	TimeoutSeconds *int     `json:"timeout_seconds,omitempty" doc:"cat.agent.timeout_seconds, 1 to 600."`
+}
+
+// LegacyOverride changes cat.legacy.* keys.
+type LegacyOverride struct {
+	Models   *[]string `json:"models,omitempty" doc:"cat.legacy.models: stages among greeting, intent, qa, default."`
+	MinScore *float64  `json:"min_score,omitempty" doc:"cat.legacy.min_score, 0 to 1."`
+}
+
+// CustomOverride changes cat.custom.* keys.
+type CustomOverride struct {
+	Rules        *[]string `json:"rules,omitempty" doc:"cat.custom.rules, each '<kind> <argument> => <route>'."`
+	DefaultRoute *string   `json:"default_route,omitempty" doc:"cat.custom.default_route."`
+}
+
+// override is the core's form of the body.
+func (o Override) override() overlay.Override {
+	out := overlay.Override{ChatMode: o.ChatMode}
+	if o.Agent != nil {
+		a := overlay.AgentOverride(*o.Agent)
+		out.Agent = &a
+	}
+	if o.Legacy != nil {
+		l := overlay.LegacyOverride(*o.Legacy)
+		out.Legacy = &l
+	}
+	if o.Custom != nil {
+		c := overlay.CustomOverride(*o.Custom)
+		out.Custom = &c
+	}
+	return out
+}

@@ -1,0 +1,235 @@
+package apitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
+
+	"github.com/catsrv/catsrv/adapters/chatmodel/openai"
+	"github.com/catsrv/catsrv/adapters/knowledge"
+	"github.com/catsrv/catsrv/adapters/memstore"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/core/analytics/reporter"
+	"github.com/catsrv/catsrv/core/auth/prefs"
+	"github.com/catsrv/catsrv/core/auth/session"
+	"github.com/catsrv/catsrv/core/auth/tokens"
+	"github.com/catsrv/catsrv/core/catconfig"
+	"github.com/catsrv/catsrv/core/catconfig/overlay"
+	"github.com/catsrv/catsrv/core/chat/service"
+)
+
+// CATs of the chat tests: one per chat mode, and an agent without an
+// endpoint.
+const (
+	LegacyCat = "shop"
+	AgentCat  = "bot"
+	CustomCat = "mix"
+	BareCat   = "bare"
+	ChatPath  = chatapi.Prefix
+)
+
+// KnowledgeBase is the legacy knowledge base of the chat CATs.
+const KnowledgeBase = `entries:
+  - id: reset-password
+    question: How do I reset my password?
+    answer: Use the forgot password link on the sign-in page.
+intents:
+  - name: billing
+    keywords: [invoice, refund]
+`
+
+// TickingClock moves a millisecond at every reading, so conversations
+// have distinct times in the order they were written.
+type TickingClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// Now returns the next millisecond.
+func (c *TickingClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(time.Millisecond)
+	return c.now
+}
+
+// FakeModel is an OpenAI-compatible chat-completions server: "Hello
+// there" in one piece, or streamed as "Hel", "lo", " there". status makes
+// it fail; hang makes it wait (after the first chunk when streaming) until
+// the caller gives up, then report on cancelled.
+type FakeModel struct {
+	mu        sync.Mutex
+	Status    int
+	Hang      bool
+	Requests  []map[string]any
+	Cancelled chan struct{}
+}
+
+func (f *FakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		http.Error(w, "bad body", http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	f.Requests = append(f.Requests, body)
+	status, hang := f.Status, f.Hang
+	f.mu.Unlock()
+	wait := func() {
+		<-r.Context().Done()
+		close(f.Cancelled)
+	}
+	if status != 0 {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		fmt.Fprint(w, `{"error":{"message":"upstream secret detail","type":"x"}}`)
+		return
+	}
+	if body["stream"] != true {
+		if hang {
+			wait()
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","created":1,"model":%q,
+			"choices":[{"index":0,"message":{"role":"assistant","content":"Hello there"},"finish_reason":"stop"}],
+			"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`, body["model"])
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	for i, piece := range []string{"Hel", "lo", " there"} {
+		fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":%q,\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", body["model"], piece)
+		w.(http.Flusher).Flush()
+		if hang && i == 0 {
+			wait()
+			return
+		}
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// Last returns the last request the model received.
+func (f *FakeModel) Last() map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.Requests[len(f.Requests)-1]
+}
+
+// ChatEnv is the whole HTTP app over memory stores, with a fake model.
+type ChatEnv struct {
+	Srv       *httptest.Server
+	Tokens    *tokens.Service
+	Sessions  *session.Service
+	Log       *memstore.Store
+	Files     *memstore.Cats
+	Overrides *memstore.CatOverrides
+	Model     *FakeModel
+	Convs     *memstore.Conversations
+	Memory    *prefs.Service
+	Clock     *TickingClock
+	Dir       string
+	// rateLimit is the auth routes' rate limit (zero: the defaults).
+	RateLimit authapi.RateLimit
+
+	mu sync.Mutex
+	h  http.Handler
+}
+
+// NewChatEnv serves the whole HTTP app over memory stores and a fake
+// model, with a CAT per chat mode.
+func NewChatEnv(t *testing.T) *ChatEnv {
+	t.Helper()
+	t.Cleanup(httpapi.UseSpecErrors())
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "kb.yaml"), []byte(KnowledgeBase), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := &ChatEnv{Log: memstore.New(), Overrides: memstore.NewCatOverrides(), Model: &FakeModel{Cancelled: make(chan struct{})}}
+	upstream := httptest.NewServer(e.Model)
+	t.Cleanup(upstream.Close)
+
+	cat := func(name, mode, baseURL string) catconfig.Cat {
+		c := catconfig.Defaults(name)
+		c.Chat.ChatMode = mode
+		c.Chat.Legacy.KnowledgeBase = "kb.yaml"
+		c.Chat.Agent.BaseURL, c.Chat.Agent.Model, c.Chat.Agent.Instructions = baseURL, "m-test", "Be brief."
+		c.Chat.Agent.TimeoutSeconds = 1
+		c.Chat.Custom.Rules = []string{"keyword refund => agent", "context channel=faq => qa"}
+		c.Chat.MaxMessageBytes = 64
+		return c
+	}
+	e.Files = memstore.NewCats(cat(LegacyCat, catconfig.ModeLegacy, upstream.URL+"/v1"), cat(AgentCat, catconfig.ModeAgent, upstream.URL+"/v1"),
+		cat(CustomCat, catconfig.ModeCustom, upstream.URL+"/v1"), cat(BareCat, catconfig.ModeAgent, ""))
+	clk := &TickingClock{now: Now}
+	var err error
+	if e.Tokens, err = tokens.New([]byte(Secret), "catsrv", "catsrv", clk); err != nil {
+		t.Fatal(err)
+	}
+	authStore := memstore.NewAuth()
+	e.Sessions = session.New(session.Deps{Tokens: e.Tokens, Users: authStore, Refresh: authStore, Revocations: authStore,
+		Audit: authStore, Cats: e.Files, Clock: clk, RefreshLifetime: time.Hour})
+	memory := prefs.New(authStore, prefs.DefaultLimits, clk)
+	if _, err := memory.Update(t.Context(), "carol", []byte(`{"preferences":{"persona":"pirate"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	e.Memory, e.Clock, e.Dir = memory, clk, dir
+	e.Convs = memstore.NewConversations(e.Log)
+	e.Restart(t)
+	e.Srv = httptest.NewServer(e)
+	t.Cleanup(e.Srv.Close)
+	return e
+}
+
+// Restart builds the app anew over the same stores, loading the runtime
+// configuration as a restarted server would.
+func (e *ChatEnv) Restart(t *testing.T) {
+	t.Helper()
+	cats, err := overlay.Load(t.Context(), e.Files, e.Overrides)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(service.Deps{Cats: cats, Conversations: e.Convs, Turns: e.Convs, Clock: e.Clock,
+		Model: openai.New(openai.Options{}), Knowledge: knowledge.New(e.Dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, h := httpapi.New(httpapi.Deps{
+		Tokens: e.Tokens, Logger: slog.New(slog.DiscardHandler),
+		Reporter: reporter.New(cats, e.Log, e.Log, e.Clock),
+		Auth: &authapi.Deps{Sessions: e.Sessions, Memory: e.Memory, Cats: cats, DefaultCat: LegacyCat,
+			Cookies: authapi.CookiePolicy{SameSite: http.SameSiteLaxMode}, AllowedOrigins: []string{AllowedOrigin},
+			RateLimit: e.RateLimit},
+		Chat: &chatapi.Deps{Service: svc, Config: cats, Memory: e.Memory, DefaultCat: LegacyCat,
+			AgentKeySet: func(cat string) bool { return cat == AgentCat }},
+	})
+	e.mu.Lock()
+	e.h = h
+	e.mu.Unlock()
+}
+
+func (e *ChatEnv) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	e.mu.Lock()
+	h := e.h
+	e.mu.Unlock()
+	h.ServeHTTP(w, r)
+}
+
+// Token is a bearer header for a user.
+func (e *ChatEnv) Token(t *testing.T, user, role string) string {
+	t.Helper()
+	tok, _, err := e.Tokens.Issue(user, role, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "Bearer " + tok
+}
