@@ -24,7 +24,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/apiclient"
+	"github.com/catsrv/catsrv/client"
 )
 
 // probe is one request the conformance test sends to an operation.
@@ -106,17 +106,17 @@ func TestEveryResponseIsDocumented(t *testing.T) {
 // chat rules an ErrorBody, and malformed JSON a 400.
 func TestGeneratedClientTypesRequestErrors(t *testing.T) {
 	e := NewChatEnv(t)
-	c, err := apiclient.NewClientWithResponses(e.Srv.URL, apiclient.WithHTTPClient(e.Srv.Client()),
-		apiclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+	c, err := client.NewClientWithResponses(e.Srv.URL, client.WithHTTPClient(e.Srv.Client()),
+		client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 			r.Header.Set("Authorization", e.Token(t, "carol", "user"))
 			return nil
 		}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	post := func(body string) *apiclient.PostChatResponse {
+	post := func(body string) *client.PostChatResponse {
 		t.Helper()
-		r, err := c.PostChatWithBodyWithResponse(t.Context(), &apiclient.PostChatParams{}, "application/json", strings.NewReader(body))
+		r, err := c.PostChatWithBodyWithResponse(t.Context(), &client.PostChatParams{}, "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}

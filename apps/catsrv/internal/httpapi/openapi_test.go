@@ -23,10 +23,12 @@ import (
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 )
 
-// committedDoc is the document the committed client was generated from.
-const committedDoc = "apiclient/openapi.json"
+// committedDoc is the document the public client (package client) was
+// generated from; TestClientIsCurrent in apps/catsrv checks the client
+// against it.
+const committedDoc = "../../../../client/openapi.json"
 
-const regenerate = "run: go generate ./apps/catsrv/internal/httpapi/apiclient"
+const regenerate = "run: go generate ./client"
 
 // compact removes insignificant whitespace, so that the indented committed
 // document compares with the served one byte for byte otherwise.

@@ -9,7 +9,7 @@ import (
 
 	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
 
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/apiclient"
+	"github.com/catsrv/catsrv/client"
 	"github.com/catsrv/catsrv/core/auth"
 )
 
@@ -29,9 +29,9 @@ func TestGeneratedClientAuth(t *testing.T) {
 		t.Fatal("login set no session cookies")
 	}
 	// withToken is a client without cookies: the bearer token only.
-	withToken := func(token string) *apiclient.ClientWithResponses {
-		c, err := apiclient.NewClientWithResponses(e.Srv.URL, apiclient.WithHTTPClient(e.Srv.Client()),
-			apiclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+	withToken := func(token string) *client.ClientWithResponses {
+		c, err := client.NewClientWithResponses(e.Srv.URL, client.WithHTTPClient(e.Srv.Client()),
+			client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 				if token != "" {
 					r.Header.Set("Authorization", "Bearer "+token)
 				}
@@ -46,26 +46,26 @@ func TestGeneratedClientAuth(t *testing.T) {
 
 	t.Run("providers", func(t *testing.T) {
 		cat := AuthCat
-		r, err := anonymous.AuthProvidersWithResponse(ctx, &apiclient.AuthProvidersParams{Catname: &cat})
+		r, err := anonymous.AuthProvidersWithResponse(ctx, &client.AuthProvidersParams{Catname: &cat})
 		if err != nil || r.JSON200 == nil {
 			t.Fatalf("err %v, status %d: %s", err, r.StatusCode(), r.Body)
 		}
-		var want []apiclient.ProviderEntry
+		var want []client.ProviderEntry
 		for _, p := range auth.Providers {
-			want = append(want, apiclient.ProviderEntry{Name: p, StartUrl: AuthPrefix + "/" + p + "?catname=" + AuthCat})
+			want = append(want, client.ProviderEntry{Name: p, StartUrl: AuthPrefix + "/" + p + "?catname=" + AuthCat})
 		}
 		if r.JSON200.Catname != AuthCat || !reflect.DeepEqual(r.JSON200.Providers, want) {
 			t.Errorf("got %+v, want %s %+v", *r.JSON200, AuthCat, want)
 		}
 		unknown := "nope"
-		r, err = anonymous.AuthProvidersWithResponse(ctx, &apiclient.AuthProvidersParams{Catname: &unknown})
+		r, err = anonymous.AuthProvidersWithResponse(ctx, &client.AuthProvidersParams{Catname: &unknown})
 		if err != nil || r.JSON404 == nil || r.JSON404.Status != http.StatusNotFound {
 			t.Errorf("unknown CAT: err %v, status %d: %s", err, r.StatusCode(), r.Body)
 		}
 	})
 
 	t.Run("start", func(t *testing.T) {
-		r, err := anonymous.AuthStartProviderBWithResponse(ctx, &apiclient.AuthStartProviderBParams{})
+		r, err := anonymous.AuthStartProviderBWithResponse(ctx, &client.AuthStartProviderBParams{})
 		if err != nil || r.JSON200 == nil || !strings.HasPrefix(r.JSON200.AuthorizationUrl, e.IDPs[auth.ProviderB].Srv.URL) {
 			t.Errorf("err %v, status %d: %s", err, r.StatusCode(), r.Body)
 		}
@@ -77,7 +77,7 @@ func TestGeneratedClientAuth(t *testing.T) {
 			t.Fatalf("empty memory: err %v, status %d: %s", err, got.StatusCode(), got.Body)
 		}
 		prefs := map[string]any{"lang": "fr", "theme": map[string]any{"dark": true}}
-		set, err := user.AuthUpdateMemoryWithResponse(ctx, apiclient.MemoryUpdate{Preferences: prefs})
+		set, err := user.AuthUpdateMemoryWithResponse(ctx, client.MemoryUpdate{Preferences: prefs})
 		if err != nil || set.JSON200 == nil || !reflect.DeepEqual(set.JSON200.Preferences, prefs) ||
 			set.JSON200.UpdatedAt == nil || !set.JSON200.UpdatedAt.Equal(Now) {
 			t.Fatalf("update: err %v, status %d: %s", err, set.StatusCode(), set.Body)
@@ -90,7 +90,7 @@ func TestGeneratedClientAuth(t *testing.T) {
 		if err != nil || bad.JSON422 == nil || bad.JSON422.Error != "VALIDATION_ERROR" {
 			t.Errorf("not an object: err %v, status %d: %s", err, bad.StatusCode(), bad.Body)
 		}
-		big, err := user.AuthUpdateMemoryWithResponse(ctx, apiclient.MemoryUpdate{Preferences: map[string]any{"k": strings.Repeat("x", 200)}})
+		big, err := user.AuthUpdateMemoryWithResponse(ctx, client.MemoryUpdate{Preferences: map[string]any{"k": strings.Repeat("x", 200)}})
 		if err != nil || big.JSON413 == nil || big.JSON413.Error != "PAYLOAD_TOO_LARGE" {
 			t.Errorf("value over its limit: err %v, status %d: %s", err, big.StatusCode(), big.Body)
 		}
@@ -105,7 +105,7 @@ func TestGeneratedClientAuth(t *testing.T) {
 	})
 
 	t.Run("refresh and logout", func(t *testing.T) {
-		s, err := anonymous.AuthRefreshWithResponse(ctx, apiclient.RefreshBody{RefreshToken: refresh})
+		s, err := anonymous.AuthRefreshWithResponse(ctx, client.RefreshBody{RefreshToken: refresh})
 		if err != nil || s.JSON200 == nil || s.JSON200.TokenType != "Bearer" || s.JSON200.AccessToken == "" {
 			t.Fatalf("refresh: err %v, status %d: %s", err, s.StatusCode(), s.Body)
 		}
@@ -120,7 +120,7 @@ func TestGeneratedClientAuth(t *testing.T) {
 			t.Fatalf("refresh set no new refresh cookie: %v", s.HTTPResponse.Header["Set-Cookie"])
 		}
 		renewed := withToken(s.JSON200.AccessToken)
-		out, err := renewed.AuthLogoutWithResponse(ctx, apiclient.RefreshBody{RefreshToken: rotated})
+		out, err := renewed.AuthLogoutWithResponse(ctx, client.RefreshBody{RefreshToken: rotated})
 		if err != nil || out.JSON200 == nil || !out.JSON200.LoggedOut {
 			t.Fatalf("logout: err %v, status %d: %s", err, out.StatusCode(), out.Body)
 		}
