@@ -2,71 +2,28 @@ package authapi
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
-	"strings"
 	"testing"
 
-	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
-	"github.com/catsrv/catsrv/core/errs"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/failcheck"
 )
 
-// TestUnavailableIn503WithRetryAfter: a failure expected to pass (a lost
-// database, errs.ErrTemporary) is 503 with Retry-After and its plain
-// message in every error table (here the auth and memory tables); a dependency that is not configured
-// is 503 without Retry-After.
+// TestUnavailableIn503WithRetryAfter: the auth and memory tables answer a
+// failure expected to pass with 503, Retry-After and the plain message,
+// and a dependency that is not configured with 503 alone.
 func TestUnavailableIn503WithRetryAfter(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	ctx := context.Background()
-	temporary := errs.Wrap(errs.KindUnavailable, errs.Temporary(errors.New("FATAL: terminating connection (SQLSTATE 57P01)")),
-		"the database is temporarily unavailable, try again shortly")
-	notConfigured := errs.New(errs.KindUnavailable, "chat is not configured on this server")
-
-	answers := map[string]func(error) (int, http.Header, string){
+	a := &authAPI{log: log}
+	failcheck.CheckUnavailable(t, map[string]failcheck.Answer{
 		"auth": func(err error) (int, http.Header, string) {
 			w := httptest.NewRecorder()
-			(&authAPI{log: log}).fail(w, httptest.NewRequest(http.MethodGet, "/", nil), err)
+			a.fail(w, httptest.NewRequest(http.MethodGet, "/", nil), err)
 			return w.Code, w.Header(), w.Body.String()
 		},
-		"auth handler": func(err error) (int, http.Header, string) {
-			var e interface {
-				error
-				GetStatus() int
-				GetHeaders() http.Header
-			}
-			if !errors.As((&authAPI{log: log}).authError(ctx, err), &e) {
-				t.Fatal("authError did not return a huma status error")
-			}
-			return e.GetStatus(), e.GetHeaders(), e.Error()
-		},
-		"memory": func(err error) (int, http.Header, string) {
-			var e interface {
-				error
-				GetStatus() int
-				GetHeaders() http.Header
-			}
-			if !errors.As((&authAPI{log: log}).memoryError(ctx, err), &e) {
-				t.Fatal("memoryError did not return a huma status error")
-			}
-			return e.GetStatus(), e.GetHeaders(), e.Error()
-		},
-	}
-	for name, answer := range answers {
-		t.Run(name, func(t *testing.T) {
-			status, h, msg := answer(temporary)
-			if status != http.StatusServiceUnavailable || h.Get("Retry-After") != strconv.Itoa(base.RetryAfterSeconds) {
-				t.Errorf("temporary failure: %d, Retry-After %q; want 503 and %d", status, h.Get("Retry-After"), base.RetryAfterSeconds)
-			}
-			if !strings.Contains(msg, "temporarily unavailable") || strings.Contains(msg, "SQLSTATE") {
-				t.Errorf("temporary failure message %q: want the plain message only", msg)
-			}
-			status, h, _ = answer(notConfigured)
-			if status != http.StatusServiceUnavailable || h.Get("Retry-After") != "" {
-				t.Errorf("not configured: %d, Retry-After %q; want 503 without", status, h.Get("Retry-After"))
-			}
-		})
-	}
+		"auth handler": failcheck.StatusErrorAnswer(t, func(err error) error { return a.authError(ctx, err) }),
+		"memory":       failcheck.StatusErrorAnswer(t, func(err error) error { return a.memoryError(ctx, err) }),
+	})
 }

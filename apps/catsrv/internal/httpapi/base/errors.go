@@ -110,6 +110,13 @@ var ChatKinds = func() map[errs.Kind]KindResponse {
 // ErrorBodyFor answers err by a table, logging the cause of anything not
 // shown to the client; unknown kinds are internal errors.
 func ErrorBodyFor(ctx context.Context, log *slog.Logger, err error, table map[errs.Kind]KindResponse) ErrorBody {
+	return bodyFor(ctx, log, err, table, false)
+}
+
+// bodyFor is ErrorBodyFor; with spec500s, a public 5xx other than 503 is
+// the spec's answer to a caller's mistake (an unknown CAT, a bad date), so
+// the request is logged as the caller's fault.
+func bodyFor(ctx context.Context, log *slog.Logger, err error, table map[errs.Kind]KindResponse, spec500s bool) ErrorBody {
 	kind := errs.KindOf(err)
 	r, ok := table[kind]
 	if !ok {
@@ -125,6 +132,9 @@ func ErrorBodyFor(ctx context.Context, log *slog.Logger, err error, table map[er
 		log.LogAttrs(ctx, slog.LevelWarn, "request refused: unavailable", slog.String("error", err.Error()))
 	default:
 		msg = errs.PublicMessage(err, internalMessage)
+		if spec500s && r.status >= http.StatusInternalServerError {
+			markClientFault(ctx) // the spec's 500 for a caller's mistake
+		}
 	}
 	return ErrorBody{Code: r.code, Status: r.status, Message: msg}
 }
@@ -175,28 +185,8 @@ func ErrorFor(ctx context.Context, log *slog.Logger, err error, table map[errs.K
 // AnalyticsError turns a core error into the response of the analytics
 // table, logging the cause of anything not shown to the client.
 func AnalyticsError(ctx context.Context, log *slog.Logger, err error) error {
-	kind := errs.KindOf(err)
-	r, ok := analyticsKinds[kind]
-	if !ok {
-		r = analyticsKinds[errs.KindInternal]
-	}
-	msg := internalMessage
-	switch {
-	case !r.public:
-		log.LogAttrs(ctx, slog.LevelError, "request failed", slog.String("kind", kind.String()), slog.String("error", err.Error()))
-	case kind == errs.KindUnavailable:
-		// The client sees the plain message; the operator, the cause.
-		msg = errs.PublicMessage(err, internalMessage)
-		log.LogAttrs(ctx, slog.LevelWarn, "request refused: unavailable", slog.String("error", err.Error()))
-	default:
-		msg = errs.PublicMessage(err, internalMessage)
-		if r.status >= http.StatusInternalServerError {
-			markClientFault(ctx) // the spec's 500 for a caller's mistake
-		}
-	}
-	e := &apiError{ErrorBody: ErrorBody{Code: r.code, Status: r.status, Message: msg}}
-	e.headers = FailureHeaders(err, r.status)
-	return e
+	body := bodyFor(ctx, log, err, analyticsKinds, true)
+	return &apiError{ErrorBody: body, headers: FailureHeaders(err, body.Status)}
 }
 
 // ValidationError is the body of a 422, shaped like FastAPI's, which the
