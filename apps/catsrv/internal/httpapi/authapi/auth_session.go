@@ -37,13 +37,20 @@ func (a *authAPI) refreshToken(r *http.Request) (string, error) {
 	return b.RefreshToken, nil
 }
 
-// refresh rotates the refresh token and issues a new access token.
-func (a *authAPI) refresh(ctx context.Context, _ *struct{}) (*sessionOutput, error) {
+// presentedRefresh is the request of ctx and the refresh token it
+// presents (cookie or body; "" for none).
+func (a *authAPI) presentedRefresh(ctx context.Context) (*http.Request, string, error) {
 	r, err := base.RequestOf(ctx)
 	if err != nil {
-		return nil, a.authError(ctx, err)
+		return nil, "", err
 	}
 	tok, err := a.refreshToken(r)
+	return r, tok, err
+}
+
+// refresh rotates the refresh token and issues a new access token.
+func (a *authAPI) refresh(ctx context.Context, _ *struct{}) (*sessionOutput, error) {
+	r, tok, err := a.presentedRefresh(ctx)
 	if err != nil {
 		return nil, a.authError(ctx, err)
 	}
@@ -63,11 +70,7 @@ func (a *authAPI) refresh(ctx context.Context, _ *struct{}) (*sessionOutput, err
 // refused outright (a malformed Authorization header, a cookie from a
 // foreign origin) fail it.
 func (a *authAPI) logout(ctx context.Context, _ *struct{}) (*logoutOutput, error) {
-	r, err := base.RequestOf(ctx)
-	if err != nil {
-		return nil, a.authError(ctx, err)
-	}
-	tok, err := a.refreshToken(r)
+	r, tok, err := a.presentedRefresh(ctx)
 	if err != nil {
 		return nil, a.authError(ctx, err)
 	}
