@@ -53,6 +53,16 @@ func TestChatOperationsAreDocumented(t *testing.T) {
 					if ok["application/json"] == nil || !strings.Contains(stream, `"delta"`) || !strings.Contains(stream, `"done"`) || !strings.Contains(stream, `"error"`) {
 						t.Errorf("200 content = %s", ok)
 					}
+					// The stream is text on the wire: a client generated for JSON must not decode it.
+					var streamDoc struct {
+						Schema struct {
+							Type string `json:"type"`
+						} `json:"schema"`
+						Events json.RawMessage `json:"x-sse-events"`
+					}
+					if err := json.Unmarshal(ok["text/event-stream"], &streamDoc); err != nil || streamDoc.Schema.Type != "string" || len(streamDoc.Events) == 0 {
+						t.Errorf("text/event-stream = %s, want a string schema and x-sse-events", stream)
+					}
 					for _, s := range []string{"502", "503", "504", "404", "422"} {
 						if _, found := op.Responses[s]; !found {
 							t.Errorf("no %s response", s)

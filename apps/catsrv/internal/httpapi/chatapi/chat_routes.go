@@ -57,14 +57,17 @@ func registerChat(api huma.API, c *chatAPI) {
 		sse.Register(api, op, events, func(ctx context.Context, in *chatInput, send sse.Sender) {
 			c.chat(ctx, in, handler, send)
 		})
-		eventNamesAsEnums(api.OpenAPI().Paths[op.Path].Post)
+		describeStream(api.OpenAPI().Paths[op.Path].Post)
 	}
 }
 
-// eventNamesAsEnums rewrites the "const" huma's sse package gives each
-// event name as a one-value enum: const is OpenAPI 3.1 only, and the 3.0
+// describeStream describes the text/event-stream answer as what it is on
+// the wire, text, so that a client generated for JSON never tries to
+// decode it as a JSON array (huma's sse package describes it as an array
+// of events). The events' schemas stay in the document under x-sse-events,
+// their names as one-value enums: const is OpenAPI 3.1 only, and the 3.0
 // form of the document must stay valid.
-func eventNamesAsEnums(op *huma.Operation) {
+func describeStream(op *huma.Operation) {
 	if op == nil || op.Responses["200"] == nil {
 		return
 	}
@@ -81,6 +84,16 @@ func eventNamesAsEnums(op *huma.Operation) {
 			}
 		}
 	}
+	events := mt.Schema.Items
+	mt.Schema = &huma.Schema{
+		Type: huma.TypeString,
+		Description: "Server-Sent Events (UTF-8 text, not JSON): delta events, then one done or error event. " +
+			"x-sse-events gives each event's schema.",
+	}
+	if mt.Extensions == nil {
+		mt.Extensions = map[string]any{}
+	}
+	mt.Extensions["x-sse-events"] = events
 }
 
 // chat answers one chat request. Until the first event is sent, the
