@@ -37,8 +37,8 @@ func TestClientDocumentIsCurrent(t *testing.T) {
 	if printed.code != 0 {
 		t.Fatalf("openapi exit %d: %s", printed.code, printed.stderr)
 	}
-	// gendoc writes the printed document with one final newline.
-	if strings.TrimRight(printed.stdout, "\n")+"\n" != string(committed) {
+	// catsrv openapi ends the document with one newline, as gendoc writes it.
+	if printed.stdout != string(committed) {
 		t.Errorf("client/openapi.json differs from `catsrv openapi`; %s", regenerateClient)
 	}
 

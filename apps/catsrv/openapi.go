@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
@@ -18,9 +19,7 @@ func openapiCmd(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if _, err := stdout.Write(doc); err != nil {
-		return err
-	}
-	_, err = io.WriteString(stdout, "\n")
+	// The document ends with one newline, whatever the encoder left.
+	_, err = stdout.Write(append(bytes.TrimRight(doc, "\n"), '\n'))
 	return err
 }
