@@ -55,8 +55,8 @@ test-race:
 # commit the file, it becomes a regression test of `make test`.
 FUZZTIME ?= 10s
 FUZZ_TARGETS := \
-	./adapters/jsonl:FuzzDecode \
-	./adapters/jsonl:FuzzFastPath \
+	./codec/jsonl:FuzzDecode \
+	./codec/jsonl:FuzzFastPath \
 	./apps/catsrv/internal/httpapi/chatapi:FuzzConversationID \
 	./apps/catsrv/internal/httpapi/chatapi:FuzzConversationCursor \
 	./apps/catsrv/internal/httpapi/analyticsapi:FuzzAnalyticsQuery \

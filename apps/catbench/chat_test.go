@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/catsrv/catsrv/adapters/knowledge"
+	"github.com/catsrv/catsrv/adapters/files/knowledge"
 	"github.com/catsrv/catsrv/core/chat/legacy"
 )
 

@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/catsrv/catsrv/adapters/clock"
-	"github.com/catsrv/catsrv/adapters/identity"
+	"github.com/catsrv/catsrv/adapters/oauth"
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/authsql"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
@@ -82,22 +82,22 @@ func allowedOrigins(cfg *config.Config, cats []catconfig.Cat) []string {
 func identityProviders(cfg *config.Config, logger *slog.Logger) (map[string]ports.IdentityProvider, error) {
 	out := map[string]ports.IdentityProvider{}
 	for _, name := range auth.Providers {
-		c := identity.Config{RedirectURL: cfg.PublicURL + authapi.Prefix + "/" + name + "/callback"}
+		c := oauth.Config{RedirectURL: cfg.PublicURL + authapi.Prefix + "/" + name + "/callback"}
 		var redirect string
-		var build func(identity.Config) (ports.IdentityProvider, error)
+		var build func(oauth.Config) (ports.IdentityProvider, error)
 		switch name {
 		case auth.ProviderA:
 			p := cfg.ProviderA
 			c.ClientID, c.ClientSecret, c.BaseURL, redirect = p.ClientID, p.APIKey.Value(), p.BaseURL, p.RedirectURI
-			build = func(c identity.Config) (ports.IdentityProvider, error) { return identity.NewProviderA(c) }
+			build = func(c oauth.Config) (ports.IdentityProvider, error) { return oauth.NewProviderA(c) }
 		case auth.ProviderB:
 			p := cfg.ProviderB
 			c.ClientID, c.ClientSecret, c.BaseURL, redirect = p.ClientID, p.ClientSecret.Value(), p.BaseURL, p.RedirectURI
-			build = func(c identity.Config) (ports.IdentityProvider, error) { return identity.NewProviderB(c) }
+			build = func(c oauth.Config) (ports.IdentityProvider, error) { return oauth.NewProviderB(c) }
 		case auth.ProviderC:
 			p := cfg.ProviderC
 			c.ClientID, c.ClientSecret, c.BaseURL, redirect = p.ClientID, p.ClientSecret.Value(), p.BaseURL, p.RedirectURI
-			build = func(c identity.Config) (ports.IdentityProvider, error) { return identity.NewProviderC(c, p.TenantID) }
+			build = func(c oauth.Config) (ports.IdentityProvider, error) { return oauth.NewProviderC(c, p.TenantID) }
 		}
 		if c.ClientID == "" {
 			logger.Info("identity provider not configured", "provider", name)

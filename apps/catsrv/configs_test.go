@@ -3,8 +3,8 @@ package main
 import (
 	"testing"
 
-	"github.com/catsrv/catsrv/adapters/catfiles"
-	"github.com/catsrv/catsrv/adapters/knowledge"
+	"github.com/catsrv/catsrv/adapters/files/catfiles"
+	"github.com/catsrv/catsrv/adapters/files/knowledge"
 )
 
 // TestShippedConfiguration keeps the demo CAT that `make run` serves

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/catsrv/catsrv/adapters/catfiles"
 	"github.com/catsrv/catsrv/adapters/clock"
+	"github.com/catsrv/catsrv/adapters/files/catfiles"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
 	"github.com/catsrv/catsrv/core/auth/tokens"
 )

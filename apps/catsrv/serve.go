@@ -10,10 +10,10 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/catsrv/catsrv/adapters/chatmodel/openai"
 	"github.com/catsrv/catsrv/adapters/clock"
 	"github.com/catsrv/catsrv/adapters/colindex"
-	"github.com/catsrv/catsrv/adapters/knowledge"
+	"github.com/catsrv/catsrv/adapters/files/knowledge"
+	"github.com/catsrv/catsrv/adapters/openai"
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/chatsql"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/config"

@@ -16,7 +16,7 @@ package config
 import (
 	"time"
 
-	"github.com/catsrv/catsrv/adapters/catfiles"
+	"github.com/catsrv/catsrv/adapters/files/catfiles"
 )
 
 // Config is the whole configuration of a catsrv process.

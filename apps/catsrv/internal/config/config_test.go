@@ -251,7 +251,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 	}
 }
 
-// TestAgentKey moved here from adapters/chatmodel/openai with the reading
+// TestAgentKey moved here from adapters/openai with the reading
 // of the keys: the CAT's own key, else the one for every CAT.
 func TestAgentKey(t *testing.T) {
 	keys, err := Load([]string{"CATSRV_AGENT_API_KEY=all", "CATSRV_AGENT_API_KEY__MY_CAT=mine", "OTHER=x"}, nil)

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/catsrv/catsrv/adapters/catfiles"
+	"github.com/catsrv/catsrv/adapters/files/catfiles"
 	"github.com/catsrv/catsrv/core/errs"
 )
 

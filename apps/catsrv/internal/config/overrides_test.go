@@ -7,13 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/catsrv/catsrv/adapters/catfiles"
+	"github.com/catsrv/catsrv/adapters/files/catfiles"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
 	"github.com/catsrv/catsrv/core/catconfig"
 	"github.com/catsrv/catsrv/core/errs"
 )
 
-// These tests moved here from adapters/catfiles with the parsing of the
+// These tests moved here from adapters/files/catfiles with the parsing of the
 // override variables: each drives the environment through Load and the
 // overrides it makes through catfiles.Load, as serve does.
 

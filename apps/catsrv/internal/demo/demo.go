@@ -20,7 +20,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/catsrv/catsrv/adapters/jsonl"
+	"github.com/catsrv/catsrv/codec/jsonl"
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/catconfig"
 	"github.com/catsrv/catsrv/core/errs"

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/catsrv/catsrv/adapters/clock"
-	"github.com/catsrv/catsrv/adapters/jsonl"
+	"github.com/catsrv/catsrv/codec/jsonl"
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/errs"
 	"github.com/catsrv/catsrv/ports"

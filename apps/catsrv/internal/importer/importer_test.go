@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catsrv/catsrv/adapters/jsonl"
 	"github.com/catsrv/catsrv/adapters/memstore"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/importer"
+	"github.com/catsrv/catsrv/codec/jsonl"
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/catconfig"
 	"github.com/catsrv/catsrv/core/errs"

@@ -7,7 +7,7 @@ import (
 	"iter"
 	"time"
 
-	"github.com/catsrv/catsrv/adapters/jsonl"
+	"github.com/catsrv/catsrv/codec/jsonl"
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/analytics/chatlog"
 )

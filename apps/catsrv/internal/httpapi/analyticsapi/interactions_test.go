@@ -16,8 +16,8 @@ import (
 
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 
-	"github.com/catsrv/catsrv/adapters/jsonl"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/codec/jsonl"
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/analytics/chatlog"
 	"github.com/catsrv/catsrv/ports"

@@ -15,8 +15,8 @@ import (
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
 
 	"github.com/catsrv/catsrv/adapters/clock"
-	"github.com/catsrv/catsrv/adapters/identity"
 	"github.com/catsrv/catsrv/adapters/memstore"
+	"github.com/catsrv/catsrv/adapters/oauth"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/auth"
@@ -83,15 +83,15 @@ func NewAuthEnv(t *testing.T, opts ...AuthOption) *AuthEnv {
 	for _, p := range auth.Providers {
 		idp := NewFakeIDP(t, p, users[p])
 		e.IDPs[p] = idp
-		c := identity.Config{ClientID: idp.ClientID, ClientSecret: idp.Secret, RedirectURL: e.Srv.URL + AuthPrefix + "/" + p + "/callback", BaseURL: idp.Srv.URL}
+		c := oauth.Config{ClientID: idp.ClientID, ClientSecret: idp.Secret, RedirectURL: e.Srv.URL + AuthPrefix + "/" + p + "/callback", BaseURL: idp.Srv.URL}
 		var prov ports.IdentityProvider
 		switch p {
 		case auth.ProviderA:
-			prov, err = identity.NewProviderA(c)
+			prov, err = oauth.NewProviderA(c)
 		case auth.ProviderB:
-			prov, err = identity.NewProviderB(c)
+			prov, err = oauth.NewProviderB(c)
 		case auth.ProviderC:
-			prov, err = identity.NewProviderC(c, idp.Tenant)
+			prov, err = oauth.NewProviderC(c, idp.Tenant)
 		}
 		if err != nil {
 			t.Fatal(err)

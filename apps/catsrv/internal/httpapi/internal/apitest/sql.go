@@ -17,10 +17,10 @@ import (
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
 
-	"github.com/catsrv/catsrv/adapters/chatmodel/openai"
-	"github.com/catsrv/catsrv/adapters/identity"
-	"github.com/catsrv/catsrv/adapters/knowledge"
+	"github.com/catsrv/catsrv/adapters/files/knowledge"
 	"github.com/catsrv/catsrv/adapters/memstore"
+	"github.com/catsrv/catsrv/adapters/oauth"
+	"github.com/catsrv/catsrv/adapters/openai"
 	"github.com/catsrv/catsrv/adapters/sqlstore/authsql"
 	"github.com/catsrv/catsrv/adapters/sqlstore/chatsql"
 	"github.com/catsrv/catsrv/adapters/sqlstore/sqltest"
@@ -99,7 +99,7 @@ func NewSQLEnv(t testing.TB, b sqltest.Backend) *SQLEnv {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { e.Handler.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
 	e.IDP = NewFakeIDP(t, auth.ProviderA, IDPUser{"a-123", "ann@a.example", "Ann A"})
-	provider, err := identity.NewProviderA(identity.Config{ClientID: e.IDP.ClientID, ClientSecret: e.IDP.Secret,
+	provider, err := oauth.NewProviderA(oauth.Config{ClientID: e.IDP.ClientID, ClientSecret: e.IDP.Secret,
 		RedirectURL: srv.URL + AuthPrefix + "/" + auth.ProviderA + "/callback", BaseURL: e.IDP.Srv.URL})
 	if err != nil {
 		t.Fatal(err)

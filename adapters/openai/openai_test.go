@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catsrv/catsrv/adapters/chatmodel/openai"
+	"github.com/catsrv/catsrv/adapters/openai"
 	"github.com/catsrv/catsrv/core/chat"
 	"github.com/catsrv/catsrv/core/errs"
 )

@@ -1,4 +1,4 @@
-package identity_test
+package oauth_test
 
 import (
 	"encoding/json"
@@ -8,13 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/catsrv/catsrv/adapters/identity"
+	"github.com/catsrv/catsrv/adapters/oauth"
 	"github.com/catsrv/catsrv/core/errs"
 	"github.com/catsrv/catsrv/ports"
 )
 
-func config(base string) identity.Config {
-	return identity.Config{ClientID: "cid", ClientSecret: "key", RedirectURL: "https://cat.example/cb", BaseURL: base}
+func config(base string) oauth.Config {
+	return oauth.Config{ClientID: "cid", ClientSecret: "key", RedirectURL: "https://cat.example/cb", BaseURL: base}
 }
 
 // TestAuthURLs checks each provider's authorization URL: moved onto the
@@ -27,14 +27,14 @@ func TestAuthURLs(t *testing.T) {
 		pkce     bool
 	}{
 		{"provider_a", func() (ports.IdentityProvider, error) {
-			return identity.NewProviderA(config("https://sso.example/prefix/"))
+			return oauth.NewProviderA(config("https://sso.example/prefix/"))
 		}, "https://sso.example/prefix/authorize", true},
-		{"provider_b at Google", func() (ports.IdentityProvider, error) { return identity.NewProviderB(config("")) }, "https://accounts.google.com/o/oauth2/auth", false},
-		{"provider_b elsewhere", func() (ports.IdentityProvider, error) { return identity.NewProviderB(config("http://127.0.0.1:9/idp")) }, "http://127.0.0.1:9/idp/o/oauth2/auth", false},
-		{"provider_c at Microsoft", func() (ports.IdentityProvider, error) { return identity.NewProviderC(config(""), "contoso.example") },
+		{"provider_b at Google", func() (ports.IdentityProvider, error) { return oauth.NewProviderB(config("")) }, "https://accounts.google.com/o/oauth2/auth", false},
+		{"provider_b elsewhere", func() (ports.IdentityProvider, error) { return oauth.NewProviderB(config("http://127.0.0.1:9/idp")) }, "http://127.0.0.1:9/idp/o/oauth2/auth", false},
+		{"provider_c at Microsoft", func() (ports.IdentityProvider, error) { return oauth.NewProviderC(config(""), "contoso.example") },
 			"https://login.microsoftonline.com/contoso.example/oauth2/v2.0/authorize", false},
 		{"provider_c elsewhere", func() (ports.IdentityProvider, error) {
-			return identity.NewProviderC(config("http://idp.test"), "tenant-1")
+			return oauth.NewProviderC(config("http://idp.test"), "tenant-1")
 		},
 			"http://idp.test/tenant-1/oauth2/v2.0/authorize", false},
 	}
@@ -75,22 +75,22 @@ func TestConfigRefused(t *testing.T) {
 		{"no client id", func() (ports.IdentityProvider, error) {
 			c := config("")
 			c.ClientID = ""
-			return identity.NewProviderB(c)
+			return oauth.NewProviderB(c)
 		}, "client id"},
 		{"no secret", func() (ports.IdentityProvider, error) {
 			c := config("")
 			c.ClientSecret = ""
-			return identity.NewProviderB(c)
+			return oauth.NewProviderB(c)
 		}, "client secret"},
 		{"no redirect", func() (ports.IdentityProvider, error) {
 			c := config("")
 			c.RedirectURL = ""
-			return identity.NewProviderB(c)
+			return oauth.NewProviderB(c)
 		}, "redirect URI"},
-		{"provider_a without base", func() (ports.IdentityProvider, error) { return identity.NewProviderA(config("")) }, "base URL"},
-		{"bad base", func() (ports.IdentityProvider, error) { return identity.NewProviderB(config("ftp://x")) }, "base URL"},
-		{"tenant with a path", func() (ports.IdentityProvider, error) { return identity.NewProviderC(config(""), "a/../b") }, "tenant"},
-		{"no tenant", func() (ports.IdentityProvider, error) { return identity.NewProviderC(config(""), "") }, "tenant"},
+		{"provider_a without base", func() (ports.IdentityProvider, error) { return oauth.NewProviderA(config("")) }, "base URL"},
+		{"bad base", func() (ports.IdentityProvider, error) { return oauth.NewProviderB(config("ftp://x")) }, "base URL"},
+		{"tenant with a path", func() (ports.IdentityProvider, error) { return oauth.NewProviderC(config(""), "a/../b") }, "tenant"},
+		{"no tenant", func() (ports.IdentityProvider, error) { return oauth.NewProviderC(config(""), "") }, "tenant"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -130,7 +130,7 @@ func TestExchangeFailures(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := identity.NewProviderA(config(c.base))
+			p, err := oauth.NewProviderA(config(c.base))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,7 +171,7 @@ func TestUnreachableUserEndpointKeepsTokenOutOfErrors(t *testing.T) {
 		}
 	}))
 	defer hangup.Close()
-	p, err := identity.NewProviderB(config(hangup.URL))
+	p, err := oauth.NewProviderB(config(hangup.URL))
 	if err != nil {
 		t.Fatal(err)
 	}

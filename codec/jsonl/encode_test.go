@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catsrv/catsrv/adapters/jsonl"
+	"github.com/catsrv/catsrv/codec/jsonl"
 	"github.com/catsrv/catsrv/core/analytics"
 )
 

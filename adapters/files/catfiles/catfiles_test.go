@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/catsrv/catsrv/adapters/catfiles"
+	"github.com/catsrv/catsrv/adapters/files/catfiles"
 	"github.com/catsrv/catsrv/core/catconfig"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/catsrv/catsrv/adapters/catfiles"
+	"github.com/catsrv/catsrv/adapters/files/catfiles"
 	"github.com/catsrv/catsrv/core/catconfig"
 	"github.com/catsrv/catsrv/core/errs"
 )

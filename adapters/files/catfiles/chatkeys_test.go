@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/catsrv/catsrv/adapters/catfiles"
+	"github.com/catsrv/catsrv/adapters/files/catfiles"
 )
 
 // TestChatKeys covers what the chat keys brought: numbers (an integer

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catsrv/catsrv/adapters/knowledge"
+	"github.com/catsrv/catsrv/adapters/files/knowledge"
 	"github.com/catsrv/catsrv/core/chat/legacy"
 	"github.com/catsrv/catsrv/core/errs"
 )

@@ -1,8 +1,9 @@
-// Package jsonl reads and writes interactions in JSON Lines, the format of
-// `catsrv import` and `catsrv demo`: one JSON object a line with the fields
-// time (RFC 3339), cat, event_kind, question, answer, topic, model, persona
-// (all required) and question_id, answer_id, user_id, conversation_id
-// (optional). Unknown fields are ignored, blank lines skipped.
+// Package jsonl is the codec of catsrv's interaction format, JSON Lines: a
+// format at the edge (import, demo, export), not an adapter of a port. One
+// JSON object a line with the fields time (RFC 3339), cat, event_kind,
+// question, answer, topic, model, persona (all required) and question_id,
+// answer_id, user_id, conversation_id (optional). Unknown fields are
+// ignored, blank lines skipped.
 package jsonl
 
 import (

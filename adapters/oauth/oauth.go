@@ -1,4 +1,4 @@
-// Package identity adapts external login providers to
+// Package oauth adapts OAuth 2 login providers to
 // ports.IdentityProvider, driving github.com/markbates/goth providers
 // directly (BeginAuth, Authorize, FetchUser) without gothic or gorilla
 // sessions: the login state lives in catsrv's own signed cookie.
@@ -16,7 +16,7 @@
 // is always read from the provider's user endpoint (or, for provider_a,
 // from the token response obtained with the client secret over a direct
 // call), never from an unverified ID token.
-package identity
+package oauth
 
 import (
 	"context"
