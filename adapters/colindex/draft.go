@@ -1,6 +1,7 @@
 package colindex
 
 import (
+	"github.com/catsrv/catsrv/ports"
 	"hash/maphash"
 	"slices"
 
@@ -119,7 +120,7 @@ func (cd *catDraft) prepareBulk() {
 }
 
 // add reads one row into the batch; cats are the index's CATs.
-func (b *batch) add(cats map[string]*catIndex, r *Row) {
+func (b *batch) add(cats map[string]*catIndex, r *ports.FeedRow) {
 	cd := b.cats[string(r.Cat)]
 	if cd == nil {
 		cd = &catDraft{c: cats[string(r.Cat)]}

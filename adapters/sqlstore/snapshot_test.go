@@ -36,21 +36,12 @@ func TestPassCountsOneCommittedState(t *testing.T) {
 				}
 			})
 			sel := analytics.Selection{Cat: "alpha"}
-			got, err := s.Total(t.Context(), sel)
-			if err != nil {
-				t.Fatal(err)
-			}
+			expectAnswer(t, "during a commit (the state before it)", s, normalized(first), sel)
 			if !appended {
 				t.Fatal("the hook did not run: the pass planned no parts")
 			}
-			if want := analytics.CountTotal(normalized(first), sel); got != want {
-				t.Fatalf("Total during a commit = %d, want %d (the state before it)", got, want)
-			}
 			all := append(normalized(first), normalized(late)...)
-			got, err = s.Total(t.Context(), sel)
-			if want := analytics.CountTotal(all, sel); err != nil || got != want {
-				t.Fatalf("Total after the commit = %d, %v; want %d", got, err, want)
-			}
+			expectAnswer(t, "after the commit", s, all, sel)
 		})
 	}
 }

@@ -24,7 +24,6 @@ import (
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/driver/sqliteshim"
 
-	"github.com/catsrv/catsrv/adapters/internal/listmemo"
 	"github.com/catsrv/catsrv/core/errs"
 	"github.com/catsrv/catsrv/ports"
 )
@@ -63,9 +62,6 @@ type Store struct {
 	// commit, and commit replaces tx.Commit when set.
 	beforeCommit func(ctx context.Context, tx bun.Tx) error
 	commit       func(tx bun.Tx) error
-	// memo hands the lists of a one-pass Total to the Groups calls of
-	// the same request.
-	memo *listmemo.Memo[codeCounts]
 	// passPlanned, a test hook, runs once a pass has planned its parts
 	// and before it takes more connections.
 	passPlanned func()
@@ -106,7 +102,7 @@ func open(ctx context.Context, dsn string, steps []Migration) (*Store, error) {
 	} else {
 		db = bun.NewDB(sqldb, pgdialect.New())
 	}
-	s := &Store{db: db, dialect: d, memo: newRawMemo(), writeTurn: make(chan struct{}, 1)}
+	s := &Store{db: db, dialect: d, writeTurn: make(chan struct{}, 1)}
 	if err := ping(ctx, db); err != nil {
 		_ = db.Close()
 		return nil, errs.Wrap(errs.KindUnavailable, err, "database unreachable")

@@ -260,16 +260,9 @@ func (f faultyLog) Append(context.Context, iter.Seq2[analytics.Interaction, erro
 	return 0, f.err
 }
 
-func (f faultyLog) Total(context.Context, analytics.Selection) (int64, error) {
+func (f faultyLog) Answer(context.Context, analytics.Query, analytics.Parts) (analytics.Counts, error) {
 	if f.panic {
 		panic("store exploded")
 	}
-	return 0, f.err
-}
-
-func (f faultyLog) Groups(context.Context, analytics.Selection, analytics.Dimension) ([]analytics.Group, error) {
-	if f.panic {
-		panic("store exploded")
-	}
-	return nil, f.err
+	return analytics.Counts{}, f.err
 }
