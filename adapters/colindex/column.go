@@ -2,8 +2,9 @@ package colindex
 
 import (
 	"cmp"
-	"github.com/catsrv/catsrv/ports"
 	"slices"
+
+	"github.com/catsrv/catsrv/ports"
 
 	"github.com/catsrv/catsrv/core/analytics"
 )

@@ -1,9 +1,10 @@
 package colindex
 
 import (
-	"github.com/catsrv/catsrv/ports"
 	"hash/maphash"
 	"slices"
+
+	"github.com/catsrv/catsrv/ports"
 
 	"github.com/catsrv/catsrv/core/analytics"
 )

@@ -2,7 +2,6 @@ package colindex_test
 
 import (
 	"context"
-	"github.com/catsrv/catsrv/ports"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/catsrv/catsrv/ports"
 
 	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/core/analytics"

@@ -2,11 +2,12 @@ package colindex_test
 
 import (
 	"context"
-	"github.com/catsrv/catsrv/ports"
 	"math/rand/v2"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/catsrv/catsrv/ports"
 
 	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/core/analytics"

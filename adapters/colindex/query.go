@@ -74,7 +74,7 @@ func (x *Index) answer(q analytics.Query, want analytics.Parts) (analytics.Count
 // totalScans reports whether the plan's total reads its rows one by one
 // (no running total, cube or postings answers it).
 func (p plan) totalScans() bool {
-	return !(len(p.filters) == 0 && !p.checkTime) && !p.usesCube() && p.postings == nil && !p.checkTime
+	return len(p.filters) > 0 && !p.checkTime && !p.usesCube() && p.postings == nil
 }
 
 // total counts the plan's rows.

@@ -85,11 +85,6 @@ func (r *Rollups) cubeTotal(ctx context.Context, tx bun.IConn, sel analytics.Sel
 	return n, nil
 }
 
-// rolledUp tells whether the rollups key a dimension.
-func rolledUp(d analytics.Dimension) bool {
-	return d == analytics.Topic || d == analytics.Model || d == analytics.Persona
-}
-
 func byQuestionOrAnswer(sel analytics.Selection) bool {
 	return len(sel.Filters.Values(analytics.Question)) > 0 || len(sel.Filters.Values(analytics.Answer)) > 0
 }
