@@ -53,12 +53,15 @@ func expectMatchesReference(t *testing.T, name string, agg ports.Aggregator, ref
 	}
 }
 
-// expectAnswer checks the aggregator's answer to the selection's query,
-// without a limit and with a limit of 2, against analytics.CountAnswer
-// over ref.
-func expectAnswer(t *testing.T, name string, agg ports.Aggregator, ref []analytics.Interaction, sel analytics.Selection) {
+// expectAnswer checks the aggregator's answers to the selection's query,
+// with each of the limits (without one and with a limit of 2 when none is
+// given), against analytics.CountAnswer over ref.
+func expectAnswer(t *testing.T, name string, agg ports.Aggregator, ref []analytics.Interaction, sel analytics.Selection, limits ...int) {
 	t.Helper()
-	for _, limit := range []int{0, 2} {
+	if len(limits) == 0 {
+		limits = []int{0, 2}
+	}
+	for _, limit := range limits {
 		q := analytics.Query{Cat: sel.Cat, Range: sel.Range, Filters: sel.Filters, Limit: limit}
 		got, err := agg.Answer(t.Context(), q, analytics.AllParts)
 		if err != nil {
