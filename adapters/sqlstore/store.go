@@ -1,11 +1,13 @@
 // Package sqlstore keeps the interaction log and its rollups in SQL, on
 // SQLite (embedded, pure Go) or PostgreSQL, through bun.
 //
-// The raw log answers [ports.InteractionLog] by scanning the interactions
-// table; [Rollups] answers [ports.RollupStore] from daily rollups that every
-// Append updates in the same transaction as the raw rows, so the two paths
-// can never disagree. Both must count exactly as the core reference
-// (analytics.CountTotal and analytics.CountGroups) does.
+// The raw log answers [ports.InteractionLog] with one pass over the
+// column-wise codes of the interactions (dims_blocks); [Rollups] answers
+// [ports.RollupStore] from daily rollups that every Append updates in the
+// same transaction as the raw rows, so the two paths can never disagree.
+// Both must answer exactly as the core reference (analytics.CountAnswer)
+// does, each answer from one committed state. The raw log is also the
+// [ports.InteractionFeed] the column index follows.
 package sqlstore
 
 import (
