@@ -54,3 +54,42 @@ func allowed(path string) bool {
 	}
 	return false
 }
+
+// TestAdaptersImportNoOtherAdapter enforces that adapters meet only
+// through ports: the non-test code of a package under adapters/ imports
+// no package of another adapter (a package may import its own adapter's
+// packages, as sqlstore/authsql imports sqlstore). apps/catsrv wires
+// them together.
+func TestAdaptersImportNoOtherAdapter(t *testing.T) {
+	const prefix = "github.com/catsrv/catsrv/adapters/"
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", "../adapters/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	adapter := func(path string) string { // the adapter's directory under adapters/
+		name, _, _ := strings.Cut(strings.TrimPrefix(path, prefix), "/")
+		return name
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	checked := 0
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, prefix) && adapter(imp) != adapter(p.ImportPath) {
+				t.Errorf("%s imports %s: adapters meet through ports only", p.ImportPath, imp)
+			}
+		}
+	}
+	if checked < 5 {
+		t.Fatalf("only %d packages listed: the check is not looking at adapters", checked)
+	}
+}

@@ -5,7 +5,7 @@
 // Mocks for isolating core logic are generated into ports/mocks with moq.
 package ports
 
-//go:generate go tool moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog RollupStore TopAggregator
+//go:generate go tool moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog RollupStore InteractionFeed
 
 import (
 	"context"
@@ -31,39 +31,19 @@ type CatDirectory interface {
 	Cats(ctx context.Context) ([]catconfig.Cat, error)
 }
 
-// Aggregator counts the api interactions of a selection. Implementations
-// must agree exactly with analytics.CountTotal and analytics.CountGroups.
+// Aggregator answers analytics queries over the api interactions, one
+// call per question. Implementations must agree exactly with
+// analytics.CountAnswer, the reference.
 type Aggregator interface {
-	// Total counts the interactions of the selection.
-	Total(ctx context.Context, s analytics.Selection) (int64, error)
-	// Groups counts the interactions of the selection per distinct
-	// (key, text) of the dimension, in no particular order.
-	Groups(ctx context.Context, s analytics.Selection, d analytics.Dimension) ([]analytics.Group, error)
-}
-
-// TopAggregator is an Aggregator that can also return only the first n
-// groups of a dimension, in analytics.SortGroups order: exactly the first
-// n entries that Groups, sorted, would give. The reporter uses it for the
-// question and answer lists of a query with a limit, so an adapter that
-// ranks cheaply need not materialize tens of thousands of groups the
-// response would drop. Adapters implement it optionally.
-type TopAggregator interface {
-	Aggregator
-	// TopGroups returns the first n (n > 0) groups of the selection for d.
-	TopGroups(ctx context.Context, s analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error)
-}
-
-// SnapshotAggregator is an Aggregator whose reads can be held to one
-// state of its rows: every call made with the context Snapshot returns,
-// until release, counts the same rows, so that a result assembled from
-// several calls never mixes counts from before a write with counts from
-// after it. The calls may not write through the same store meanwhile.
-// Adapters implement it optionally.
-type SnapshotAggregator interface {
-	Aggregator
-	// Snapshot returns the context to make the calls with, and release,
-	// which the caller must call once it has made them.
-	Snapshot(ctx context.Context) (pinned context.Context, release func())
+	// Answer counts the wanted parts of the query's answer, all from one
+	// state of the store's rows (an answer never counts part of a write
+	// committed while it was counted): the total under every filter and
+	// each wanted dimension's groups under every filter but its own
+	// (selective filtering, analytics.Query.SelectionFor). The question
+	// and answer lists of a query with a limit hold exactly its first
+	// q.Limit groups in analytics.SortGroups order; the other lists are in
+	// no particular order. Parts not wanted are left zero.
+	Answer(ctx context.Context, q analytics.Query, want analytics.Parts) (analytics.Counts, error)
 }
 
 // InteractionLog is the raw log of interactions: it stores them and counts
@@ -83,4 +63,27 @@ type InteractionLog interface {
 // rollups that every Append keeps in step.
 type RollupStore interface {
 	Aggregator
+}
+
+// FeedRow is one stored api interaction as an InteractionFeed reads it.
+// The byte slices are only valid during the callback that receives the
+// row.
+type FeedRow struct {
+	ID     int64 // increasing in commit order
+	Micros int64 // the time, in microseconds since the Unix epoch
+	Cat    []byte
+	Topic, Model, Persona,
+	QuestionID, Question,
+	AnswerID, Answer []byte
+}
+
+// InteractionFeed reads the api interactions stored after a high-water
+// mark: what a derived store (an in-process index) follows the log by.
+type InteractionFeed interface {
+	// ReadSince calls fn with every api interaction whose id is above
+	// after, in id order, and returns the highest id it passed to fn
+	// (after itself when none). It stops at fn's first error. Ids commit
+	// in increasing order, so a reader that remembers the last id it saw
+	// never misses a row.
+	ReadSince(ctx context.Context, after int64, fn func(*FeedRow) error) (int64, error)
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/catsrv/catsrv/ports/porttest"
 )
 
-// memLog is an in-memory interaction log that is also a colindex.Source:
+// memLog is an in-memory interaction log that is also a ports.InteractionFeed:
 // the reference memstore decides what is stored (validation, all or
 // nothing), and memLog numbers the stored rows as a database would.
 type memLog struct {
@@ -52,7 +52,7 @@ func (m *memLog) Append(ctx context.Context, in iter.Seq2[analytics.Interaction,
 	return n, nil
 }
 
-func (m *memLog) ReadSince(_ context.Context, after int64, fn func(*colindex.Row) error) (int64, error) {
+func (m *memLog) ReadSince(_ context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
 	m.mu.Lock()
 	rows := slices.Clone(m.rows)
 	m.mu.Unlock()
@@ -62,7 +62,7 @@ func (m *memLog) ReadSince(_ context.Context, after int64, fn func(*colindex.Row
 		if !i.Counted() {
 			continue
 		}
-		r := colindex.Row{ID: int64(k + 1), Micros: i.Time.UnixMicro(), Cat: []byte(i.Cat),
+		r := ports.FeedRow{ID: int64(k + 1), Micros: i.Time.UnixMicro(), Cat: []byte(i.Cat),
 			Topic: []byte(i.Topic), Model: []byte(i.Model), Persona: []byte(i.Persona),
 			QuestionID: []byte(i.QuestionID), Question: []byte(i.Question),
 			AnswerID: []byte(i.AnswerID), Answer: []byte(i.Answer)}
@@ -74,7 +74,7 @@ func (m *memLog) ReadSince(_ context.Context, after int64, fn func(*colindex.Row
 	return last, nil
 }
 
-func build(t *testing.T, src colindex.Source) *colindex.Index {
+func build(t *testing.T, src ports.InteractionFeed) *colindex.Index {
 	t.Helper()
 	idx, err := colindex.Build(t.Context(), src)
 	if err != nil {
@@ -128,14 +128,11 @@ func TestGroupsComeSorted(t *testing.T) {
 		for _, d := range analytics.Dimensions {
 			t.Run(fmt.Sprintf("round%d/%v", round, d), func(t *testing.T) {
 				sel := analytics.Selection{Cat: "c"}
-				got, err := idx.Groups(t.Context(), sel, d)
-				if err != nil {
-					t.Fatalf("Groups: %v", err)
-				}
+				got := answerOf(t, idx, sel, 0).Groups[d]
 				want := analytics.CountGroups(m.rows, sel, d)
 				analytics.SortGroups(want)
 				if !slices.Equal(got, want) {
-					t.Errorf("Groups(%v):\n got  %v\n want %v", d, got, want)
+					t.Errorf("list %v:\n got  %v\n want %v", d, got, want)
 				}
 			})
 		}
@@ -154,17 +151,17 @@ func TestRefreshSeesOtherWriters(t *testing.T) {
 		t.Fatalf("Append: %v", err)
 	}
 	sel := analytics.Selection{Cat: "c"}
-	if n, _ := idx.Total(t.Context(), sel); n != 0 {
+	if n := totalOf(t, idx, sel); n != 0 {
 		t.Fatalf("Total before Refresh = %d, want 0 (not yet seen)", n)
 	}
 	if err := idx.Refresh(t.Context()); err != nil {
 		t.Fatalf("Refresh: %v", err)
 	}
 	want := analytics.CountTotal(m.rows, sel)
-	if n, _ := idx.Total(t.Context(), sel); n != want {
+	if n := totalOf(t, idx, sel); n != want {
 		t.Errorf("Total after Refresh = %d, want %d", n, want)
 	}
-	if n, _ := build(t, m).Total(t.Context(), sel); n != want {
+	if n := totalOf(t, build(t, m), sel); n != want {
 		t.Errorf("Total of a rebuilt index = %d, want %d", n, want)
 	}
 	if rowsSeen, high := idx.Stats(); rowsSeen != int(want) || high != int64(len(m.rows)) {
@@ -188,7 +185,7 @@ func TestFollowCatchesUp(t *testing.T) {
 		t.Fatalf("Append: %v", err)
 	}
 	for {
-		if n, _ := idx.Total(t.Context(), analytics.Selection{Cat: "c"}); n == int64(len(rows)) {
+		if n := totalOf(t, idx, analytics.Selection{Cat: "c"}); n == int64(len(rows)) {
 			return
 		}
 		select {
@@ -223,12 +220,12 @@ func TestQueriesDuringRefresh(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := idx.Total(t.Context(), sel); err != nil {
-					t.Errorf("Total: %v", err)
+				if _, err := idx.Answer(t.Context(), queryOf(sel, 0), analytics.PartTotal); err != nil {
+					t.Errorf("Answer: %v", err)
 					return
 				}
-				if _, err := idx.Groups(t.Context(), sel, analytics.Question); err != nil {
-					t.Errorf("Groups: %v", err)
+				if _, err := idx.Answer(t.Context(), queryOf(sel, 0), analytics.AllParts); err != nil {
+					t.Errorf("Answer: %v", err)
 					return
 				}
 			}
@@ -241,17 +238,7 @@ func TestQueriesDuringRefresh(t *testing.T) {
 	}
 	close(done)
 	wg.Wait()
-	for _, d := range analytics.Dimensions {
-		got, err := idx.Groups(t.Context(), sel, d)
-		if err != nil {
-			t.Fatalf("Groups: %v", err)
-		}
-		want := analytics.CountGroups(m.rows, sel, d)
-		analytics.SortGroups(want)
-		if !slices.Equal(got, want) {
-			t.Errorf("Groups(%v) after concurrent appends differ from the reference", d)
-		}
-	}
+	expectAnswer(t, "after concurrent appends", idx, m.rows, sel, 0)
 }
 
 // TestSelectiveFilters covers the paths a selective question or answer
@@ -292,23 +279,11 @@ func TestSelectiveFilters(t *testing.T) {
 		for fn, f := range filters {
 			t.Run(rn+"/"+fn, func(t *testing.T) {
 				sel := analytics.Selection{Cat: "c", Range: rng, Filters: f}
-				total, err := idx.Total(t.Context(), sel)
-				if err != nil {
-					t.Fatalf("Total: %v", err)
+				if total, want := totalOf(t, idx, sel), analytics.CountTotal(m.rows, sel); total != want {
+					t.Errorf("total = %d, reference %d", total, want)
 				}
-				if want := analytics.CountTotal(m.rows, sel); total != want {
-					t.Errorf("Total = %d, reference %d", total, want)
-				}
-				for _, d := range analytics.Dimensions {
-					got, err := idx.Groups(t.Context(), sel, d)
-					if err != nil {
-						t.Fatalf("Groups: %v", err)
-					}
-					want := analytics.CountGroups(m.rows, sel, d)
-					analytics.SortGroups(want)
-					if !slices.Equal(got, want) {
-						t.Errorf("Groups(%v):\n got  %v\n want %v", d, got, want)
-					}
+				for _, limit := range []int{0, 2} {
+					expectAnswer(t, "answer", idx, m.rows, sel, limit)
 				}
 			})
 		}

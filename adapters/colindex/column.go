@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/catsrv/catsrv/ports"
+
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
@@ -93,7 +95,7 @@ func (c *catIndex) fold(d analytics.Dimension, counts []int64) []int64 {
 const lateBudget = 4
 
 // add codes the row and puts it at its place in time order.
-func (c *catIndex) add(r *Row) {
+func (c *catIndex) add(r *ports.FeedRow) {
 	topic := c.dicts[analytics.Topic].code(r.Topic, r.Topic)
 	model := c.dicts[analytics.Model].code(r.Model, r.Model)
 	persona := c.dicts[analytics.Persona].code(r.Persona, r.Persona)

@@ -19,16 +19,16 @@
 // (requests without question or answer filters, over whole days) and
 // per-code posting lists of questions and answers (a selective filter on
 // them; a code with one row keeps its position in place of a list).
-// When a result's lists would each read the same rows again, Total counts
-// them in the same pass as itself (or leaves the pass for the first list
-// that needs it) and keeps them, for a few seconds and only until the
-// rows change, for the Groups calls that follow (see pass.go, memo.go).
+// An answer (ports.Aggregator, one call per question) is counted under one
+// hold of the read lock; when its lists would each read the same rows
+// again, one pass counts them with the total (see pass.go).
 // A row older than its CAT's newest is inserted at its place, moving the
 // later rows and their postings by one; a late batch that would move more
 // rows than a sort costs is appended and the CAT sorted once.
 //
 // The index is a cache of the database, never the record: it is built
-// from the raw rows at start-up (so a restart rebuilds it), brought up to
+// from the raw rows at start-up, read through a ports.InteractionFeed
+// (so a restart rebuilds it), brought up to
 // date after every Append this process commits (see [Log]) and, for the
 // writes of other instances sharing the database, by polling the
 // interactions' ids above its high-water mark (see [Index.Follow]). Writers

@@ -4,6 +4,8 @@ import (
 	"hash/maphash"
 	"slices"
 
+	"github.com/catsrv/catsrv/ports"
+
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
@@ -119,7 +121,7 @@ func (cd *catDraft) prepareBulk() {
 }
 
 // add reads one row into the batch; cats are the index's CATs.
-func (b *batch) add(cats map[string]*catIndex, r *Row) {
+func (b *batch) add(cats map[string]*catIndex, r *ports.FeedRow) {
 	cd := b.cats[string(r.Cat)]
 	if cd == nil {
 		cd = &catDraft{c: cats[string(r.Cat)]}

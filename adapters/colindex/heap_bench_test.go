@@ -12,18 +12,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catsrv/catsrv/ports"
+
 	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
-// benchData is a Source shaped like the load benchmark's demo logs: rows
+// benchData is a ports.InteractionFeed shaped like the load benchmark's demo logs: rows
 // interactions over 365 days in two CATs, questions Zipf-distributed
 // (s = 1.1) over 10k texts plus 5% one-off questions with their own ids,
 // answers over 2k texts, 8 topics, 4 models, 5 personas, texts of 30–90
 // bytes and ids of "q-" or "a-" and 16 hex digits.
 type benchData struct{ rows int }
 
-func (s benchData) ReadSince(_ context.Context, after int64, fn func(*colindex.Row) error) (int64, error) {
+func (s benchData) ReadSince(_ context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
 	if after > 0 {
 		return after, nil
 	}
@@ -49,7 +51,7 @@ func (s benchData) ReadSince(_ context.Context, after int64, fn func(*colindex.R
 	}
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
 	step := int64(365*24*time.Hour/time.Microsecond) / int64(s.rows)
-	var row colindex.Row
+	var row ports.FeedRow
 	for k := range s.rows {
 		q := zipf.Uint64()
 		row.QuestionID, row.Question = questionIDs[q], questions[q]
@@ -143,8 +145,8 @@ func benchRows(b *testing.B) int {
 }
 
 // BenchmarkScaleQuery measures the load benchmark's query mixes on
-// /all_warehouse with limit=100 as the reporter asks them (the top 100
-// questions and answers through TopGroups), over demo-shaped rows: 1M by
+// /all_warehouse with limit=100 as the reporter asks them (one Answer,
+// the top 100 questions and answers ranked by the index), over demo-shaped rows: 1M by
 // default, COLINDEX_BENCH_ROWS to set another count (the mixes query one
 // of the two CATs, which holds half the rows).
 func BenchmarkScaleQuery(b *testing.B) {
@@ -201,23 +203,9 @@ func scaleIndex(b *testing.B) *colindex.Index {
 	return scaled.idx
 }
 
-// topResult assembles a query's result as the reporter does when it has
-// a limit: the question and answer lists through TopGroups.
+// topResult answers a query with a limit from the index in one call, as
+// the reporter does (the question and answer lists cut to the limit by
+// the index), and assembles the result.
 func topResult(ctx context.Context, idx *colindex.Index, q analytics.Query) (analytics.Result, error) {
-	c := analytics.Counts{Groups: map[analytics.Dimension][]analytics.Group{}}
-	var err error
-	if c.Total, err = idx.Total(ctx, q.Selection()); err != nil {
-		return analytics.Result{}, err
-	}
-	for _, d := range analytics.Dimensions {
-		if d == analytics.Question || d == analytics.Answer {
-			c.Groups[d], err = idx.TopGroups(ctx, q.SelectionFor(d), d, q.Limit)
-		} else {
-			c.Groups[d], err = idx.Groups(ctx, q.SelectionFor(d), d)
-		}
-		if err != nil {
-			return analytics.Result{}, err
-		}
-	}
-	return analytics.Assemble(c, q.Limit), nil
+	return result(ctx, idx, q)
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catsrv/catsrv/ports"
+
 	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/core/analytics"
 )
@@ -37,8 +39,8 @@ func BenchmarkApplyHold(b *testing.B) {
 					b.Fatal(err)
 				}
 				hold += h
-				if n, _ := idx.Total(b.Context(), analytics.Selection{Cat: "support"}); n != 900_000 {
-					b.Fatalf("Total = %d after the refresh, want 900000", n)
+				if c, _ := idx.Answer(b.Context(), analytics.Query{Cat: "support"}, analytics.PartTotal); c.Total != 900_000 {
+					b.Fatalf("total = %d after the refresh, want 900000", c.Total)
 				}
 			}
 			b.ReportMetric(float64(hold.Microseconds())/1000/float64(b.N), "hold-ms")
@@ -55,7 +57,7 @@ type growingSource struct {
 	grown      bool
 }
 
-func (s *growingSource) ReadSince(_ context.Context, after int64, fn func(*colindex.Row) error) (int64, error) {
+func (s *growingSource) ReadSince(_ context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
 	n := s.base
 	if s.grown {
 		n += s.more
@@ -66,7 +68,7 @@ func (s *growingSource) ReadSince(_ context.Context, after int64, fn func(*colin
 	zipf := rand.NewZipf(r, 1.1, 1, 9_999)
 	models := []string{"gpt-4o", "gpt-4o-mini", "claude-3-5-sonnet", "llama-3-70b"}
 	personas := []string{"customer", "agent", "developer", "admin"}
-	var row colindex.Row
+	var row ports.FeedRow
 	for k := int(after); k < n; k++ {
 		micros := benchStart.UnixMicro() + int64(k)*step
 		switch {
@@ -81,7 +83,7 @@ func (s *growingSource) ReadSince(_ context.Context, after int64, fn func(*colin
 		}
 		a := r.IntN(2000)
 		qi := analytics.Interaction{Question: q, Answer: "Answer " + strconv.Itoa(a)}.Normalize()
-		row = colindex.Row{ID: int64(k + 1), Micros: micros, Cat: []byte("support"),
+		row = ports.FeedRow{ID: int64(k + 1), Micros: micros, Cat: []byte("support"),
 			Topic: []byte("topic-" + strconv.Itoa(a%8)), Model: []byte(models[r.IntN(4)]), Persona: []byte(personas[r.IntN(4)]),
 			QuestionID: []byte(qi.QuestionID), Question: []byte(q), AnswerID: []byte(qi.AnswerID), Answer: []byte(qi.Answer)}
 		if err := fn(&row); err != nil {

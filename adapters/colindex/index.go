@@ -5,17 +5,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/catsrv/catsrv/adapters/internal/listmemo"
 	"github.com/catsrv/catsrv/core/errs"
 	"github.com/catsrv/catsrv/ports"
 )
 
-var _ ports.RollupStore = (*Index)(nil)
-
 // Index is the columnar index of one database's api interactions. Safe
 // for concurrent use: queries share a read lock, refreshes take turns.
 type Index struct {
-	src Source
+	src ports.InteractionFeed
 
 	refreshMu sync.Mutex // one refresh at a time: the only writer
 
@@ -23,14 +20,12 @@ type Index struct {
 	cats map[string]*catIndex
 	high int64 // the highest id applied
 	rows int
-	// memo keeps the lists of one-pass counts (see memo.go); its
-	// generation counts the changes to the rows.
-	memo *listmemo.Memo[*onePass]
 }
 
-// Build reads every api interaction from the source into a new index.
-func Build(ctx context.Context, src Source) (*Index, error) {
-	x := &Index{src: src, cats: map[string]*catIndex{}, memo: newPassMemo()}
+// Build reads every api interaction from the source (the database's
+// ports.InteractionFeed) into a new index.
+func Build(ctx context.Context, src ports.InteractionFeed) (*Index, error) {
+	x := &Index{src: src, cats: map[string]*catIndex{}}
 	if err := x.Refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -38,7 +33,6 @@ func Build(ctx context.Context, src Source) (*Index, error) {
 	for _, c := range x.cats {
 		c.trim()
 	}
-	x.changed()
 	x.mu.Unlock()
 	return x, nil
 }
@@ -69,7 +63,7 @@ func (x *Index) Refresh(ctx context.Context) error {
 // read reads the interactions stored since the last refresh into a batch.
 func (x *Index) read(ctx context.Context) (batch, error) {
 	b := batch{cats: map[string]*catDraft{}}
-	_, err := x.src.ReadSince(ctx, x.high, func(r *Row) error {
+	_, err := x.src.ReadSince(ctx, x.high, func(r *ports.FeedRow) error {
 		b.add(x.cats, r)
 		return nil
 	})
@@ -83,7 +77,6 @@ func (x *Index) apply(b *batch) {
 	b.apply(x.cats)
 	x.high = max(x.high, b.high)
 	x.rows += b.rows
-	x.changed()
 }
 
 // rank orders the entries the batch added to the dictionaries of CATs
@@ -117,39 +110,6 @@ func (x *Index) rank(b *batch) {
 	}
 }
 
-var _ ports.SnapshotAggregator = (*Index)(nil)
-
-// snapshotKey is the context key of a snapshot: its value is the index
-// whose read lock the snapshot holds.
-type snapshotKey struct{}
-
-// Snapshot holds the index's read lock until release, so that the calls
-// made with the returned context (which take no lock of their own) count
-// the same rows: a refresh waits until release to apply. Release soon:
-// every reader that comes after the waiting refresh waits too.
-func (x *Index) Snapshot(ctx context.Context) (context.Context, func()) {
-	x.mu.RLock()
-	var once sync.Once
-	return context.WithValue(ctx, snapshotKey{}, x), func() { once.Do(x.mu.RUnlock) }
-}
-
-// readLock takes the read lock for a query and returns its release; none
-// within a snapshot of the index, which holds it already (a second read
-// lock would wait for a refresh waiting for the snapshot).
-func (x *Index) readLock(ctx context.Context) func() {
-	if held, _ := ctx.Value(snapshotKey{}).(*Index); held == x {
-		return func() {}
-	}
-	x.mu.RLock()
-	return x.mu.RUnlock
-}
-
-// changed bumps the generation, under the write lock, after the rows
-// changed: no list counted before is served after.
-func (x *Index) changed() {
-	x.memo.Invalidate()
-}
-
 // sortUnsorted restores time order in the CATs that received older rows
 // than they held. Until then their queries check each row's time. Each
 // CAT is sorted into new storage without the write lock, then swapped in
@@ -164,7 +124,6 @@ func (x *Index) sortUnsorted() {
 		next.sortByTime(&c.totals)
 		x.mu.Lock()
 		c.catRows = next
-		x.changed()
 		x.mu.Unlock()
 	}
 }

@@ -2,7 +2,6 @@ package colindex_test
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -122,33 +121,11 @@ func withNew(rows []analytics.Interaction, tag string) []analytics.Interaction {
 	return rows
 }
 
-// checkAgainstReference compares Total, Groups and TopGroups with the
-// reference aggregation.
+// checkAgainstReference compares the index's answers, without a limit
+// and with a limit of 2, with the reference aggregation.
 func checkAgainstReference(t *testing.T, name string, idx *colindex.Index, rows []analytics.Interaction, sel analytics.Selection) {
 	t.Helper()
-	total, err := idx.Total(t.Context(), sel)
-	if err != nil {
-		t.Fatalf("%s: Total: %v", name, err)
-	}
-	if want := analytics.CountTotal(rows, sel); total != want {
-		t.Errorf("%s: Total = %d, reference %d", name, total, want)
-	}
-	for _, d := range analytics.Dimensions {
-		want := analytics.CountGroups(rows, sel, d)
-		analytics.SortGroups(want)
-		got, err := idx.Groups(t.Context(), sel, d)
-		if err != nil {
-			t.Fatalf("%s: Groups: %v", name, err)
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("%s: Groups(%v):\n got  %v\n want %v", name, d, got, want)
-		}
-		top, err := idx.TopGroups(t.Context(), sel, d, 2)
-		if err != nil {
-			t.Fatalf("%s: TopGroups: %v", name, err)
-		}
-		if !slices.Equal(top, want[:min(2, len(want))]) {
-			t.Errorf("%s: TopGroups(%v, 2):\n got  %v\n want %v", name, d, top, want[:min(2, len(want))])
-		}
+	for _, limit := range []int{0, 2} {
+		expectAnswer(t, name, idx, rows, sel, limit)
 	}
 }

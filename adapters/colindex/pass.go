@@ -7,12 +7,12 @@ import (
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
-// A result is six calls on one selection: Total, then each dimension's
-// list under every filter but its own. When those calls would each read
-// the same rows again, one pass counts them all: a row that fails no
-// filter counts in the total and every list, a row that fails exactly one
-// counts only in that filter's dimension's list, the others nowhere. The
-// lists wait in the index's memo (see memo.go) for the Groups calls.
+// An answer is a total under every filter and each dimension's list under
+// every filter but its own. When its lists would each read the same rows
+// again, one pass counts them all: a row that fails no filter counts in
+// the total and every list, a row that fails exactly one counts only in
+// that filter's dimension's list, the others nowhere (the rule
+// analytics.CountAnswer states over interactions).
 //
 // Per row the pass adds three counts, without a branch (the question
 // counts only for the rows that count there, see passRows): per combination
@@ -21,17 +21,13 @@ import (
 // lists), per question (rows passing the combination and answer filters)
 // and per answer (rows passing the combination and question filters).
 
-// onePass is the lists a pass counts for one selection, counted when
-// first asked for (or at once when Total reads the rows anyway).
+// onePass is the lists a pass counts for one answer.
 type onePass struct {
 	p    plan
-	gen  uint64 // the index's generation the plan was made in
 	want [dimensions]bool
-	// forTotal is set when Total takes its count from the pass.
+	// forTotal is set when the answer takes its total from the pass.
 	forTotal bool
 
-	mu    sync.Mutex
-	done  bool
 	total int64
 	lists [dimensions][]int64 // per code of the dimension, for want
 }
@@ -41,16 +37,17 @@ type onePass struct {
 // row where a list adds one.
 const passMinGain = 1.5
 
-// lazyMinLists is how many lists a pass Total does not count itself must
-// replace: measured at 10M rows, two lists counted apart (such as the
-// question and answer lists under a topic, model or persona filter, the
-// others being from the cube) take less time than their pass.
+// lazyMinLists is how many lists a pass that does not count the total
+// must replace: measured at 10M rows, two lists counted apart (such as
+// the question and answer lists under a topic, model or persona filter,
+// the others being from the cube) take less time than their pass.
 const lazyMinLists = 3
 
-// newPass returns the pass for a plan, or nil when one would not read
-// fewer rows than the calls it replaces (totalReads: the rows Total reads
-// itself, counted in the comparison only when Total runs the pass).
-func newPass(p plan, gen uint64, totalReads int) *onePass {
+// newPass returns the pass for a plan's wanted lists, or nil when one
+// would not read fewer rows than the counts it replaces (totalReads: the
+// rows the total reads itself, counted in the comparison only when the
+// pass counts the total).
+func newPass(p plan, wanted [dimensions]bool, totalReads int) *onePass {
 	if p.checkTime {
 		return nil
 	}
@@ -62,9 +59,12 @@ func newPass(p plan, gen uint64, totalReads int) *onePass {
 		}
 	}
 	rows := p.cat.at.len()
-	pass := &onePass{p: p, gen: gen}
-	reads, wanted := totalReads, 0
+	pass := &onePass{p: p}
+	reads, lists := totalReads, 0
 	for d := range analytics.Dimension(dimensions) {
+		if !wanted[d] {
+			continue
+		}
 		others := false
 		for o := range analytics.Dimension(dimensions) {
 			others = others || (o != d && p.allowBy[o] != nil)
@@ -84,37 +84,20 @@ func newPass(p plan, gen uint64, totalReads int) *onePass {
 			reads += passRows
 		}
 		pass.want[d] = true
-		wanted++
+		lists++
 	}
 	if float64(reads) < passMinGain*float64(passRows) || reads == totalReads {
 		return nil
 	}
-	if totalReads == 0 && wanted < lazyMinLists {
+	if totalReads == 0 && lists < lazyMinLists {
 		return nil
 	}
 	return pass
 }
 
-// run counts the pass unless it has been; the caller holds the index's
-// read lock and has checked the generation.
+// run counts the pass; the caller holds the index's read lock.
 func (s *onePass) run() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.done {
-		s.total, s.lists = s.p.countPass(s.want, s.forTotal)
-		s.done = true
-	}
-}
-
-// list returns the pass's counts of dimension d, counting them first if
-// no call has yet (see run); ok is false when the pass has no such list.
-// A list serves one call: the caller owns it.
-func (s *onePass) list(d analytics.Dimension) (counts []int64, ok bool) {
-	s.run()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	counts, s.lists[d] = s.lists[d], nil
-	return counts, counts != nil
+	s.total, s.lists = s.p.countPass(s.want, s.forTotal)
 }
 
 // passFilters are a pass's filters as bytes per code, 1 for the codes

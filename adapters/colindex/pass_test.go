@@ -4,22 +4,24 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/ports"
 )
 
-// rowSource is a Source over rows held in memory; rows can be added
+// rowSource is a ports.InteractionFeed over rows held in memory; rows can be added
 // between refreshes, as another writer would.
 type rowSource struct {
 	mu   sync.Mutex
-	rows []Row // row k has id k+1
+	rows []ports.FeedRow // row k has id k+1
 }
 
-func (s *rowSource) ReadSince(_ context.Context, after int64, fn func(*Row) error) (int64, error) {
+func (s *rowSource) ReadSince(_ context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
 	s.mu.Lock()
 	rows := slices.Clone(s.rows)
 	s.mu.Unlock()
@@ -47,7 +49,7 @@ func (s *rowSource) add(r *rand.Rand, n int) {
 			q = "q-0"
 		}
 		a := fmt.Sprintf("a-%d", r.IntN(20))
-		s.rows = append(s.rows, Row{
+		s.rows = append(s.rows, ports.FeedRow{
 			ID: int64(len(s.rows) + 1), Micros: passDay.Add(time.Duration(r.IntN(48*3600)) * time.Second).UnixMicro(),
 			Cat: []byte("c"), Topic: []byte(fmt.Sprintf("t%d", r.IntN(4))), Model: []byte(fmt.Sprintf("m%d", r.IntN(3))),
 			Persona: []byte(fmt.Sprintf("p%d", r.IntN(3))), QuestionID: []byte(q), Question: []byte("text of " + q),
@@ -57,7 +59,7 @@ func (s *rowSource) add(r *rand.Rand, n int) {
 }
 
 // passSelections are selections whose lists read the same rows, each
-// with whether Total should leave a pass in the memo.
+// with whether their whole answer should be counted in one pass.
 var passSelections = []struct {
 	name     string
 	sel      analytics.Selection
@@ -101,120 +103,109 @@ func buildFrom(t *testing.T, src *rowSource) *Index {
 	return idx
 }
 
-// listSelection is sel without d's own filter, as the reporter asks.
-func listSelection(sel analytics.Selection, d analytics.Dimension) analytics.Selection {
-	sel.Filters = sel.Filters.Without(d)
-	return sel
+// queryOf is the query of a selection, with a limit.
+func queryOf(sel analytics.Selection, limit int) analytics.Query {
+	return analytics.Query{Cat: sel.Cat, Range: sel.Range, Filters: sel.Filters, Limit: limit}
 }
 
-// checkLists asks idx for sel's result as the reporter does, with and
+// withoutPass answers the query as if no pass were worth it: the total
+// and each list counted alone.
+func withoutPass(x *Index, q analytics.Query) analytics.Counts {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	c := analytics.Counts{Groups: map[analytics.Dimension][]analytics.Group{}}
+	if p, ok := x.plan(q.Selection()); ok {
+		c.Total = p.total()
+	}
+	for _, d := range analytics.Dimensions {
+		c.Groups[d] = x.groups(q.SelectionFor(d), d, q.LimitOf(d))
+	}
+	return c
+}
+
+// checkLists asks idx for sel's answer, whole and part by part, with and
 // without limits on the question and answer lists, and compares it with
-// ref, an index whose memo is unused (ref's Total comes last).
-func checkLists(t *testing.T, idx, ref *Index, sel analytics.Selection) {
+// the answer counted without a pass.
+func checkLists(t *testing.T, idx *Index, sel analytics.Selection) {
 	t.Helper()
 	for _, limit := range []int{0, 3} {
-		total, err := idx.Total(t.Context(), sel)
-		if err != nil {
-			t.Fatalf("Total: %v", err)
+		q := queryOf(sel, limit)
+		want := withoutPass(idx, q)
+		got, _ := idx.answer(q, analytics.AllParts)
+		if got.Total != want.Total {
+			t.Errorf("total (limit %d) = %d, without a pass %d", limit, got.Total, want.Total)
 		}
 		for _, d := range analytics.Dimensions {
-			n := 0
-			if d == analytics.Question || d == analytics.Answer {
-				n = limit
+			if !slices.Equal(got.Groups[d], want.Groups[d]) {
+				t.Errorf("list %v (limit %d):\n got  %v\n want %v", d, limit, got.Groups[d], want.Groups[d])
 			}
-			got, err := idx.groups(t.Context(), listSelection(sel, d), d, n)
-			if err != nil {
-				t.Fatalf("groups: %v", err)
-			}
-			want, err := ref.groups(t.Context(), listSelection(sel, d), d, n)
-			if err != nil {
-				t.Fatalf("groups: %v", err)
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("groups(%v, limit %d):\n got  %v\n want %v", d, n, got, want)
+			one, _ := idx.answer(q, analytics.ListOf(d))
+			if !slices.Equal(one.Groups[d], want.Groups[d]) || one.Total != 0 || len(one.Groups) != 1 {
+				t.Errorf("list %v alone (limit %d):\n got  %+v\n want %v", d, limit, one, want.Groups[d])
 			}
 		}
-		if len(idx.memo.Values()) != 0 {
-			t.Errorf("the lists left %d memo entries unserved", len(idx.memo.Values()))
-		}
-		if len(ref.memo.Values()) != 0 {
-			t.Fatalf("the reference index used its memo")
-		}
-		want, err := ref.Total(t.Context(), sel)
-		if err != nil {
-			t.Fatalf("Total: %v", err)
-		}
-		ref.memo.Invalidate()
-		if total != want {
-			t.Errorf("Total = %d, without the memo %d", total, want)
+		if one, _ := idx.answer(q, analytics.PartTotal); one.Total != want.Total || len(one.Groups) != 0 {
+			t.Errorf("total alone (limit %d): %+v, want %d", limit, one, want.Total)
 		}
 	}
 }
 
 // TestPassListsEqualGroups checks that the lists one pass counts equal
-// those Groups and TopGroups count alone, for filtered selections, over
-// enough rows that the pass splits them.
+// those counted alone, for filtered selections, over enough rows that
+// the pass splits them.
 func TestPassListsEqualGroups(t *testing.T) {
 	src := &rowSource{}
 	src.add(rand.New(rand.NewPCG(5, 6)), 2*parallelMin+1000)
-	idx, ref := buildFrom(t, src), buildFrom(t, src)
+	idx := buildFrom(t, src)
 	for _, tc := range passSelections {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := idx.Total(t.Context(), tc.sel); err != nil {
-				t.Fatalf("Total: %v", err)
+			if _, pass := idx.answer(queryOf(tc.sel, 0), analytics.AllParts); (pass != nil) != tc.wantPass {
+				t.Fatalf("counted in one pass: %v, want %v", pass != nil, tc.wantPass)
 			}
-			if got := len(idx.memo.Values()) > 0; got != tc.wantPass {
-				t.Fatalf("a pass kept: %v, want %v", got, tc.wantPass)
-			}
-			idx.memo.Invalidate()
-			checkLists(t, idx, ref, tc.sel)
+			checkLists(t, idx, tc.sel)
 		})
 	}
 }
 
-// TestPassNotServedAfterRefresh: lists a pass counted (or was to count)
-// before a refresh applied rows are not served after it.
-func TestPassNotServedAfterRefresh(t *testing.T) {
+// TestAnswerCountsOneState: an answer counted while a refresh applies
+// rows is wholly the answer from before the refresh or wholly the one
+// from after it, never a mix of their parts.
+func TestAnswerCountsOneState(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, tc := range passSelections {
-		if !tc.wantPass {
-			continue
-		}
-		for _, counted := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/counted %v", tc.name, counted), func(t *testing.T) {
-				src := &rowSource{}
-				src.add(r, 5000)
-				idx := buildFrom(t, src)
-				if _, err := idx.Total(t.Context(), tc.sel); err != nil {
-					t.Fatalf("Total: %v", err)
-				}
-				if len(idx.memo.Values()) == 0 {
-					t.Fatalf("Total kept no pass")
-				}
-				if counted {
-					for _, pass := range idx.memo.Values() {
-						pass.run()
-					}
-				}
-				src.add(r, 3000)
-				if err := idx.Refresh(t.Context()); err != nil {
-					t.Fatalf("Refresh: %v", err)
-				}
-				ref := buildFrom(t, src)
-				for _, d := range analytics.Dimensions {
-					got, err := idx.Groups(t.Context(), listSelection(tc.sel, d), d)
+		t.Run(tc.name, func(t *testing.T) {
+			src := &rowSource{}
+			src.add(r, 5000)
+			idx := buildFrom(t, src)
+			q := queryOf(tc.sel, 3)
+			before, _ := buildFrom(t, src).answer(q, analytics.AllParts)
+			src.add(r, 3000)
+			after, _ := buildFrom(t, src).answer(q, analytics.AllParts)
+			if reflect.DeepEqual(before, after) {
+				t.Fatalf("the added rows change nothing in the answer: no test")
+			}
+			done := make(chan error)
+			go func() { done <- idx.Refresh(context.Background()) }()
+			for refreshed := false; !refreshed; {
+				select {
+				case err := <-done:
 					if err != nil {
-						t.Fatalf("Groups: %v", err)
+						t.Fatalf("Refresh: %v", err)
 					}
-					want, err := ref.Groups(t.Context(), listSelection(tc.sel, d), d)
-					if err != nil {
-						t.Fatalf("Groups: %v", err)
-					}
-					if !slices.Equal(got, want) {
-						t.Errorf("Groups(%v) after the refresh:\n got  %v\n want %v", d, got, want)
-					}
+					refreshed = true
+				default:
 				}
-			})
-		}
+				got, err := idx.Answer(t.Context(), q, analytics.AllParts)
+				if err != nil {
+					t.Fatalf("Answer: %v", err)
+				}
+				if !reflect.DeepEqual(got, before) && !reflect.DeepEqual(got, after) {
+					t.Fatalf("an answer mixes states:\n got    %+v\n before %+v\n after  %+v", got, before, after)
+				}
+			}
+			if got, _ := idx.Answer(t.Context(), q, analytics.AllParts); !reflect.DeepEqual(got, after) {
+				t.Errorf("after the refresh:\n got  %+v\n want %+v", got, after)
+			}
+		})
 	}
 }

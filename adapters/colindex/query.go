@@ -8,88 +8,109 @@ import (
 	"time"
 
 	"github.com/catsrv/catsrv/core/analytics"
-	"github.com/catsrv/catsrv/core/errs"
+	"github.com/catsrv/catsrv/ports"
 )
 
 // parallelMin is the fewest rows per goroutine worth splitting a count for.
 const parallelMin = 65536
 
-// Total counts the selection's interactions.
-func (x *Index) Total(ctx context.Context, sel analytics.Selection) (int64, error) {
-	defer x.readLock(ctx)()
-	p, ok := x.plan(sel)
-	if !ok {
-		return 0, nil
+var _ ports.RollupStore = (*Index)(nil)
+
+// Answer counts the wanted parts of the query's answer, all under one hold
+// of the read lock, so that one answer counts one state of the index: a
+// refresh applies before or after it, never between its parts. When the
+// lists would each read the same rows again, one pass counts them with the
+// total (see pass.go); the others come from the shortcuts (running totals,
+// the cube, postings) or a count of their own.
+func (x *Index) Answer(_ context.Context, q analytics.Query, want analytics.Parts) (analytics.Counts, error) {
+	out, _ := x.answer(q, want)
+	return out, nil
+}
+
+// answer is Answer, also returning the pass it counted, if any.
+func (x *Index) answer(q analytics.Query, want analytics.Parts) (analytics.Counts, *onePass) {
+	out := analytics.Counts{Groups: map[analytics.Dimension][]analytics.Group{}}
+	if want == 0 {
+		return out, nil
 	}
-	var total int64
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	lists := want.Lists()
+	p, ok := x.plan(q.Selection())
+	var pass *onePass
+	if ok {
+		counted := false
+		if want.Has(analytics.PartTotal) && p.totalScans() {
+			// Count the lists in the total's pass if they read the rows too.
+			if pass = newPass(p, lists, p.hi-p.lo); pass != nil {
+				pass.forTotal = true
+				pass.run()
+				out.Total, counted = pass.total, true
+			}
+		}
+		if want.Has(analytics.PartTotal) && !counted {
+			out.Total = p.total()
+		}
+		if pass == nil {
+			// The total read few rows or none: a pass of the lists alone.
+			if pass = newPass(p, lists, 0); pass != nil {
+				pass.run()
+			}
+		}
+	}
+	for _, d := range analytics.Dimensions {
+		if !lists[d] {
+			continue
+		}
+		if pass != nil && pass.want[d] {
+			out.Groups[d] = p.cat.dicts[d].sortedGroups(pass.lists[d], q.LimitOf(d))
+			continue
+		}
+		out.Groups[d] = x.groups(q.SelectionFor(d), d, q.LimitOf(d))
+	}
+	return out, pass
+}
+
+// totalScans reports whether the plan's total reads its rows one by one
+// (no running total, cube or postings answers it).
+func (p plan) totalScans() bool {
+	return len(p.filters) > 0 && !p.checkTime && !p.usesCube() && p.postings == nil
+}
+
+// total counts the plan's rows.
+func (p plan) total() int64 {
 	switch {
 	case len(p.filters) == 0 && !p.checkTime:
-		total = int64(p.hi - p.lo)
+		return int64(p.hi - p.lo)
 	case p.usesCube():
-		total = p.fromCube(-1, nil)
-	case p.postings == nil && !p.checkTime:
-		// A scan: count the lists in the same pass if they read the rows too.
-		if pass := newPass(p, x.memo.Generation(), p.hi-p.lo); pass != nil {
-			pass.forTotal = true
-			pass.run()
-			x.putPass(sel, pass)
-			return pass.total, nil
-		}
-		fallthrough
-	default:
-		for _, n := range p.run(nil, 0) {
-			total += n[0]
-		}
+		return p.fromCube(-1, nil)
 	}
-	// Total read few rows or none: the lists' pass waits for them.
-	if pass := newPass(p, x.memo.Generation(), 0); pass != nil {
-		x.putPass(sel, pass)
+	var total int64
+	for _, n := range p.run(nil, 0) {
+		total += n[0]
 	}
-	return total, nil
+	return total
 }
 
-// Groups counts the selection's interactions per distinct key and text of
-// the dimension.
-func (x *Index) Groups(ctx context.Context, sel analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
-	return x.groups(ctx, sel, d, 0)
-}
-
-// TopGroups returns the first n groups of Groups in analytics.SortGroups
-// order, without building the others (ports.TopAggregator).
-func (x *Index) TopGroups(ctx context.Context, sel analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error) {
-	if n < 1 {
-		return nil, errs.New(errs.KindInvalid, "top groups need n > 0, not %d", n)
-	}
-	return x.groups(ctx, sel, d, n)
-}
-
-// groups counts per group and returns the first limit groups in
-// SortGroups order, all of them when limit is 0.
-func (x *Index) groups(ctx context.Context, sel analytics.Selection, d analytics.Dimension, limit int) ([]analytics.Group, error) {
-	if d < 0 || d >= dimensions {
-		return nil, errs.New(errs.KindInvalid, "unknown dimension %d", int(d))
-	}
-	defer x.readLock(ctx)()
-	if pass, ok := x.memo.Take(memoKey(sel, d)); ok {
-		if counts, ok := pass.list(d); ok {
-			return pass.p.cat.dicts[d].sortedGroups(counts, limit), nil
-		}
-	}
+// groups counts the selection's rows per group of the dimension and
+// returns the first limit groups in SortGroups order, all of them when
+// limit is 0. The caller holds the read lock.
+func (x *Index) groups(sel analytics.Selection, d analytics.Dimension, limit int) []analytics.Group {
 	p, ok := x.plan(sel)
 	if !ok {
-		return nil, nil
+		return nil
 	}
 	dict := &p.cat.dicts[d]
 	col, size := p.cat.column(d)
 	rows := col.len()
 	unfiltered := len(p.filters) == 0 && !p.checkTime
 	if unfiltered && p.lo == 0 && p.hi == rows {
-		return dict.sortedGroups(slices.Clone(p.cat.totals[d]), limit), nil
+		return dict.sortedGroups(slices.Clone(p.cat.totals[d]), limit)
 	}
 	if own := slices.Index(cubeDims[:], d); own >= 0 && p.usesCube() {
 		counts := make([]int64, dict.len())
 		p.fromCube(own, counts)
-		return dict.sortedGroups(counts, limit), nil
+		return dict.sortedGroups(counts, limit)
 	}
 	if unfiltered && rows-(p.hi-p.lo) < p.hi-p.lo {
 		// Most of the CAT: count the rows outside the range and take them
@@ -103,9 +124,9 @@ func (x *Index) groups(ctx context.Context, sel analytics.Selection, d analytics
 				counts[code] -= n
 			}
 		}
-		return dict.sortedGroups(counts, limit), nil
+		return dict.sortedGroups(counts, limit)
 	}
-	return dict.sortedGroups(p.cat.fold(d, sum(p.run(col, size))), limit), nil
+	return dict.sortedGroups(p.cat.fold(d, sum(p.run(col, size))), limit)
 }
 
 // sum adds the parts' counts into the first part.

@@ -6,29 +6,30 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/catsrv/catsrv/ports"
 
 	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
-// pausingSource is a Source that, once armed, stops in the middle of its
+// pausingSource is a ports.InteractionFeed that, once armed, stops in the middle of its
 // next ReadSince, after pauseAt rows, until resume is closed: a refresh
 // caught between two of the rows one SQL snapshot returned.
 type pausingSource struct {
-	colindex.Source
+	ports.InteractionFeed
 	pauseAt int
 	armed   atomic.Bool
 	paused  chan struct{} // closed when the read has stopped
 	resume  chan struct{} // closed by the test to let it go on
 }
 
-func (s *pausingSource) ReadSince(ctx context.Context, after int64, fn func(*colindex.Row) error) (int64, error) {
+func (s *pausingSource) ReadSince(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
 	if !s.armed.CompareAndSwap(true, false) {
-		return s.Source.ReadSince(ctx, after, fn)
+		return s.InteractionFeed.ReadSince(ctx, after, fn)
 	}
 	n := 0
-	return s.Source.ReadSince(ctx, after, func(r *colindex.Row) error {
+	return s.InteractionFeed.ReadSince(ctx, after, func(r *ports.FeedRow) error {
 		if n == s.pauseAt {
 			close(s.paused)
 			<-s.resume
@@ -51,18 +52,18 @@ func (c counts) values() []int64 { return append(c.totals[:], c.groups[:]...) }
 func observe(ctx context.Context, t *testing.T, idx *colindex.Index, cats [2]string) counts {
 	var c counts
 	for k, cat := range cats {
-		n, err := idx.Total(ctx, analytics.Selection{Cat: cat})
+		a, err := idx.Answer(ctx, analytics.Query{Cat: cat}, analytics.PartTotal)
 		if err != nil {
-			t.Errorf("Total: %v", err)
+			t.Errorf("Answer: %v", err)
 		}
-		c.totals[k] = n
+		c.totals[k] = a.Total
+	}
+	a, err := idx.Answer(ctx, analytics.Query{Cat: cats[0]}, analytics.AllParts)
+	if err != nil {
+		t.Errorf("Answer: %v", err)
 	}
 	for k, d := range analytics.Dimensions {
-		groups, err := idx.Groups(ctx, analytics.Selection{Cat: cats[0]}, d)
-		if err != nil {
-			t.Errorf("Groups: %v", err)
-		}
-		for _, g := range groups {
+		for _, g := range a.Groups[d] {
 			c.groups[k] += g.Count
 		}
 	}
@@ -82,7 +83,7 @@ func TestRefreshIsAtomic(t *testing.T) {
 	if _, err := m.Append(ctx, analytics.Each(tiedLog(r, 1000))); err != nil {
 		t.Fatalf("Append: %v", err)
 	}
-	src := &pausingSource{Source: m, pauseAt: 5000, paused: make(chan struct{}), resume: make(chan struct{})}
+	src := &pausingSource{InteractionFeed: m, pauseAt: 5000, paused: make(chan struct{}), resume: make(chan struct{})}
 	idx := build(t, src)
 	cats := [2]string{"c", "new"}
 	before := observe(ctx, t, idx, cats)
@@ -158,68 +159,4 @@ func TestRefreshIsAtomic(t *testing.T) {
 		}
 	}
 	t.Logf("reader observations (query: value: times): %v", seen)
-}
-
-// readDone is a Source that reports when a read has returned.
-type readDone struct {
-	colindex.Source
-	done chan struct{}
-}
-
-func (s readDone) ReadSince(ctx context.Context, after int64, fn func(*colindex.Row) error) (int64, error) {
-	defer func() {
-		select {
-		case s.done <- struct{}{}:
-		default:
-		}
-	}()
-	return s.Source.ReadSince(ctx, after, fn)
-}
-
-// TestSnapshotHoldsOneState: the calls made with a snapshot's context
-// (the six of one /all_warehouse result) count the rows as they were
-// when it was taken, while a refresh that has read new rows waits to
-// apply them, and they do not wait for that refresh (a read lock taken
-// again behind a waiting writer would). After release, the refresh
-// applies and the counts are the new ones.
-func TestSnapshotHoldsOneState(t *testing.T) {
-	ctx := t.Context()
-	m := newMemLog()
-	r := rand.New(rand.NewPCG(17, 18))
-	if _, err := m.Append(ctx, analytics.Each(tiedLog(r, 300))); err != nil {
-		t.Fatalf("Append: %v", err)
-	}
-	src := readDone{Source: m, done: make(chan struct{}, 1)}
-	idx := build(t, src)
-	<-src.done
-	cats := [2]string{"c", "new"}
-	before := observe(ctx, t, idx, cats)
-
-	pinned, release := idx.Snapshot(ctx)
-	more := tiedLog(r, 200)
-	if _, err := m.Append(ctx, analytics.Each(more)); err != nil {
-		t.Fatalf("Append: %v", err)
-	}
-	refreshed := make(chan error, 1)
-	go func() { refreshed <- idx.Refresh(ctx) }()
-	<-src.done                        // the refresh has read the rows: it goes on to wait for the write lock
-	time.Sleep(20 * time.Millisecond) // (most likely waiting by now)
-	for range 3 {
-		if got := observe(pinned, t, idx, cats); got != before {
-			t.Fatalf("within the snapshot: %+v, want the counts it was taken with %+v", got, before)
-		}
-	}
-	select {
-	case err := <-refreshed:
-		t.Fatalf("the refresh applied within the snapshot (%v)", err)
-	default:
-	}
-	release()
-	release() // a second release does nothing
-	if err := <-refreshed; err != nil {
-		t.Fatalf("Refresh: %v", err)
-	}
-	if got := observe(ctx, t, idx, cats); got.totals[0] != 500 {
-		t.Errorf("after release and the refresh: %+v, want a total of 500", got)
-	}
 }

@@ -44,10 +44,11 @@ func TestChatFeedsAnalytics(t *testing.T) {
 		t.Fatalf("conversation = %+v %+v, %v", c, msgs, err)
 	}
 	sel := analytics.Selection{Cat: "demo", Range: analytics.Range{Start: t0.Add(-time.Hour), End: t0.Add(time.Hour)}}
-	groups, err := log.Groups(t.Context(), sel, analytics.Topic)
+	answer, err := log.Answer(t.Context(), analytics.Query{Cat: sel.Cat, Range: sel.Range}, analytics.ListOf(analytics.Topic))
 	if err != nil {
 		t.Fatal(err)
 	}
+	groups := answer.Groups[analytics.Topic]
 	want := analytics.CountGroups([]analytics.Interaction{
 		{Time: t0, Cat: "demo", EventKind: "api", Topic: "general"},
 		{Time: t0, Cat: "demo", EventKind: "api", Topic: "philosophy"},

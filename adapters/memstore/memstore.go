@@ -46,16 +46,11 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 	return len(batch), nil
 }
 
-// Total counts the interactions of the selection.
-func (s *Store) Total(_ context.Context, sel analytics.Selection) (int64, error) {
+// Answer counts the wanted parts of the query's answer with the core's
+// reference, analytics.CountAnswer, under one read lock: one answer sees
+// one state of the interactions.
+func (s *Store) Answer(_ context.Context, q analytics.Query, want analytics.Parts) (analytics.Counts, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return analytics.CountTotal(s.interactions, sel), nil
-}
-
-// Groups counts the interactions of the selection per key and text of d.
-func (s *Store) Groups(_ context.Context, sel analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return analytics.CountGroups(s.interactions, sel, d), nil
+	return analytics.CountAnswer(s.interactions, q, want), nil
 }

@@ -112,7 +112,6 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 		return 0, internal(err)
 	}
 	committed = true
-	s.memo.Invalidate()
 	return n, nil
 }
 

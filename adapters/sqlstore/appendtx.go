@@ -54,7 +54,6 @@ func (s *Store) WriteTx(ctx context.Context, fn func(ctx context.Context, tx bun
 	for attempt := 1; ; attempt++ {
 		err := s.writeTxOnce(ctx, s.db, fn)
 		if err == nil {
-			s.memo.Invalidate()
 			return nil
 		}
 		if attempt == retryAttempts || !retryable(err) || ctx.Err() != nil || !sleep(ctx, backoff(attempt)) {
@@ -93,11 +92,7 @@ func (s *Store) writeTxSQLite(ctx context.Context, fn func(ctx context.Context, 
 			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 	}()
-	if err := s.writeTxOnce(ctx, conn, fn); err != nil {
-		return err
-	}
-	s.memo.Invalidate()
-	return nil
+	return s.writeTxOnce(ctx, conn, fn)
 }
 
 // takeTurn waits for this process's SQLite writer turn, or for ctx.

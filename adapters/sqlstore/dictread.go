@@ -57,7 +57,7 @@ type describedEntry struct {
 }
 
 // describe returns the key and text of each code.
-func (s *Store) describe(ctx context.Context, d analytics.Dimension, codes []uint64) (map[uint64]describedEntry, error) {
+func (s *Store) describe(ctx context.Context, q queryer, d analytics.Dimension, codes []uint64) (map[uint64]describedEntry, error) {
 	out := make(map[uint64]describedEntry, len(codes))
 	if len(codes) == 0 {
 		return out, nil
@@ -82,7 +82,7 @@ func (s *Store) describe(ctx context.Context, d analytics.Dimension, codes []uin
 		}
 		list = string(b)
 	}
-	rows, err := s.db.DB.QueryContext(ctx, query, list)
+	rows, err := q.QueryContext(ctx, query, list)
 	if err != nil {
 		return nil, internal(err)
 	}

@@ -265,7 +265,7 @@ func TestBlocksSpanAppends(t *testing.T) {
 			}
 			within := analytics.Selection{Cat: "alpha", Range: analytics.Range{
 				Start: day0.Add(3 * time.Hour), End: day0.Add(17*time.Hour + time.Microsecond)}}
-			got, err := s.Total(t.Context(), within)
+			got, err := totalOf(t.Context(), s, within)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -33,11 +33,11 @@ func oneTurn(s *sqlstore.Store, runs *atomic.Int32) func(ctx context.Context, tx
 func stored(t *testing.T, s *sqlstore.Store) (raw, rolled int64) {
 	t.Helper()
 	sel := analytics.Selection{Cat: "alpha", Range: analytics.Range{Start: day0, End: day0.Add(72 * time.Hour)}}
-	raw, err := s.Total(t.Context(), sel)
+	raw, err := totalOf(t.Context(), s, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rolled, err = s.Rollups().Total(t.Context(), sel); err != nil {
+	if rolled, err = totalOf(t.Context(), s.Rollups(), sel); err != nil {
 		t.Fatal(err)
 	}
 	return raw, rolled

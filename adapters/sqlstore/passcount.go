@@ -3,8 +3,6 @@ package sqlstore
 import (
 	"context"
 	"math/bits"
-
-	"github.com/catsrv/catsrv/core/analytics"
 )
 
 // A pass counts hundreds of thousands of rows per request, five codes
@@ -159,10 +157,9 @@ func (s *Store) maxCodes(ctx context.Context, q queryer) ([dimsCodes]uint64, err
 	return out, nil
 }
 
-// passOutcome is a finished pass: the total, each dimension's counts
-// under every filter but its own, and the codes of each filter.
+// passOutcome is a finished pass: the total and each dimension's counts
+// under every filter but its own.
 type passOutcome struct {
-	total   int64
-	lists   [dimsCodes]codeCounts
-	filters map[analytics.Dimension]map[uint64]struct{}
+	total int64
+	lists [dimsCodes]codeCounts
 }

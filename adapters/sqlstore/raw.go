@@ -7,122 +7,88 @@ import (
 	"slices"
 
 	"github.com/catsrv/catsrv/core/analytics"
-	"github.com/catsrv/catsrv/core/errs"
 	"github.com/catsrv/catsrv/ports"
 )
 
-var _ ports.TopAggregator = (*Store)(nil)
+var _ ports.InteractionLog = (*Store)(nil)
 
-// total counts the selection's interactions in the raw log. It counts
-// every dimension's list of the same request in the same pass and keeps
-// them for the Groups calls that follow (see onePass).
-func (s *Store) total(ctx context.Context, sel analytics.Selection) (int64, error) {
-	if err := checkMicrosecond(sel.Range); err != nil {
-		return 0, err
+// answer counts the wanted parts of the query's answer in the raw log: one
+// pass over the range's rows counts the total and every list (see
+// onePass), in read transactions of one committed state, and only the
+// codes the answer returns are looked up in the dictionaries, in the
+// same state.
+func (s *Store) answer(ctx context.Context, q analytics.Query, want analytics.Parts) (analytics.Counts, error) {
+	out := analytics.Counts{Groups: map[analytics.Dimension][]analytics.Group{}}
+	if err := checkMicrosecond(q.Range); err != nil {
+		return out, err
 	}
-	n := newSelection(sel)
-	if n.empty {
-		return 0, nil
+	if want == 0 || analytics.CheckText("cat", q.Cat) != nil {
+		return out, nil
 	}
-	gen := s.memo.Generation()
-	t, err := s.onePass(ctx, n)
+	snap, err := s.openSnapshot(ctx)
 	if err != nil {
-		return 0, err
+		return out, err
+	}
+	defer snap.close()
+	if err := s.passAnswer(ctx, snap, q, want, &out); err != nil {
+		return analytics.Counts{}, err
+	}
+	return out, nil
+}
+
+// passAnswer counts the wanted parts of the query's answer in one pass in
+// the snapshot's state, into out.
+func (s *Store) passAnswer(ctx context.Context, snap *passSnapshot, q analytics.Query, want analytics.Parts, out *analytics.Counts) error {
+	t, err := s.onePass(ctx, snap, newSelection(q.Selection()))
+	if err != nil {
+		return err
+	}
+	if want.Has(analytics.PartTotal) {
+		out.Total = t.total
 	}
 	for _, d := range analytics.Dimensions {
-		s.memo.Put(memoKey(n.withoutFilter(d), d), t.lists[d], gen)
+		if !want.Has(analytics.ListOf(d)) {
+			continue
+		}
+		if out.Groups[d], err = s.listOf(ctx, snap.own(), d, t.lists[d], q.LimitOf(d)); err != nil {
+			return err
+		}
 	}
-	return t.total, nil
+	return nil
 }
 
-// groups counts the selection's interactions in the raw log per distinct
-// key and text of the dimension.
-func (s *Store) groups(ctx context.Context, sel analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
-	counts, err := s.dimensionCounts(ctx, sel, d)
-	if err != nil || len(counts) == 0 {
-		return nil, err
+// listOf turns a list's counts per code into its groups: all of them in
+// no particular order when limit is 0, otherwise the first limit in
+// analytics.SortGroups order, of which only the codes that can be among
+// them (the limit highest counts and every code tied with the last) are
+// looked up in the dictionary.
+func (s *Store) listOf(ctx context.Context, q queryer, d analytics.Dimension, counts codeCounts, limit int) ([]analytics.Group, error) {
+	if len(counts) == 0 {
+		return nil, nil
 	}
 	codes := make([]uint64, 0, len(counts))
 	for code := range counts {
 		codes = append(codes, code)
 	}
-	return s.groupsOf(ctx, d, codes, counts)
-}
-
-// topGroups returns the first n groups of the dimension in
-// analytics.SortGroups order. Only the codes that can be among them (the
-// n highest counts and every code tied with the last) are looked up in the
-// dictionary.
-func (s *Store) topGroups(ctx context.Context, sel analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error) {
-	counts, err := s.dimensionCounts(ctx, sel, d)
-	if err != nil || len(counts) == 0 {
-		return nil, err
-	}
-	codes := make([]uint64, 0, len(counts))
-	for code := range counts {
-		codes = append(codes, code)
-	}
-	if n < len(codes) {
+	if limit > 0 && limit < len(codes) {
 		slices.SortFunc(codes, func(a, b uint64) int { return cmp.Compare(counts[b], counts[a]) })
-		last := counts[codes[n-1]]
-		cut := n
+		last := counts[codes[limit-1]]
+		cut := limit
 		for cut < len(codes) && counts[codes[cut]] == last {
 			cut++
 		}
 		codes = codes[:cut]
 	}
-	groups, err := s.groupsOf(ctx, d, codes, counts)
+	groups, err := s.groupsOf(ctx, q, d, codes, counts)
 	if err != nil {
 		return nil, err
 	}
-	analytics.SortGroups(groups)
-	return groups[:min(n, len(groups))], nil
-}
-
-// dimensionCounts returns the selection's counts per code of the
-// dimension: the list a Total of the same request left, or a pass of its
-// own. A pass counts a dimension under every filter but its own, so its
-// own filter is applied to the codes afterwards.
-func (s *Store) dimensionCounts(ctx context.Context, sel analytics.Selection, d analytics.Dimension) (codeCounts, error) {
-	if err := checkMicrosecond(sel.Range); err != nil {
-		return nil, err
-	}
-	if int(d) < 0 || int(d) >= dimsCodes {
-		return nil, errs.New(errs.KindInvalid, "unknown dimension %d", int(d))
-	}
-	n := newSelection(sel)
-	if n.empty {
-		return nil, nil
-	}
-	if counts, ok := s.memo.Take(memoKey(n, d)); ok {
-		return counts, nil
-	}
-	gen := s.memo.Generation()
-	t, err := s.onePass(ctx, n)
-	if err != nil {
-		return nil, err
-	}
-	// The pass counted the other dimensions' lists of the same request
-	// too: keep them as Total would.
-	for _, other := range analytics.Dimensions {
-		if other != d {
-			s.memo.Put(memoKey(n.withoutFilter(other), other), t.lists[other], gen)
-		}
-	}
-	counts := t.lists[d]
-	if wanted, ok := t.filters[d]; ok {
-		for code := range counts {
-			if _, keep := wanted[code]; !keep {
-				delete(counts, code)
-			}
-		}
-	}
-	return counts, nil
+	return analytics.Top(groups, limit), nil
 }
 
 // groupsOf looks the codes up and returns their groups.
-func (s *Store) groupsOf(ctx context.Context, d analytics.Dimension, codes []uint64, counts codeCounts) ([]analytics.Group, error) {
-	entries, err := s.describe(ctx, d, codes)
+func (s *Store) groupsOf(ctx context.Context, q queryer, d analytics.Dimension, codes []uint64, counts codeCounts) ([]analytics.Group, error) {
+	entries, err := s.describe(ctx, q, d, codes)
 	if err != nil {
 		return nil, err
 	}

@@ -13,19 +13,19 @@ import (
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
-// The raw path counts a whole request in one pass over its rows.
+// The raw path counts a whole answer in one pass over its rows.
 //
-// A result is asked for as six calls: Total under every filter, then the
-// groups of each dimension under every filter but its own. Instead of six
-// GROUP BY queries over texts, Total reads the rows' dictionary codes once
-// (dims_blocks, see blocks.go) and counts all six in Go: a row that fails no filter
-// counts in the total and in every list, a row that fails exactly one
-// filter counts only in that filter's own list, any other row counts
-// nowhere. Only the codes that were counted are then looked up in the
-// dictionaries. Total keeps the five lists (rawMemo) for the Groups calls
-// that follow, which then cost nothing. The range is read in passParts
-// ranges of days, passWorkers at a time on their own connections, all in
-// read transactions of one committed state (snapshot.go).
+// An answer is a total under every filter and the groups of each
+// dimension under every filter but its own. Instead of six GROUP BY
+// queries over texts, Answer reads the rows' dictionary codes once
+// (dims_blocks, see blocks.go) and counts all six in Go: a row that fails
+// no filter counts in the total and in every list, a row that fails
+// exactly one filter counts only in that filter's own list, any other row
+// counts nowhere (analytics.CountAnswer states the same rule over
+// interactions). Only the codes the answer returns are then looked up in
+// the dictionaries. The range is read in passParts ranges of days,
+// passWorkers at a time on their own connections, all in read
+// transactions of one committed state (snapshot.go).
 const (
 	passParts   = 4
 	passWorkers = 2
@@ -35,28 +35,35 @@ const (
 type codeCounts = map[uint64]int64
 
 // onePass counts the selection's total and, for each dimension, its
-// codes under every filter but the dimension's own.
-func (s *Store) onePass(ctx context.Context, n selection) (passOutcome, error) {
-	out := passOutcome{filters: map[analytics.Dimension]map[uint64]struct{}{}}
-	snap, err := s.openSnapshot(ctx)
-	if err != nil {
-		return out, err
-	}
-	defer snap.close()
+// codes under every filter but the dimension's own, in the snapshot's
+// state. A filter none of whose values could have been stored (see
+// newSelection) matches no row.
+func (s *Store) onePass(ctx context.Context, snap *passSnapshot, n selection) (passOutcome, error) {
+	var out passOutcome
 	maxCodes, err := s.maxCodes(ctx, snap.own())
 	if err != nil {
 		return out, err
 	}
 	var filters []passFilter
+	matchNone := 0
 	for _, d := range analytics.Dimensions {
-		if vals := n.filters[d]; len(vals) > 0 {
-			codes, err := s.codesOf(ctx, snap.own(), d, n.cat, vals)
-			if err != nil {
+		vals, filtered := n.filters[d]
+		if !filtered {
+			continue
+		}
+		codes := map[uint64]struct{}{}
+		if len(vals) > 0 {
+			if codes, err = s.codesOf(ctx, snap.own(), d, n.cat, vals); err != nil {
 				return out, err
 			}
-			filters = append(filters, passFilter{dim: int(d), codes: newCodeSet(codes, maxCodes[d])})
-			out.filters[d] = codes
 		}
+		if len(codes) == 0 {
+			matchNone++
+		}
+		filters = append(filters, passFilter{dim: int(d), codes: newCodeSet(codes, maxCodes[d])})
+	}
+	if matchNone > 1 {
+		return out, nil // every row fails two filters: none counts anywhere
 	}
 	parts, err := s.passParts(ctx, snap.own(), n)
 	if err != nil {

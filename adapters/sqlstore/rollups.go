@@ -25,17 +25,56 @@ type Rollups struct {
 	store *Store
 }
 
-var _ ports.TopAggregator = (*Rollups)(nil)
+var _ ports.RollupStore = (*Rollups)(nil)
 
-// total counts the selection's interactions.
-func (r *Rollups) total(ctx context.Context, sel analytics.Selection) (int64, error) {
-	if _, _, err := dayBounds(sel.Range); err != nil {
-		return 0, err
+// answer counts the wanted parts of the query's answer: the total and the
+// topic, model and persona lists from the rollups, the question and answer
+// lists (and every part, when the query filters by question or answer)
+// from one raw pass; all in read transactions of one committed state
+// (snapshot.go), so that an answer never counts part of a write.
+func (r *Rollups) answer(ctx context.Context, q analytics.Query, want analytics.Parts) (analytics.Counts, error) {
+	out := analytics.Counts{Groups: map[analytics.Dimension][]analytics.Group{}}
+	if _, _, err := dayBounds(q.Range); err != nil {
+		return out, err
 	}
+	if want == 0 || analytics.CheckText("cat", q.Cat) != nil {
+		return out, nil
+	}
+	sel := q.Selection()
+	raw := want & (analytics.ListOf(analytics.Question) | analytics.ListOf(analytics.Answer))
 	if byQuestionOrAnswer(sel) {
-		return r.store.total(ctx, sel)
+		raw = want
 	}
-	q, ok, err := r.where(sel)
+	cube := want &^ raw
+	snap, err := r.store.openSnapshot(ctx)
+	if err != nil {
+		return out, err
+	}
+	defer snap.close()
+	if cube.Has(analytics.PartTotal) {
+		if out.Total, err = r.cubeTotal(ctx, snap.own(), sel); err != nil {
+			return analytics.Counts{}, err
+		}
+	}
+	for _, d := range []analytics.Dimension{analytics.Topic, analytics.Model, analytics.Persona} {
+		if cube.Has(analytics.ListOf(d)) {
+			if out.Groups[d], err = r.cubeGroups(ctx, snap.own(), q.SelectionFor(d), d); err != nil {
+				return analytics.Counts{}, err
+			}
+		}
+	}
+	if raw != 0 {
+		if err := r.store.passAnswer(ctx, snap, q, raw, &out); err != nil {
+			return analytics.Counts{}, err
+		}
+	}
+	return out, nil
+}
+
+// cubeTotal sums the rollups of a selection without question or answer
+// filters.
+func (r *Rollups) cubeTotal(ctx context.Context, tx bun.IConn, sel analytics.Selection) (int64, error) {
+	q, ok, err := r.where(tx, sel)
 	if err != nil || !ok {
 		return 0, err
 	}
@@ -46,59 +85,25 @@ func (r *Rollups) total(ctx context.Context, sel analytics.Selection) (int64, er
 	return n, nil
 }
 
-// groups counts the selection's interactions per distinct key and text of
-// the dimension.
-func (r *Rollups) groups(ctx context.Context, sel analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
-	if _, _, err := dayBounds(sel.Range); err != nil {
-		return nil, err
-	}
-	if !rolledUp(d) || byQuestionOrAnswer(sel) {
-		return r.store.groups(ctx, sel, d)
-	}
-	return r.cubeGroups(ctx, sel, d)
-}
-
-// topGroups returns the first n groups of the dimension in
-// analytics.SortGroups order.
-func (r *Rollups) topGroups(ctx context.Context, sel analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error) {
-	if _, _, err := dayBounds(sel.Range); err != nil {
-		return nil, err
-	}
-	if !rolledUp(d) || byQuestionOrAnswer(sel) {
-		return r.store.topGroups(ctx, sel, d, n)
-	}
-	groups, err := r.cubeGroups(ctx, sel, d)
-	if err != nil {
-		return nil, err
-	}
-	analytics.SortGroups(groups)
-	return groups[:min(n, len(groups))], nil
-}
-
-// rolledUp tells whether the rollups key a dimension.
-func rolledUp(d analytics.Dimension) bool {
-	return d == analytics.Topic || d == analytics.Model || d == analytics.Persona
-}
-
 func byQuestionOrAnswer(sel analytics.Selection) bool {
 	return len(sel.Filters.Values(analytics.Question)) > 0 || len(sel.Filters.Values(analytics.Answer)) > 0
 }
 
 // cubeGroups sums the rollups per code of a rolled-up dimension, then
 // looks the few codes up.
-func (r *Rollups) cubeGroups(ctx context.Context, sel analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
+func (r *Rollups) cubeGroups(ctx context.Context, tx bun.IConn, sel analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
 	cols, err := columnsOf(d)
 	if err != nil {
 		return nil, err
 	}
-	inner, ok, err := r.where(sel)
+	inner, ok, err := r.where(tx, sel)
 	if err != nil || !ok {
 		return nil, err
 	}
 	inner = inner.ColumnExpr("? AS code", bun.Ident(cols.code)).
 		ColumnExpr("CAST(SUM(hits) AS BIGINT) AS hits").
 		GroupExpr("?", bun.Ident(cols.code))
-	q := r.store.db.NewSelect().
+	q := r.store.db.NewSelect().Conn(tx).
 		TableExpr("(?) AS s", inner).
 		Join("JOIN ? AS d ON d.code = s.code", bun.Ident(cols.dictionary)).
 		ColumnExpr("d.item_id AS grp_key").
@@ -114,7 +119,7 @@ func (r *Rollups) cubeGroups(ctx context.Context, sel analytics.Selection, d ana
 // where starts a query over the rollup rows of a selection without
 // question or answer filters. ok is false when the selection matches
 // nothing without asking the database.
-func (r *Rollups) where(sel analytics.Selection) (q *bun.SelectQuery, ok bool, err error) {
+func (r *Rollups) where(tx bun.IConn, sel analytics.Selection) (q *bun.SelectQuery, ok bool, err error) {
 	start, end, err := dayBounds(sel.Range)
 	if err != nil {
 		return nil, false, err
@@ -123,7 +128,7 @@ func (r *Rollups) where(sel analytics.Selection) (q *bun.SelectQuery, ok bool, e
 	if n.empty {
 		return nil, false, nil
 	}
-	q = r.store.db.NewSelect().TableExpr("rollup_cube").Where("cat = ?", n.cat)
+	q = r.store.db.NewSelect().Conn(tx).TableExpr("rollup_cube").Where("cat = ?", n.cat)
 	if !sel.Range.Start.IsZero() {
 		q = q.Where("day >= ?", start)
 	}

@@ -2,7 +2,6 @@ package sqlstore_test
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/sqltest"
 	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/ports"
 )
 
 // hostileStrings end a standard string literal early when a backslash
@@ -92,29 +92,8 @@ func TestPostgresSessionSettingsForced(t *testing.T) {
 			{Cat: "alpha", Filters: analytics.Filters{QuestionIDs: []string{h, analytics.DeriveQuestionID("q " + h)}}},
 			{Cat: h},
 		} {
-			for name, agg := range map[string]interface {
-				Total(context.Context, analytics.Selection) (int64, error)
-				Groups(context.Context, analytics.Selection, analytics.Dimension) ([]analytics.Group, error)
-			}{"raw": s, "rollups": s.Rollups()} {
-				got, err := agg.Total(ctx, sel)
-				if err != nil {
-					t.Fatalf("%s Total(%q): %v", name, h, err)
-				}
-				if want := analytics.CountTotal(ref, sel); got != want {
-					t.Errorf("%s Total(%+v) = %d, reference %d", name, sel, got, want)
-				}
-				for _, d := range analytics.Dimensions {
-					got, err := agg.Groups(ctx, sel, d)
-					if err != nil {
-						t.Fatalf("%s Groups(%q, %v): %v", name, h, d, err)
-					}
-					want := analytics.CountGroups(ref, sel, d)
-					analytics.SortGroups(got)
-					analytics.SortGroups(want)
-					if !slices.Equal(got, want) {
-						t.Errorf("%s Groups(%+v, %v) = %v, reference %v", name, sel, d, got, want)
-					}
-				}
+			for name, agg := range map[string]ports.Aggregator{"raw": s, "rollups": s.Rollups()} {
+				expectAnswer(t, name, agg, ref, sel)
 			}
 		}
 	}

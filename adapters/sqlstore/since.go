@@ -4,18 +4,18 @@ import (
 	"context"
 	"database/sql"
 
-	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/ports"
 )
 
-var _ colindex.Source = (*Store)(nil)
+var _ ports.InteractionFeed = (*Store)(nil)
 
 // readSince streams the api interactions stored after the id, in id
-// order, to fn: the source of the column index. Appends take turns per
+// order, to fn (ports.InteractionFeed, which the column index follows). Appends take turns per
 // database (a lock on PostgreSQL, the single writer on SQLite), so ids
 // commit in increasing order and a reader that remembers the last id it
 // saw never misses a row.
-func (s *Store) readSince(ctx context.Context, after int64, fn func(*colindex.Row) error) (int64, error) {
+func (s *Store) readSince(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
 	micros := "occurred_at"
 	if s.dialect == postgresDialect {
 		micros = "CAST(EXTRACT(EPOCH FROM occurred_at) * 1000000 AS BIGINT)"
@@ -30,7 +30,7 @@ func (s *Store) readSince(ctx context.Context, after int64, fn func(*colindex.Ro
 	}
 	defer rows.Close()
 	var (
-		r                                          colindex.Row
+		r                                          ports.FeedRow
 		cat, topic, model, persona, qid, q, aid, a sql.RawBytes
 	)
 	last := after

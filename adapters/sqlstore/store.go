@@ -1,11 +1,13 @@
 // Package sqlstore keeps the interaction log and its rollups in SQL, on
 // SQLite (embedded, pure Go) or PostgreSQL, through bun.
 //
-// The raw log answers [ports.InteractionLog] by scanning the interactions
-// table; [Rollups] answers [ports.RollupStore] from daily rollups that every
-// Append updates in the same transaction as the raw rows, so the two paths
-// can never disagree. Both must count exactly as the core reference
-// (analytics.CountTotal and analytics.CountGroups) does.
+// The raw log answers [ports.InteractionLog] with one pass over the
+// column-wise codes of the interactions (dims_blocks); [Rollups] answers
+// [ports.RollupStore] from daily rollups that every Append updates in the
+// same transaction as the raw rows, so the two paths can never disagree.
+// Both must answer exactly as the core reference (analytics.CountAnswer)
+// does, each answer from one committed state. The raw log is also the
+// [ports.InteractionFeed] the column index follows.
 package sqlstore
 
 import (
@@ -24,7 +26,6 @@ import (
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/driver/sqliteshim"
 
-	"github.com/catsrv/catsrv/adapters/internal/listmemo"
 	"github.com/catsrv/catsrv/core/errs"
 	"github.com/catsrv/catsrv/ports"
 )
@@ -63,9 +64,6 @@ type Store struct {
 	// commit, and commit replaces tx.Commit when set.
 	beforeCommit func(ctx context.Context, tx bun.Tx) error
 	commit       func(tx bun.Tx) error
-	// memo hands the lists of a one-pass Total to the Groups calls of
-	// the same request.
-	memo *listmemo.Memo[codeCounts]
 	// passPlanned, a test hook, runs once a pass has planned its parts
 	// and before it takes more connections.
 	passPlanned func()
@@ -106,7 +104,7 @@ func open(ctx context.Context, dsn string, steps []Migration) (*Store, error) {
 	} else {
 		db = bun.NewDB(sqldb, pgdialect.New())
 	}
-	s := &Store{db: db, dialect: d, memo: newRawMemo(), writeTurn: make(chan struct{}, 1)}
+	s := &Store{db: db, dialect: d, writeTurn: make(chan struct{}, 1)}
 	if err := ping(ctx, db); err != nil {
 		_ = db.Close()
 		return nil, errs.Wrap(errs.KindUnavailable, err, "database unreachable")

@@ -1,6 +1,7 @@
 package sqlstore_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,8 +40,8 @@ func sampleLog(n, salt int) []analytics.Interaction {
 	return out
 }
 
-// expectMatchesReference checks Total and every dimension's Groups of the
-// aggregator against the reference over ref, for a few selections.
+// expectMatchesReference checks the aggregator's answers against the
+// reference over ref, for a few selections.
 func expectMatchesReference(t *testing.T, name string, agg ports.Aggregator, ref []analytics.Interaction) {
 	t.Helper()
 	for _, sel := range []analytics.Selection{
@@ -48,26 +49,46 @@ func expectMatchesReference(t *testing.T, name string, agg ports.Aggregator, ref
 		{Cat: "beta", Range: analytics.Range{Start: day0.AddDate(0, 0, 1)}},
 		{Cat: "alpha", Filters: analytics.Filters{Topics: []string{"topic 1"}, QuestionIDs: []string{"Q-given", analytics.DeriveQuestionID("question 2?")}}},
 	} {
-		got, err := agg.Total(t.Context(), sel)
+		expectAnswer(t, name, agg, ref, sel)
+	}
+}
+
+// expectAnswer checks the aggregator's answers to the selection's query,
+// with each of the limits (without one and with a limit of 2 when none is
+// given), against analytics.CountAnswer over ref.
+func expectAnswer(t *testing.T, name string, agg ports.Aggregator, ref []analytics.Interaction, sel analytics.Selection, limits ...int) {
+	t.Helper()
+	if len(limits) == 0 {
+		limits = []int{0, 2}
+	}
+	for _, limit := range limits {
+		q := analytics.Query{Cat: sel.Cat, Range: sel.Range, Filters: sel.Filters, Limit: limit}
+		got, err := agg.Answer(t.Context(), q, analytics.AllParts)
 		if err != nil {
-			t.Fatalf("%s Total: %v", name, err)
+			t.Fatalf("%s Answer(%+v): %v", name, q, err)
 		}
-		if want := analytics.CountTotal(ref, sel); got != want {
-			t.Errorf("%s Total(%+v) = %d, reference %d", name, sel, got, want)
+		want := analytics.CountAnswer(ref, q, analytics.AllParts)
+		if got.Total != want.Total {
+			t.Errorf("%s Answer(%+v): total %d, reference %d", name, q, got.Total, want.Total)
 		}
 		for _, d := range analytics.Dimensions {
-			got, err := agg.Groups(t.Context(), sel, d)
-			if err != nil {
-				t.Fatalf("%s Groups: %v", name, err)
+			g, w := got.Groups[d], want.Groups[d]
+			if q.LimitOf(d) == 0 {
+				g, w = slices.Clone(g), slices.Clone(w)
+				analytics.SortGroups(g)
+				analytics.SortGroups(w)
 			}
-			want := analytics.CountGroups(ref, sel, d)
-			analytics.SortGroups(got)
-			analytics.SortGroups(want)
-			if !slices.Equal(got, want) {
-				t.Errorf("%s Groups(%+v, %v):\n got       %v\n reference %v", name, sel, d, got, want)
+			if len(g) != len(w) || (len(w) > 0 && !slices.Equal(g, w)) {
+				t.Errorf("%s Answer(%+v), list %v:\n got       %v\n reference %v", name, q, d, g, w)
 			}
 		}
 	}
+}
+
+// totalOf is the total of the selection's answer from agg.
+func totalOf(ctx context.Context, agg ports.Aggregator, sel analytics.Selection) (int64, error) {
+	c, err := agg.Answer(ctx, analytics.Query{Cat: sel.Cat, Range: sel.Range, Filters: sel.Filters}, analytics.PartTotal)
+	return c.Total, err
 }
 
 func normalized(in []analytics.Interaction) []analytics.Interaction {
@@ -174,25 +195,25 @@ func TestRangeBoundPrecision(t *testing.T) {
 			ref := normalized(in)
 
 			midday := analytics.Selection{Cat: "alpha", Range: analytics.Range{Start: day0.Add(12 * time.Hour), End: day0.Add(36*time.Hour + time.Microsecond)}}
-			got, err := s.Total(t.Context(), midday)
+			got, err := totalOf(t.Context(), s, midday)
 			if err != nil {
 				t.Fatalf("raw Total with non-midnight bounds: %v", err)
 			}
 			if want := analytics.CountTotal(ref, midday); got != want {
 				t.Errorf("raw Total with non-midnight bounds = %d, reference %d", got, want)
 			}
-			if _, err := s.Rollups().Total(t.Context(), midday); errs.KindOf(err) != errs.KindInvalid {
-				t.Errorf("rollups Total with non-midnight bounds: err = %v, want kind invalid", err)
-			}
-			if _, err := s.Rollups().Groups(t.Context(), midday, analytics.Topic); errs.KindOf(err) != errs.KindInvalid {
-				t.Errorf("rollups Groups with non-midnight bounds: err = %v, want kind invalid", err)
+			for _, want := range []analytics.Parts{analytics.PartTotal, analytics.ListOf(analytics.Topic), analytics.ListOf(analytics.Question), analytics.AllParts} {
+				q := analytics.Query{Cat: midday.Cat, Range: midday.Range}
+				if _, err := s.Rollups().Answer(t.Context(), q, want); errs.KindOf(err) != errs.KindInvalid {
+					t.Errorf("rollups Answer(%b) with non-midnight bounds: err = %v, want kind invalid", want, err)
+				}
 			}
 			nano := analytics.Selection{Cat: "alpha", Range: analytics.Range{End: day0.Add(time.Nanosecond)}}
-			if _, err := s.Total(t.Context(), nano); errs.KindOf(err) != errs.KindInvalid {
+			if _, err := totalOf(t.Context(), s, nano); errs.KindOf(err) != errs.KindInvalid {
 				t.Errorf("raw Total with a sub-microsecond bound: err = %v, want kind invalid", err)
 			}
 			local := analytics.Selection{Cat: "alpha", Range: analytics.Range{Start: day0.AddDate(0, 0, 1).In(time.FixedZone("UTC+9", 9*60*60))}}
-			got, err = s.Rollups().Total(t.Context(), local)
+			got, err = totalOf(t.Context(), s.Rollups(), local)
 			if err != nil {
 				t.Fatalf("rollups Total with a UTC midnight in another zone: %v", err)
 			}

@@ -282,11 +282,11 @@ func storedTotal(t *testing.T, dsn string) int64 {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	n, err := store.Total(context.Background(), analytics.Selection{Cat: "demo"})
+	c, err := store.Answer(context.Background(), analytics.Query{Cat: "demo"}, analytics.PartTotal)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return c.Total
 }
 
 func TestOpenAPICommand(t *testing.T) {

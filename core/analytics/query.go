@@ -214,3 +214,75 @@ func (q Query) Selection() Selection {
 func (q Query) SelectionFor(d Dimension) Selection {
 	return Selection{Cat: q.Cat, Range: q.Range, Filters: q.Filters.Without(d)}
 }
+
+// LimitOf returns how many groups the dimension's list keeps: the query's
+// limit for the question and answer lists, 0 (all of them) otherwise.
+func (q Query) LimitOf(d Dimension) int {
+	if q.Limit > 0 && (d == Question || d == Answer) {
+		return q.Limit
+	}
+	return 0
+}
+
+// Parts is a set of the parts of a query's answer: its total and the lists
+// of its dimensions. A caller that needs one part (a metric route) asks
+// only for it, so that a store need not count the others.
+type Parts uint8
+
+// PartTotal is the total of an answer; ListOf(d) is the list of dimension d.
+const PartTotal Parts = 1 << 5
+
+// AllParts is the whole answer: the total and every list.
+const AllParts = PartTotal | 1<<Topic | 1<<Model | 1<<Persona | 1<<Question | 1<<Answer
+
+// ListOf returns the part that is the list of dimension d.
+func ListOf(d Dimension) Parts { return 1 << d }
+
+// Has reports whether every part of o is in p.
+func (p Parts) Has(o Parts) bool { return p&o == o }
+
+// Lists reports which dimensions' lists are in p, by dimension.
+func (p Parts) Lists() [len(allDimensions)]bool {
+	var out [len(allDimensions)]bool
+	for _, d := range allDimensions {
+		out[d] = p.Has(ListOf(d))
+	}
+	return out
+}
+
+// allDimensions is Dimensions as an array, for sizes known at compile time.
+var allDimensions = [...]Dimension{Topic, Model, Persona, Question, Answer}
+
+// StorableOnly returns the query without the filter values that could
+// never have been stored (NUL bytes, invalid UTF-8, oversized, see
+// CheckText): they match nothing, and no store needs to see them
+// (PostgreSQL rejects NUL bytes outright). It also returns which of the
+// wanted parts can still count anything: a filter that loses every value
+// matches nothing, which empties every part but its own dimension's list
+// (selective filtering), and that list does not depend on the filter, so
+// the returned query leaves it out. When two filters lose every value, no
+// part can count anything and the returned parts are empty.
+func (q Query) StorableOnly(want Parts) (Query, Parts) {
+	f := q.Filters
+	lists := [...]*[]string{Topic: &f.Topics, Model: &f.Models, Persona: &f.Personas, Question: &f.QuestionIDs, Answer: &f.AnswerIDs}
+	for _, d := range Dimensions {
+		values := lists[d]
+		if len(*values) == 0 {
+			continue
+		}
+		kept := make([]string, 0, len(*values))
+		for _, v := range *values {
+			if CheckText(d.String(), v) == nil {
+				kept = append(kept, v)
+			}
+		}
+		if len(kept) == 0 {
+			// Only d's own list can count anything, and it ignores d's filter.
+			want &= ListOf(d)
+			kept = nil
+		}
+		*values = kept
+	}
+	q.Filters = f
+	return q, want
+}

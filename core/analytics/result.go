@@ -85,6 +85,16 @@ func sorted(groups []Group, limit int) []Group {
 	return out
 }
 
+// Top returns the first n groups in SortGroups order (the question and
+// answer lists of a query with a limit), or, when n is 0, the groups as
+// they are.
+func Top(groups []Group, n int) []Group {
+	if n <= 0 {
+		return groups
+	}
+	return sorted(groups, n)
+}
+
 // Percentage returns count as a share of total, x100, rounded to 2 decimals.
 func Percentage(count, total int64) float64 {
 	if total == 0 {
@@ -147,8 +157,9 @@ func AnswerEntries(groups []Group, limit int) []AnswerEntry {
 	return out
 }
 
-// Counts holds the raw counts a result is assembled from: the total under
-// every filter and, per dimension, the groups under every filter but its own.
+// Counts is the answer to a query, as a store counts it and a result is
+// assembled from: the total under every filter and, per dimension, the
+// groups under every filter but its own (see CountAnswer).
 type Counts struct {
 	Total  int64
 	Groups map[Dimension][]Group

@@ -198,14 +198,11 @@ var _ ports.InteractionLog = &InteractionLogMock{}
 //
 //		// make and configure a mocked ports.InteractionLog
 //		mockedInteractionLog := &InteractionLogMock{
+//			AnswerFunc: func(ctx context.Context, q analytics.Query, want analytics.Parts) (analytics.Counts, error) {
+//				panic("mock out the Answer method")
+//			},
 //			AppendFunc: func(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
 //				panic("mock out the Append method")
-//			},
-//			GroupsFunc: func(ctx context.Context, s analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
-//				panic("mock out the Groups method")
-//			},
-//			TotalFunc: func(ctx context.Context, s analytics.Selection) (int64, error) {
-//				panic("mock out the Total method")
 //			},
 //		}
 //
@@ -214,17 +211,23 @@ var _ ports.InteractionLog = &InteractionLogMock{}
 //
 //	}
 type InteractionLogMock struct {
+	// AnswerFunc mocks the Answer method.
+	AnswerFunc func(ctx context.Context, q analytics.Query, want analytics.Parts) (analytics.Counts, error)
+
 	// AppendFunc mocks the Append method.
 	AppendFunc func(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error)
 
-	// GroupsFunc mocks the Groups method.
-	GroupsFunc func(ctx context.Context, s analytics.Selection, d analytics.Dimension) ([]analytics.Group, error)
-
-	// TotalFunc mocks the Total method.
-	TotalFunc func(ctx context.Context, s analytics.Selection) (int64, error)
-
 	// calls tracks calls to the methods.
 	calls struct {
+		// Answer holds details about calls to the Answer method.
+		Answer []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// Q is the q argument value.
+			Q analytics.Query
+			// Want is the want argument value.
+			Want analytics.Parts
+		}
 		// Append holds details about calls to the Append method.
 		Append []struct {
 			// Ctx is the ctx argument value.
@@ -232,26 +235,49 @@ type InteractionLogMock struct {
 			// Interactions is the interactions argument value.
 			Interactions iter.Seq2[analytics.Interaction, error]
 		}
-		// Groups holds details about calls to the Groups method.
-		Groups []struct {
-			// Ctx is the ctx argument value.
-			Ctx context.Context
-			// S is the s argument value.
-			S analytics.Selection
-			// D is the d argument value.
-			D analytics.Dimension
-		}
-		// Total holds details about calls to the Total method.
-		Total []struct {
-			// Ctx is the ctx argument value.
-			Ctx context.Context
-			// S is the s argument value.
-			S analytics.Selection
-		}
 	}
+	lockAnswer sync.RWMutex
 	lockAppend sync.RWMutex
-	lockGroups sync.RWMutex
-	lockTotal  sync.RWMutex
+}
+
+// Answer calls AnswerFunc.
+func (mock *InteractionLogMock) Answer(ctx context.Context, q analytics.Query, want analytics.Parts) (analytics.Counts, error) {
+	if mock.AnswerFunc == nil {
+		panic("InteractionLogMock.AnswerFunc: method is nil but InteractionLog.Answer was just called")
+	}
+	callInfo := struct {
+		Ctx  context.Context
+		Q    analytics.Query
+		Want analytics.Parts
+	}{
+		Ctx:  ctx,
+		Q:    q,
+		Want: want,
+	}
+	mock.lockAnswer.Lock()
+	mock.calls.Answer = append(mock.calls.Answer, callInfo)
+	mock.lockAnswer.Unlock()
+	return mock.AnswerFunc(ctx, q, want)
+}
+
+// AnswerCalls gets all the calls that were made to Answer.
+// Check the length with:
+//
+//	len(mockedInteractionLog.AnswerCalls())
+func (mock *InteractionLogMock) AnswerCalls() []struct {
+	Ctx  context.Context
+	Q    analytics.Query
+	Want analytics.Parts
+} {
+	var calls []struct {
+		Ctx  context.Context
+		Q    analytics.Query
+		Want analytics.Parts
+	}
+	mock.lockAnswer.RLock()
+	calls = mock.calls.Answer
+	mock.lockAnswer.RUnlock()
+	return calls
 }
 
 // Append calls AppendFunc.
@@ -290,82 +316,6 @@ func (mock *InteractionLogMock) AppendCalls() []struct {
 	return calls
 }
 
-// Groups calls GroupsFunc.
-func (mock *InteractionLogMock) Groups(ctx context.Context, s analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
-	if mock.GroupsFunc == nil {
-		panic("InteractionLogMock.GroupsFunc: method is nil but InteractionLog.Groups was just called")
-	}
-	callInfo := struct {
-		Ctx context.Context
-		S   analytics.Selection
-		D   analytics.Dimension
-	}{
-		Ctx: ctx,
-		S:   s,
-		D:   d,
-	}
-	mock.lockGroups.Lock()
-	mock.calls.Groups = append(mock.calls.Groups, callInfo)
-	mock.lockGroups.Unlock()
-	return mock.GroupsFunc(ctx, s, d)
-}
-
-// GroupsCalls gets all the calls that were made to Groups.
-// Check the length with:
-//
-//	len(mockedInteractionLog.GroupsCalls())
-func (mock *InteractionLogMock) GroupsCalls() []struct {
-	Ctx context.Context
-	S   analytics.Selection
-	D   analytics.Dimension
-} {
-	var calls []struct {
-		Ctx context.Context
-		S   analytics.Selection
-		D   analytics.Dimension
-	}
-	mock.lockGroups.RLock()
-	calls = mock.calls.Groups
-	mock.lockGroups.RUnlock()
-	return calls
-}
-
-// Total calls TotalFunc.
-func (mock *InteractionLogMock) Total(ctx context.Context, s analytics.Selection) (int64, error) {
-	if mock.TotalFunc == nil {
-		panic("InteractionLogMock.TotalFunc: method is nil but InteractionLog.Total was just called")
-	}
-	callInfo := struct {
-		Ctx context.Context
-		S   analytics.Selection
-	}{
-		Ctx: ctx,
-		S:   s,
-	}
-	mock.lockTotal.Lock()
-	mock.calls.Total = append(mock.calls.Total, callInfo)
-	mock.lockTotal.Unlock()
-	return mock.TotalFunc(ctx, s)
-}
-
-// TotalCalls gets all the calls that were made to Total.
-// Check the length with:
-//
-//	len(mockedInteractionLog.TotalCalls())
-func (mock *InteractionLogMock) TotalCalls() []struct {
-	Ctx context.Context
-	S   analytics.Selection
-} {
-	var calls []struct {
-		Ctx context.Context
-		S   analytics.Selection
-	}
-	mock.lockTotal.RLock()
-	calls = mock.calls.Total
-	mock.lockTotal.RUnlock()
-	return calls
-}
-
 // Ensure, that RollupStoreMock does implement ports.RollupStore.
 // If this is not the case, regenerate this file with moq.
 var _ ports.RollupStore = &RollupStoreMock{}
@@ -376,11 +326,8 @@ var _ ports.RollupStore = &RollupStoreMock{}
 //
 //		// make and configure a mocked ports.RollupStore
 //		mockedRollupStore := &RollupStoreMock{
-//			GroupsFunc: func(ctx context.Context, s analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
-//				panic("mock out the Groups method")
-//			},
-//			TotalFunc: func(ctx context.Context, s analytics.Selection) (int64, error) {
-//				panic("mock out the Total method")
+//			AnswerFunc: func(ctx context.Context, q analytics.Query, want analytics.Parts) (analytics.Counts, error) {
+//				panic("mock out the Answer method")
 //			},
 //		}
 //
@@ -389,297 +336,138 @@ var _ ports.RollupStore = &RollupStoreMock{}
 //
 //	}
 type RollupStoreMock struct {
-	// GroupsFunc mocks the Groups method.
-	GroupsFunc func(ctx context.Context, s analytics.Selection, d analytics.Dimension) ([]analytics.Group, error)
-
-	// TotalFunc mocks the Total method.
-	TotalFunc func(ctx context.Context, s analytics.Selection) (int64, error)
+	// AnswerFunc mocks the Answer method.
+	AnswerFunc func(ctx context.Context, q analytics.Query, want analytics.Parts) (analytics.Counts, error)
 
 	// calls tracks calls to the methods.
 	calls struct {
-		// Groups holds details about calls to the Groups method.
-		Groups []struct {
+		// Answer holds details about calls to the Answer method.
+		Answer []struct {
 			// Ctx is the ctx argument value.
 			Ctx context.Context
-			// S is the s argument value.
-			S analytics.Selection
-			// D is the d argument value.
-			D analytics.Dimension
-		}
-		// Total holds details about calls to the Total method.
-		Total []struct {
-			// Ctx is the ctx argument value.
-			Ctx context.Context
-			// S is the s argument value.
-			S analytics.Selection
+			// Q is the q argument value.
+			Q analytics.Query
+			// Want is the want argument value.
+			Want analytics.Parts
 		}
 	}
-	lockGroups sync.RWMutex
-	lockTotal  sync.RWMutex
+	lockAnswer sync.RWMutex
 }
 
-// Groups calls GroupsFunc.
-func (mock *RollupStoreMock) Groups(ctx context.Context, s analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
-	if mock.GroupsFunc == nil {
-		panic("RollupStoreMock.GroupsFunc: method is nil but RollupStore.Groups was just called")
+// Answer calls AnswerFunc.
+func (mock *RollupStoreMock) Answer(ctx context.Context, q analytics.Query, want analytics.Parts) (analytics.Counts, error) {
+	if mock.AnswerFunc == nil {
+		panic("RollupStoreMock.AnswerFunc: method is nil but RollupStore.Answer was just called")
 	}
 	callInfo := struct {
-		Ctx context.Context
-		S   analytics.Selection
-		D   analytics.Dimension
+		Ctx  context.Context
+		Q    analytics.Query
+		Want analytics.Parts
 	}{
-		Ctx: ctx,
-		S:   s,
-		D:   d,
+		Ctx:  ctx,
+		Q:    q,
+		Want: want,
 	}
-	mock.lockGroups.Lock()
-	mock.calls.Groups = append(mock.calls.Groups, callInfo)
-	mock.lockGroups.Unlock()
-	return mock.GroupsFunc(ctx, s, d)
+	mock.lockAnswer.Lock()
+	mock.calls.Answer = append(mock.calls.Answer, callInfo)
+	mock.lockAnswer.Unlock()
+	return mock.AnswerFunc(ctx, q, want)
 }
 
-// GroupsCalls gets all the calls that were made to Groups.
+// AnswerCalls gets all the calls that were made to Answer.
 // Check the length with:
 //
-//	len(mockedRollupStore.GroupsCalls())
-func (mock *RollupStoreMock) GroupsCalls() []struct {
-	Ctx context.Context
-	S   analytics.Selection
-	D   analytics.Dimension
+//	len(mockedRollupStore.AnswerCalls())
+func (mock *RollupStoreMock) AnswerCalls() []struct {
+	Ctx  context.Context
+	Q    analytics.Query
+	Want analytics.Parts
 } {
 	var calls []struct {
-		Ctx context.Context
-		S   analytics.Selection
-		D   analytics.Dimension
+		Ctx  context.Context
+		Q    analytics.Query
+		Want analytics.Parts
 	}
-	mock.lockGroups.RLock()
-	calls = mock.calls.Groups
-	mock.lockGroups.RUnlock()
+	mock.lockAnswer.RLock()
+	calls = mock.calls.Answer
+	mock.lockAnswer.RUnlock()
 	return calls
 }
 
-// Total calls TotalFunc.
-func (mock *RollupStoreMock) Total(ctx context.Context, s analytics.Selection) (int64, error) {
-	if mock.TotalFunc == nil {
-		panic("RollupStoreMock.TotalFunc: method is nil but RollupStore.Total was just called")
-	}
-	callInfo := struct {
-		Ctx context.Context
-		S   analytics.Selection
-	}{
-		Ctx: ctx,
-		S:   s,
-	}
-	mock.lockTotal.Lock()
-	mock.calls.Total = append(mock.calls.Total, callInfo)
-	mock.lockTotal.Unlock()
-	return mock.TotalFunc(ctx, s)
-}
-
-// TotalCalls gets all the calls that were made to Total.
-// Check the length with:
-//
-//	len(mockedRollupStore.TotalCalls())
-func (mock *RollupStoreMock) TotalCalls() []struct {
-	Ctx context.Context
-	S   analytics.Selection
-} {
-	var calls []struct {
-		Ctx context.Context
-		S   analytics.Selection
-	}
-	mock.lockTotal.RLock()
-	calls = mock.calls.Total
-	mock.lockTotal.RUnlock()
-	return calls
-}
-
-// Ensure, that TopAggregatorMock does implement ports.TopAggregator.
+// Ensure, that InteractionFeedMock does implement ports.InteractionFeed.
 // If this is not the case, regenerate this file with moq.
-var _ ports.TopAggregator = &TopAggregatorMock{}
+var _ ports.InteractionFeed = &InteractionFeedMock{}
 
-// TopAggregatorMock is a mock implementation of ports.TopAggregator.
+// InteractionFeedMock is a mock implementation of ports.InteractionFeed.
 //
-//	func TestSomethingThatUsesTopAggregator(t *testing.T) {
+//	func TestSomethingThatUsesInteractionFeed(t *testing.T) {
 //
-//		// make and configure a mocked ports.TopAggregator
-//		mockedTopAggregator := &TopAggregatorMock{
-//			GroupsFunc: func(ctx context.Context, s analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
-//				panic("mock out the Groups method")
-//			},
-//			TopGroupsFunc: func(ctx context.Context, s analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error) {
-//				panic("mock out the TopGroups method")
-//			},
-//			TotalFunc: func(ctx context.Context, s analytics.Selection) (int64, error) {
-//				panic("mock out the Total method")
+//		// make and configure a mocked ports.InteractionFeed
+//		mockedInteractionFeed := &InteractionFeedMock{
+//			ReadSinceFunc: func(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+//				panic("mock out the ReadSince method")
 //			},
 //		}
 //
-//		// use mockedTopAggregator in code that requires ports.TopAggregator
+//		// use mockedInteractionFeed in code that requires ports.InteractionFeed
 //		// and then make assertions.
 //
 //	}
-type TopAggregatorMock struct {
-	// GroupsFunc mocks the Groups method.
-	GroupsFunc func(ctx context.Context, s analytics.Selection, d analytics.Dimension) ([]analytics.Group, error)
-
-	// TopGroupsFunc mocks the TopGroups method.
-	TopGroupsFunc func(ctx context.Context, s analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error)
-
-	// TotalFunc mocks the Total method.
-	TotalFunc func(ctx context.Context, s analytics.Selection) (int64, error)
+type InteractionFeedMock struct {
+	// ReadSinceFunc mocks the ReadSince method.
+	ReadSinceFunc func(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error)
 
 	// calls tracks calls to the methods.
 	calls struct {
-		// Groups holds details about calls to the Groups method.
-		Groups []struct {
+		// ReadSince holds details about calls to the ReadSince method.
+		ReadSince []struct {
 			// Ctx is the ctx argument value.
 			Ctx context.Context
-			// S is the s argument value.
-			S analytics.Selection
-			// D is the d argument value.
-			D analytics.Dimension
-		}
-		// TopGroups holds details about calls to the TopGroups method.
-		TopGroups []struct {
-			// Ctx is the ctx argument value.
-			Ctx context.Context
-			// S is the s argument value.
-			S analytics.Selection
-			// D is the d argument value.
-			D analytics.Dimension
-			// N is the n argument value.
-			N int
-		}
-		// Total holds details about calls to the Total method.
-		Total []struct {
-			// Ctx is the ctx argument value.
-			Ctx context.Context
-			// S is the s argument value.
-			S analytics.Selection
+			// After is the after argument value.
+			After int64
+			// Fn is the fn argument value.
+			Fn func(*ports.FeedRow) error
 		}
 	}
-	lockGroups    sync.RWMutex
-	lockTopGroups sync.RWMutex
-	lockTotal     sync.RWMutex
+	lockReadSince sync.RWMutex
 }
 
-// Groups calls GroupsFunc.
-func (mock *TopAggregatorMock) Groups(ctx context.Context, s analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
-	if mock.GroupsFunc == nil {
-		panic("TopAggregatorMock.GroupsFunc: method is nil but TopAggregator.Groups was just called")
+// ReadSince calls ReadSinceFunc.
+func (mock *InteractionFeedMock) ReadSince(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+	if mock.ReadSinceFunc == nil {
+		panic("InteractionFeedMock.ReadSinceFunc: method is nil but InteractionFeed.ReadSince was just called")
 	}
 	callInfo := struct {
-		Ctx context.Context
-		S   analytics.Selection
-		D   analytics.Dimension
+		Ctx   context.Context
+		After int64
+		Fn    func(*ports.FeedRow) error
 	}{
-		Ctx: ctx,
-		S:   s,
-		D:   d,
+		Ctx:   ctx,
+		After: after,
+		Fn:    fn,
 	}
-	mock.lockGroups.Lock()
-	mock.calls.Groups = append(mock.calls.Groups, callInfo)
-	mock.lockGroups.Unlock()
-	return mock.GroupsFunc(ctx, s, d)
+	mock.lockReadSince.Lock()
+	mock.calls.ReadSince = append(mock.calls.ReadSince, callInfo)
+	mock.lockReadSince.Unlock()
+	return mock.ReadSinceFunc(ctx, after, fn)
 }
 
-// GroupsCalls gets all the calls that were made to Groups.
+// ReadSinceCalls gets all the calls that were made to ReadSince.
 // Check the length with:
 //
-//	len(mockedTopAggregator.GroupsCalls())
-func (mock *TopAggregatorMock) GroupsCalls() []struct {
-	Ctx context.Context
-	S   analytics.Selection
-	D   analytics.Dimension
+//	len(mockedInteractionFeed.ReadSinceCalls())
+func (mock *InteractionFeedMock) ReadSinceCalls() []struct {
+	Ctx   context.Context
+	After int64
+	Fn    func(*ports.FeedRow) error
 } {
 	var calls []struct {
-		Ctx context.Context
-		S   analytics.Selection
-		D   analytics.Dimension
+		Ctx   context.Context
+		After int64
+		Fn    func(*ports.FeedRow) error
 	}
-	mock.lockGroups.RLock()
-	calls = mock.calls.Groups
-	mock.lockGroups.RUnlock()
-	return calls
-}
-
-// TopGroups calls TopGroupsFunc.
-func (mock *TopAggregatorMock) TopGroups(ctx context.Context, s analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error) {
-	if mock.TopGroupsFunc == nil {
-		panic("TopAggregatorMock.TopGroupsFunc: method is nil but TopAggregator.TopGroups was just called")
-	}
-	callInfo := struct {
-		Ctx context.Context
-		S   analytics.Selection
-		D   analytics.Dimension
-		N   int
-	}{
-		Ctx: ctx,
-		S:   s,
-		D:   d,
-		N:   n,
-	}
-	mock.lockTopGroups.Lock()
-	mock.calls.TopGroups = append(mock.calls.TopGroups, callInfo)
-	mock.lockTopGroups.Unlock()
-	return mock.TopGroupsFunc(ctx, s, d, n)
-}
-
-// TopGroupsCalls gets all the calls that were made to TopGroups.
-// Check the length with:
-//
-//	len(mockedTopAggregator.TopGroupsCalls())
-func (mock *TopAggregatorMock) TopGroupsCalls() []struct {
-	Ctx context.Context
-	S   analytics.Selection
-	D   analytics.Dimension
-	N   int
-} {
-	var calls []struct {
-		Ctx context.Context
-		S   analytics.Selection
-		D   analytics.Dimension
-		N   int
-	}
-	mock.lockTopGroups.RLock()
-	calls = mock.calls.TopGroups
-	mock.lockTopGroups.RUnlock()
-	return calls
-}
-
-// Total calls TotalFunc.
-func (mock *TopAggregatorMock) Total(ctx context.Context, s analytics.Selection) (int64, error) {
-	if mock.TotalFunc == nil {
-		panic("TopAggregatorMock.TotalFunc: method is nil but TopAggregator.Total was just called")
-	}
-	callInfo := struct {
-		Ctx context.Context
-		S   analytics.Selection
-	}{
-		Ctx: ctx,
-		S:   s,
-	}
-	mock.lockTotal.Lock()
-	mock.calls.Total = append(mock.calls.Total, callInfo)
-	mock.lockTotal.Unlock()
-	return mock.TotalFunc(ctx, s)
-}
-
-// TotalCalls gets all the calls that were made to Total.
-// Check the length with:
-//
-//	len(mockedTopAggregator.TotalCalls())
-func (mock *TopAggregatorMock) TotalCalls() []struct {
-	Ctx context.Context
-	S   analytics.Selection
-} {
-	var calls []struct {
-		Ctx context.Context
-		S   analytics.Selection
-	}
-	mock.lockTotal.RLock()
-	calls = mock.calls.Total
-	mock.lockTotal.RUnlock()
+	mock.lockReadSince.RLock()
+	calls = mock.calls.ReadSince
+	mock.lockReadSince.RUnlock()
 	return calls
 }

@@ -19,11 +19,11 @@ func testEmptyStore(t *testing.T, h *harness) {
 		{Cat: catAlpha, Filters: analytics.Filters{Topics: []string{"account"}}},
 	} {
 		if got := h.total(sel); got != 0 {
-			t.Errorf("Total(%+v) = %d on an empty store", sel, got)
+			t.Errorf("total of %+v = %d on an empty store", sel, got)
 		}
 		for _, d := range analytics.Dimensions {
 			if got := h.groups(sel, d); len(got) != 0 {
-				t.Errorf("Groups(%+v, %v) = %v on an empty store", sel, d, got)
+				t.Errorf("list %v of %+v = %v on an empty store", d, sel, got)
 			}
 		}
 	}

@@ -89,11 +89,11 @@ func (h *convHarness) turn(owner chat.Owner, id, name string, isNew bool, at tim
 
 func (h *convHarness) total(cat string) int64 {
 	h.t.Helper()
-	n, err := h.counts.Total(h.t.Context(), analytics.Selection{Cat: cat, Range: analytics.Range{Start: c0.Add(-time.Hour), End: c0.Add(1000 * time.Hour)}})
+	c, err := h.counts.Answer(h.t.Context(), analytics.Query{Cat: cat, Range: analytics.Range{Start: c0.Add(-time.Hour), End: c0.Add(1000 * time.Hour)}}, analytics.PartTotal)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return n
+	return c.Total
 }
 
 func sameConversation(a, b chat.Conversation) bool {

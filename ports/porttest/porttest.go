@@ -16,8 +16,8 @@ import (
 
 // TestInteractionLog runs the contract of ports.InteractionLog (and of
 // ports.RollupStore, when read is the rollup store) against the adapter
-// that open creates. Expected counts come from the core reference,
-// analytics.CountTotal, CountGroups and Aggregate, over the same input.
+// that open creates. Expected answers come from the core reference,
+// analytics.CountAnswer and Aggregate, over the same input.
 func TestInteractionLog(t *testing.T, open func(t *testing.T) (log ports.InteractionLog, read ports.Aggregator)) {
 	cases := []struct {
 		name string
@@ -86,85 +86,132 @@ func (h *harness) append(in ...analytics.Interaction) {
 	}
 }
 
-// total is the store's Total, failing the test on error.
-func (h *harness) total(sel analytics.Selection) int64 {
+// answer is the store's Answer, failing the test on error.
+func (h *harness) answer(q analytics.Query, want analytics.Parts) analytics.Counts {
 	h.t.Helper()
-	n, err := h.read.Total(h.t.Context(), sel)
+	c, err := h.read.Answer(h.t.Context(), q, want)
 	if err != nil {
-		h.t.Fatalf("Total(%+v): %v", sel, err)
+		h.t.Fatalf("Answer(%+v, %b): %v", q, want, err)
 	}
-	return n
+	return c
 }
 
-// groups is the store's Groups, sorted, failing the test on error.
+// queryOf is the query of a selection, without a limit.
+func queryOf(sel analytics.Selection) analytics.Query {
+	return analytics.Query{Cat: sel.Cat, Range: sel.Range, Filters: sel.Filters}
+}
+
+// total is the total of the selection's answer.
+func (h *harness) total(sel analytics.Selection) int64 {
+	h.t.Helper()
+	return h.answer(queryOf(sel), analytics.PartTotal).Total
+}
+
+// groups is the list of dimension d of the selection's answer (every
+// filter but d's own), sorted.
 func (h *harness) groups(sel analytics.Selection, d analytics.Dimension) []analytics.Group {
 	h.t.Helper()
-	g, err := h.read.Groups(h.t.Context(), sel, d)
-	if err != nil {
-		h.t.Fatalf("Groups(%+v, %v): %v", sel, d, err)
-	}
+	return sortedGroups(h.answer(queryOf(sel), analytics.ListOf(d)).Groups[d])
+}
+
+func sortedGroups(g []analytics.Group) []analytics.Group {
+	g = slices.Clone(g)
 	analytics.SortGroups(g)
 	return g
 }
 
-// expect checks the store's Total and every dimension's Groups for the
-// selection against the reference, and returns the reference total.
+// expect checks the store's answer to the selection's query against the
+// reference (analytics.CountAnswer): the whole answer, each part asked
+// alone, and the question and answer lists cut at several limits. It
+// returns the reference total.
 func (h *harness) expect(sel analytics.Selection) int64 {
 	h.t.Helper()
-	want := analytics.CountTotal(h.ref, sel)
-	if got := h.total(sel); got != want {
-		h.t.Errorf("Total(%+v) = %d, reference %d", sel, got, want)
+	q := queryOf(sel)
+	want := analytics.CountAnswer(h.ref, q, analytics.AllParts)
+	if ref := analytics.CountTotal(h.ref, sel); ref != want.Total {
+		h.t.Fatalf("reference total %d, CountTotal %d", want.Total, ref)
 	}
-	for _, d := range analytics.Dimensions {
-		wantGroups := analytics.CountGroups(h.ref, sel, d)
-		analytics.SortGroups(wantGroups)
-		if got := h.groups(sel, d); !slices.Equal(got, wantGroups) {
-			h.t.Errorf("Groups(%+v, %v):\n got       %v\n reference %v", sel, d, got, wantGroups)
-		}
-		h.expectTop(sel, d, wantGroups)
+	got := h.answer(q, analytics.AllParts)
+	h.compare(q, analytics.AllParts, got, want)
+	for _, part := range parts() {
+		h.compare(q, part, h.answer(q, part), want)
 	}
-	return want
+	h.expectTop(q, want)
+	return want.Total
 }
 
-// expectTop checks TopGroups, when the store offers it, against the
-// sorted reference cut at several sizes, ties at the cut included.
-func (h *harness) expectTop(sel analytics.Selection, d analytics.Dimension, sorted []analytics.Group) {
-	h.t.Helper()
-	top, ok := h.read.(ports.TopAggregator)
-	if !ok {
-		return
+// parts lists every part alone.
+func parts() []analytics.Parts {
+	out := []analytics.Parts{analytics.PartTotal}
+	for _, d := range analytics.Dimensions {
+		out = append(out, analytics.ListOf(d))
 	}
-	for _, n := range []int{1, 2, 3, len(sorted), len(sorted) + 1} {
+	return out
+}
+
+// compare checks the wanted parts of an answer against the reference's
+// and that the others are left empty. Lists compare sorted, except a
+// limited question or answer list, which must be in list order.
+func (h *harness) compare(q analytics.Query, parts analytics.Parts, got, want analytics.Counts) {
+	h.t.Helper()
+	if parts.Has(analytics.PartTotal) && got.Total != want.Total {
+		h.t.Errorf("Answer(%+v, %b): total %d, reference %d", q, parts, got.Total, want.Total)
+	}
+	if !parts.Has(analytics.PartTotal) && got.Total != 0 {
+		h.t.Errorf("Answer(%+v, %b): total %d not asked for", q, parts, got.Total)
+	}
+	for _, d := range analytics.Dimensions {
+		g := got.Groups[d]
+		if !parts.Has(analytics.ListOf(d)) {
+			if len(g) != 0 {
+				h.t.Errorf("Answer(%+v, %b): list %v not asked for: %v", q, parts, d, g)
+			}
+			continue
+		}
+		w := want.Groups[d]
+		if q.LimitOf(d) == 0 {
+			g, w = sortedGroups(g), sortedGroups(w)
+		}
+		if len(g) != len(w) || (len(w) > 0 && !slices.Equal(g, w)) {
+			h.t.Errorf("Answer(%+v, %b), list %v:\n got       %v\n reference %v", q, parts, d, g, w)
+		}
+	}
+}
+
+// expectTop checks the answer with limits: exactly the first n question
+// and answer groups in analytics.SortGroups order, ties at the cut
+// included, at several sizes; the total and other lists as without one.
+func (h *harness) expectTop(q analytics.Query, whole analytics.Counts) {
+	h.t.Helper()
+	questions := len(whole.Groups[analytics.Question])
+	for _, n := range []int{1, 2, 3, questions, questions + 1} {
 		if n < 1 {
 			continue
 		}
-		got, err := top.TopGroups(h.t.Context(), sel, d, n)
-		if err != nil {
-			h.t.Fatalf("TopGroups(%+v, %v, %d): %v", sel, d, n, err)
-		}
-		want := sorted[:min(n, len(sorted))]
-		if len(got) != len(want) || (len(want) > 0 && !slices.Equal(got, want)) {
-			h.t.Errorf("TopGroups(%+v, %v, %d):\n got       %v\n reference %v", sel, d, n, got, want)
+		lq := q
+		lq.Limit = n
+		want := analytics.CountAnswer(h.ref, lq, analytics.AllParts)
+		h.compare(lq, analytics.AllParts, h.answer(lq, analytics.AllParts), want)
+		for _, d := range []analytics.Dimension{analytics.Question, analytics.Answer} {
+			h.compare(lq, analytics.ListOf(d), h.answer(lq, analytics.ListOf(d)), want)
 		}
 	}
 }
 
-// result assembles the query's result from the store's counts, as the
+// result assembles the query's result from the store's answer, as the
 // reporter does.
 func (h *harness) result(q analytics.Query) analytics.Result {
 	h.t.Helper()
-	c := analytics.Counts{Total: h.total(q.Selection()), Groups: map[analytics.Dimension][]analytics.Group{}}
-	for _, d := range analytics.Dimensions {
-		c.Groups[d] = h.groups(q.SelectionFor(d), d)
-	}
-	return analytics.Assemble(c, q.Limit)
+	return analytics.Assemble(h.answer(q, analytics.AllParts), q.Limit)
 }
 
-// expectQuery checks the assembled result against analytics.Aggregate and
+// expectQuery checks the store's answer to the query and the result
+// assembled from it against analytics.CountAnswer and Aggregate, and
 // returns the reference result.
 func (h *harness) expectQuery(q analytics.Query) analytics.Result {
 	h.t.Helper()
 	want := analytics.Aggregate(h.ref, q)
+	h.compare(q, analytics.AllParts, h.answer(q, analytics.AllParts), analytics.CountAnswer(h.ref, q, analytics.AllParts))
 	if got := h.result(q); !reflect.DeepEqual(got, want) {
 		h.t.Errorf("result of %+v:\n got       %+v\n reference %+v", q, got, want)
 	}
@@ -177,9 +224,10 @@ func (h *harness) snapshot(sels []analytics.Selection) []any {
 	h.t.Helper()
 	var out []any
 	for _, sel := range sels {
-		out = append(out, h.total(sel))
+		c := h.answer(queryOf(sel), analytics.AllParts)
+		out = append(out, c.Total)
 		for _, d := range analytics.Dimensions {
-			out = append(out, h.groups(sel, d))
+			out = append(out, sortedGroups(c.Groups[d]))
 		}
 	}
 	return out

@@ -67,44 +67,53 @@ func (r *Reporter) Resolve(ctx context.Context, req Request) (analytics.Query, c
 
 // All computes the full result from the raw interaction log.
 func (r *Reporter) All(ctx context.Context, q analytics.Query) (analytics.Result, error) {
-	return r.result(ctx, r.raw, q)
+	c, err := r.answer(ctx, r.raw, q, analytics.AllParts)
+	if err != nil {
+		return analytics.Result{}, err
+	}
+	return analytics.Assemble(c, q.Limit), nil
 }
 
 // Warehouse computes the full result from the rollups and reports how long
 // it took, in milliseconds.
 func (r *Reporter) Warehouse(ctx context.Context, q analytics.Query) (analytics.Result, float64, error) {
 	start := r.clock.Now()
-	res, err := r.result(ctx, r.rollups, q)
+	c, err := r.answer(ctx, r.rollups, q, analytics.AllParts)
+	var res analytics.Result
+	if err == nil {
+		res = analytics.Assemble(c, q.Limit)
+	}
 	elapsed := r.clock.Now().Sub(start)
 	return res, float64(elapsed.Microseconds()) / 1000, err
 }
 
 // TotalInteractions counts the query's interactions (filters applied).
 func (r *Reporter) TotalInteractions(ctx context.Context, q analytics.Query) (int64, error) {
-	return r.total(ctx, r.rollups, q.Selection())
+	c, err := r.answer(ctx, r.rollups, q, analytics.PartTotal)
+	return c.Total, err
 }
 
 // TopicCounts returns the query's topic distribution.
 func (r *Reporter) TopicCounts(ctx context.Context, q analytics.Query) ([]analytics.TopicCount, error) {
-	g, err := r.groups(ctx, r.rollups, q, analytics.Topic)
+	g, err := r.list(ctx, q, analytics.Topic)
 	return analytics.TopicCounts(g), err
 }
 
 // ModelCounts returns the query's model usage.
 func (r *Reporter) ModelCounts(ctx context.Context, q analytics.Query) ([]analytics.ModelCount, error) {
-	g, err := r.groups(ctx, r.rollups, q, analytics.Model)
+	g, err := r.list(ctx, q, analytics.Model)
 	return analytics.ModelCounts(g), err
 }
 
 // Questions returns the query's unique questions with counts.
 func (r *Reporter) Questions(ctx context.Context, q analytics.Query) ([]analytics.QuestionEntry, error) {
-	g, err := r.groups(ctx, r.rollups, q, analytics.Question)
+	g, err := r.list(ctx, q, analytics.Question)
 	return analytics.QuestionEntries(g, q.Limit), err
 }
 
 // Answers returns the query's unique answers with counts.
 func (r *Reporter) Answers(ctx context.Context, q analytics.Query) ([]analytics.AnswerEntry, error) {
-	g, err := r.groups(ctx, r.rollups, q, analytics.Answer)
+	g, err := r.list(ctx, q, analytics.Answer)
 	return analytics.AnswerEntries(g, q.Limit), err
 }
 
@@ -113,84 +122,26 @@ func (r *Reporter) Cats(ctx context.Context) ([]catconfig.Cat, error) {
 	return r.cats.Cats(ctx)
 }
 
-// result counts the total and every list of the query, all from one
-// state of the store's rows when it can hold one (so a write another
-// process commits meanwhile is in all of them or none).
-func (r *Reporter) result(ctx context.Context, src ports.Aggregator, q analytics.Query) (analytics.Result, error) {
-	if snap, ok := src.(ports.SnapshotAggregator); ok {
-		var release func()
-		ctx, release = snap.Snapshot(ctx)
-		defer release()
-	}
-	c := analytics.Counts{Groups: make(map[analytics.Dimension][]analytics.Group, len(analytics.Dimensions))}
-	var err error
-	if c.Total, err = r.total(ctx, src, q.Selection()); err != nil {
-		return analytics.Result{}, err
-	}
-	for _, d := range analytics.Dimensions {
-		if c.Groups[d], err = r.groups(ctx, src, q, d); err != nil {
-			return analytics.Result{}, err
-		}
-	}
-	return analytics.Assemble(c, q.Limit), nil
+// list asks the rollups for one dimension's list of the query.
+func (r *Reporter) list(ctx context.Context, q analytics.Query, d analytics.Dimension) ([]analytics.Group, error) {
+	c, err := r.answer(ctx, r.rollups, q, analytics.ListOf(d))
+	return c.Groups[d], err
 }
 
-func (r *Reporter) total(ctx context.Context, src ports.Aggregator, s analytics.Selection) (int64, error) {
-	s, ok := storableOnly(s)
-	if !ok {
-		return 0, nil
+// answer asks the store for the wanted parts of the query's answer, in
+// one call, with the filter values that could never have been stored
+// dropped first (analytics.Query.StorableOnly); it does not ask at all
+// when no wanted part can count anything.
+func (r *Reporter) answer(ctx context.Context, src ports.Aggregator, q analytics.Query, want analytics.Parts) (analytics.Counts, error) {
+	q, want = q.StorableOnly(want)
+	if want == 0 {
+		return analytics.Counts{}, nil
 	}
-	n, err := src.Total(ctx, s)
+	c, err := src.Answer(ctx, q, want)
 	if err != nil {
-		return 0, wrapStore(err)
+		return analytics.Counts{}, wrapStore(err)
 	}
-	return n, nil
-}
-
-func (r *Reporter) groups(ctx context.Context, src ports.Aggregator, q analytics.Query, d analytics.Dimension) ([]analytics.Group, error) {
-	s, ok := storableOnly(q.SelectionFor(d))
-	if !ok {
-		return nil, nil
-	}
-	var g []analytics.Group
-	var err error
-	if top, ok := src.(ports.TopAggregator); ok && q.Limit > 0 && (d == analytics.Question || d == analytics.Answer) {
-		g, err = top.TopGroups(ctx, s, d, q.Limit)
-	} else {
-		g, err = src.Groups(ctx, s, d)
-	}
-	if err != nil {
-		return nil, wrapStore(err)
-	}
-	return g, nil
-}
-
-// storableOnly drops the filter values that could never have been stored
-// (NUL bytes, invalid UTF-8, oversized): they match nothing, and no back end
-// needs to see them (PostgreSQL rejects NUL bytes outright). It reports
-// false when a filter loses all its values, so the selection matches
-// nothing at all.
-func storableOnly(s analytics.Selection) (analytics.Selection, bool) {
-	lists := map[analytics.Dimension]*[]string{
-		analytics.Topic: &s.Filters.Topics, analytics.Model: &s.Filters.Models, analytics.Persona: &s.Filters.Personas,
-		analytics.Question: &s.Filters.QuestionIDs, analytics.Answer: &s.Filters.AnswerIDs,
-	}
-	for d, values := range lists {
-		if len(*values) == 0 {
-			continue
-		}
-		kept := make([]string, 0, len(*values))
-		for _, v := range *values {
-			if analytics.CheckText(d.String(), v) == nil {
-				kept = append(kept, v)
-			}
-		}
-		if len(kept) == 0 {
-			return s, false
-		}
-		*values = kept
-	}
-	return s, true
+	return c, nil
 }
 
 func wrapStore(err error) error {

@@ -3,6 +3,7 @@ package reporter_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -25,17 +26,28 @@ func directory() *mocks.CatDirectoryMock {
 	}
 }
 
-// countingStore answers every call with fixed counts and records the
-// selections it was asked about.
-func countingStore(calls *[]analytics.Selection) *mocks.InteractionLogMock {
+// call is one Answer call a store received.
+type call struct {
+	q    analytics.Query
+	want analytics.Parts
+}
+
+// countingStore answers every call with fixed counts (7 in each wanted
+// part) and records the calls.
+func countingStore(calls *[]call) *mocks.InteractionLogMock {
 	return &mocks.InteractionLogMock{
-		TotalFunc: func(_ context.Context, s analytics.Selection) (int64, error) {
-			*calls = append(*calls, s)
-			return 7, nil
-		},
-		GroupsFunc: func(_ context.Context, s analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
-			*calls = append(*calls, s)
-			return []analytics.Group{{Key: d.String(), Text: d.String() + " text", Count: 7}}, nil
+		AnswerFunc: func(_ context.Context, q analytics.Query, want analytics.Parts) (analytics.Counts, error) {
+			*calls = append(*calls, call{q, want})
+			c := analytics.Counts{Groups: map[analytics.Dimension][]analytics.Group{}}
+			if want.Has(analytics.PartTotal) {
+				c.Total = 7
+			}
+			for _, d := range analytics.Dimensions {
+				if want.Has(analytics.ListOf(d)) {
+					c.Groups[d] = []analytics.Group{{Key: d.String(), Text: d.String() + " text", Count: 7}}
+				}
+			}
+			return c, nil
 		},
 	}
 }
@@ -80,11 +92,11 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-func TestAllAsksRawPerListWithoutItsOwnFilter(t *testing.T) {
-	var raw, rolled []analytics.Selection
+func TestAllAsksRawOnceForTheWholeAnswer(t *testing.T) {
+	var raw, rolled []call
 	rep := reporter.New(directory(), countingStore(&raw), countingStore(&rolled), fixedClock(0))
 	f := analytics.Filters{Topics: []string{"t"}, Models: []string{"m"}, Personas: []string{"p"}, QuestionIDs: []string{"q"}, AnswerIDs: []string{"a"}}
-	q := analytics.Query{Cat: "demo", Filters: f}
+	q := analytics.Query{Cat: "demo", Filters: f, Limit: 3}
 	res, err := rep.All(context.Background(), q)
 	if err != nil {
 		t.Fatal(err)
@@ -92,22 +104,14 @@ func TestAllAsksRawPerListWithoutItsOwnFilter(t *testing.T) {
 	if len(rolled) != 0 {
 		t.Fatalf("All must not read rollups, it made %d calls", len(rolled))
 	}
-	if len(raw) != 1+len(analytics.Dimensions) {
-		t.Fatalf("want one total and one call per dimension, got %d calls", len(raw))
+	if len(raw) != 1 {
+		t.Fatalf("want one call for the whole answer, got %d calls", len(raw))
 	}
-	if got := raw[0].Filters; got.IsZero() || len(got.Topics) != 1 {
-		t.Fatalf("total must apply every filter, got %+v", got)
+	if raw[0].want != analytics.AllParts {
+		t.Fatalf("All must want every part, asked for %b", raw[0].want)
 	}
-	for i, d := range analytics.Dimensions {
-		s := raw[i+1]
-		if len(s.Filters.Values(d)) != 0 {
-			t.Fatalf("list %v applied its own filter", d)
-		}
-		for _, other := range analytics.Dimensions {
-			if other != d && len(s.Filters.Values(other)) != 1 {
-				t.Fatalf("list %v dropped the %v filter", d, other)
-			}
-		}
+	if !reflect.DeepEqual(raw[0].q, q) {
+		t.Fatalf("the store must get the query as it is (every filter, the limit): got %+v, want %+v", raw[0].q, q)
 	}
 	if res.TotalInteractions != 7 || res.Questions[0].Question != "questionid text" || res.Answers[0].Answers != "answerid text" || res.TopicCounts[0].Percentage != 100 {
 		t.Fatalf("result not assembled from the counts: %+v", res)
@@ -115,14 +119,14 @@ func TestAllAsksRawPerListWithoutItsOwnFilter(t *testing.T) {
 }
 
 func TestWarehouseReadsRollupsAndTimesItself(t *testing.T) {
-	var raw, rolled []analytics.Selection
+	var raw, rolled []call
 	rep := reporter.New(directory(), countingStore(&raw), countingStore(&rolled), fixedClock(1500*time.Microsecond))
 	_, ms, err := rep.Warehouse(context.Background(), analytics.Query{Cat: "demo"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(raw) != 0 || len(rolled) == 0 {
-		t.Fatalf("warehouse must read rollups only: raw %d, rollups %d", len(raw), len(rolled))
+	if len(raw) != 0 || len(rolled) != 1 || rolled[0].want != analytics.AllParts {
+		t.Fatalf("warehouse must read rollups only, once, for every part: raw %d, rollups %v", len(raw), rolled)
 	}
 	if ms != 1.5 {
 		t.Fatalf("performance ms = %v, want 1.5 (one clock step)", ms)
@@ -130,7 +134,7 @@ func TestWarehouseReadsRollupsAndTimesItself(t *testing.T) {
 }
 
 func TestUnmatchableFilterAsksNoStore(t *testing.T) {
-	var raw []analytics.Selection
+	var raw []call
 	rep := reporter.New(directory(), countingStore(&raw), countingStore(&raw), fixedClock(0))
 	q := analytics.Query{Cat: "demo", Filters: analytics.Filters{Topics: []string{"bad\x00topic"}}}
 	res, err := rep.All(context.Background(), q)
@@ -143,31 +147,41 @@ func TestUnmatchableFilterAsksNoStore(t *testing.T) {
 	if len(res.TopicCounts) != 1 {
 		t.Fatalf("the topic list ignores its own filter and must still be asked: %+v", res.TopicCounts)
 	}
-	if len(raw) != 1 {
-		t.Fatalf("only the topic list may reach the store, got %d calls", len(raw))
+	if len(raw) != 1 || raw[0].want != analytics.ListOf(analytics.Topic) {
+		t.Fatalf("only the topic list may reach the store, got %+v", raw)
+	}
+	if len(raw[0].q.Filters.Topics) != 0 {
+		t.Fatalf("an unstorable value reached the store: %q", raw[0].q.Filters.Topics)
 	}
 
 	raw = nil
-	q.Filters.Topics = []string{"bad\x00topic", "billing"}
+	q.Filters.Models = []string{"bad\x00model"}
+	if res, err = rep.All(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) != 0 || res.TotalInteractions != 0 || len(res.TopicCounts) != 0 || len(res.ModelCounts) != 0 {
+		t.Fatalf("two unmatchable filters leave nothing to count: %d calls, %+v", len(raw), res)
+	}
+	if n, err := rep.TotalInteractions(context.Background(), analytics.Query{Cat: "demo", Filters: analytics.Filters{Topics: []string{"bad\x00topic"}}}); err != nil || n != 0 || len(raw) != 0 {
+		t.Fatalf("the total under an unmatchable filter is 0 without asking: %d, %v, %d calls", n, err, len(raw))
+	}
+
+	q.Filters = analytics.Filters{Topics: []string{"bad\x00topic", "billing"}}
 	if _, err := rep.All(context.Background(), q); err != nil {
 		t.Fatal(err)
 	}
-	if len(raw) != 1+len(analytics.Dimensions) {
-		t.Fatalf("a filter with one storable value still matches: want every list asked, got %d calls", len(raw))
+	if len(raw) != 1 || raw[0].want != analytics.AllParts {
+		t.Fatalf("a filter with one storable value still matches: want the whole answer asked, got %+v", raw)
 	}
-	for _, s := range raw {
-		for _, v := range s.Filters.Topics {
-			if v != "billing" {
-				t.Fatalf("an unstorable value reached the store: %q", v)
-			}
-		}
+	if got := raw[0].q.Filters.Topics; len(got) != 1 || got[0] != "billing" {
+		t.Fatalf("an unstorable value reached the store: %q", got)
 	}
 }
 
 func TestStoreFailureIsInternalAndHidesCause(t *testing.T) {
 	failing := &mocks.InteractionLogMock{
-		TotalFunc: func(context.Context, analytics.Selection) (int64, error) {
-			return 0, errors.New(`pq: relation "interactions" does not exist`)
+		AnswerFunc: func(context.Context, analytics.Query, analytics.Parts) (analytics.Counts, error) {
+			return analytics.Counts{}, errors.New(`pq: relation "interactions" does not exist`)
 		},
 	}
 	rep := reporter.New(directory(), failing, &mocks.RollupStoreMock{}, fixedClock(0))
@@ -180,8 +194,10 @@ func TestStoreFailureIsInternalAndHidesCause(t *testing.T) {
 	}
 }
 
+// TestMetricRoutesUseRollupsAndLimit: each metric route asks the rollups
+// once, for its own part only, with the query's limit.
 func TestMetricRoutesUseRollupsAndLimit(t *testing.T) {
-	var raw, rolled []analytics.Selection
+	var raw, rolled []call
 	rep := reporter.New(directory(), countingStore(&raw), countingStore(&rolled), fixedClock(0))
 	ctx := context.Background()
 	q := analytics.Query{Cat: "demo", Limit: 1}
@@ -203,85 +219,38 @@ func TestMetricRoutesUseRollupsAndLimit(t *testing.T) {
 	if len(raw) != 0 || len(rolled) != 5 {
 		t.Fatalf("metric routes must read rollups: raw %d, rollups %d", len(raw), len(rolled))
 	}
+	parts := []analytics.Parts{analytics.PartTotal, analytics.ListOf(analytics.Topic), analytics.ListOf(analytics.Model),
+		analytics.ListOf(analytics.Question), analytics.ListOf(analytics.Answer)}
+	for k, c := range rolled {
+		if c.want != parts[k] || c.q.Limit != 1 {
+			t.Errorf("call %d asked for %b with limit %d, want %b with limit 1", k, c.want, c.q.Limit, parts[k])
+		}
+	}
 }
 
-func TestLimitedListsAskForTopGroupsWhenOffered(t *testing.T) {
-	var grouped, topped []analytics.Dimension
-	var sizes []int
-	rollups := &mocks.TopAggregatorMock{
-		TotalFunc: func(context.Context, analytics.Selection) (int64, error) { return 3, nil },
-		GroupsFunc: func(_ context.Context, _ analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
-			grouped = append(grouped, d)
-			return []analytics.Group{{Key: "k", Text: "k", Count: 3}}, nil
-		},
-		TopGroupsFunc: func(_ context.Context, _ analytics.Selection, d analytics.Dimension, n int) ([]analytics.Group, error) {
-			topped, sizes = append(topped, d), append(sizes, n)
-			return []analytics.Group{{Key: "k", Text: "k", Count: 3}}, nil
+// TestLimitCutsTheLists: the question and answer lists of a result keep
+// the first Limit entries in list order, whatever the store returned;
+// the other lists are never cut.
+func TestLimitCutsTheLists(t *testing.T) {
+	groups := []analytics.Group{{Key: "b", Text: "b", Count: 1}, {Key: "a", Text: "a", Count: 5}, {Key: "c", Text: "c", Count: 5}}
+	rollups := &mocks.RollupStoreMock{
+		AnswerFunc: func(_ context.Context, _ analytics.Query, want analytics.Parts) (analytics.Counts, error) {
+			c := analytics.Counts{Total: 11, Groups: map[analytics.Dimension][]analytics.Group{}}
+			for _, d := range analytics.Dimensions {
+				c.Groups[d] = groups
+			}
+			return c, nil
 		},
 	}
 	rep := reporter.New(directory(), &mocks.InteractionLogMock{}, rollups, fixedClock(0))
-	if _, _, err := rep.Warehouse(context.Background(), analytics.Query{Cat: "demo", Limit: 7}); err != nil {
+	res, _, err := rep.Warehouse(context.Background(), analytics.Query{Cat: "demo", Limit: 2})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(topped) != 2 || topped[0] != analytics.Question || topped[1] != analytics.Answer || sizes[0] != 7 || sizes[1] != 7 {
-		t.Fatalf("TopGroups calls %v with sizes %v, want question and answer with 7", topped, sizes)
+	if len(res.Questions) != 2 || res.Questions[0].ID != "a" || res.Questions[1].ID != "c" || len(res.Answers) != 2 {
+		t.Fatalf("questions %+v, answers %+v: want a, c", res.Questions, res.Answers)
 	}
-	if len(grouped) != 3 {
-		t.Fatalf("topic, model and persona lists are never cut: want 3 Groups calls, got %v", grouped)
-	}
-
-	grouped, topped = nil, nil
-	if _, _, err := rep.Warehouse(context.Background(), analytics.Query{Cat: "demo"}); err != nil {
-		t.Fatal(err)
-	}
-	if len(topped) != 0 || len(grouped) != len(analytics.Dimensions) {
-		t.Fatalf("without a limit every list is whole: Groups %v, TopGroups %v", grouped, topped)
-	}
-}
-
-// snapshotStore is a rollup store that can hold a snapshot: it records
-// whether each call came with the snapshot's context, and the releases.
-type snapshotStore struct {
-	*mocks.RollupStoreMock
-	pinnedCalls, otherCalls, releases int
-	released                          bool
-}
-
-type pinKey struct{}
-
-func (s *snapshotStore) Snapshot(ctx context.Context) (context.Context, func()) {
-	return context.WithValue(ctx, pinKey{}, s), func() { s.releases++; s.released = true }
-}
-
-func (s *snapshotStore) record(ctx context.Context) {
-	if ctx.Value(pinKey{}) == s && !s.released {
-		s.pinnedCalls++
-	} else {
-		s.otherCalls++
-	}
-}
-
-// TestResultReadsOneSnapshot: a full result asks a store that can hold a
-// snapshot for its total and all its lists within one snapshot, released
-// once at the end, so that a write committed meanwhile is in all of them
-// or none.
-func TestResultReadsOneSnapshot(t *testing.T) {
-	s := &snapshotStore{}
-	s.RollupStoreMock = &mocks.RollupStoreMock{
-		TotalFunc: func(ctx context.Context, _ analytics.Selection) (int64, error) {
-			s.record(ctx)
-			return 7, nil
-		},
-		GroupsFunc: func(ctx context.Context, _ analytics.Selection, d analytics.Dimension) ([]analytics.Group, error) {
-			s.record(ctx)
-			return []analytics.Group{{Key: d.String(), Text: d.String(), Count: 7}}, nil
-		},
-	}
-	rep := reporter.New(directory(), &mocks.InteractionLogMock{}, s, fixedClock(0))
-	if _, _, err := rep.Warehouse(context.Background(), analytics.Query{Cat: "demo"}); err != nil {
-		t.Fatal(err)
-	}
-	if want := 1 + len(analytics.Dimensions); s.pinnedCalls != want || s.otherCalls != 0 || s.releases != 1 {
-		t.Errorf("%d calls within the snapshot, %d outside, %d releases; want %d, 0, 1", s.pinnedCalls, s.otherCalls, s.releases, want)
+	if len(res.TopicCounts) != 3 || len(res.ModelCounts) != 3 || len(res.PersonaCounts) != 3 {
+		t.Fatalf("topic, model and persona lists are never cut: %+v", res)
 	}
 }

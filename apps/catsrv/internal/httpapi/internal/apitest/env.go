@@ -275,18 +275,10 @@ func (f FaultyLog) Append(context.Context, iter.Seq2[analytics.Interaction, erro
 	return 0, f.Err
 }
 
-// Total fails or panics.
-func (f FaultyLog) Total(context.Context, analytics.Selection) (int64, error) {
+// Answer fails or panics.
+func (f FaultyLog) Answer(context.Context, analytics.Query, analytics.Parts) (analytics.Counts, error) {
 	if f.Panic {
 		panic("store exploded")
 	}
-	return 0, f.Err
-}
-
-// Groups fails or panics.
-func (f FaultyLog) Groups(context.Context, analytics.Selection, analytics.Dimension) ([]analytics.Group, error) {
-	if f.Panic {
-		panic("store exploded")
-	}
-	return nil, f.Err
+	return analytics.Counts{}, f.Err
 }
