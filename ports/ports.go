@@ -5,7 +5,7 @@
 // Mocks for isolating core logic are generated into ports/mocks with moq.
 package ports
 
-//go:generate go tool moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog RollupStore InteractionFeed
+//go:generate go tool moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog InteractionEraser RollupStore InteractionFeed
 
 import (
 	"context"
@@ -57,6 +57,19 @@ type InteractionLog interface {
 	// interactions were stored.
 	Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error)
 	Aggregator
+}
+
+// InteractionEraser deletes interactions for retention and erasure.
+type InteractionEraser interface {
+	// DeleteInteractions deletes every stored interaction (of any event
+	// kind) that d selects (analytics.Deletion.Selects) and returns how
+	// many. It deletes at most batch interactions per transaction (batch
+	// <= 0: a store default), each batch committed on its own and, like an
+	// Append, seen by every reader at once, with the rollups and every
+	// follower of the log kept equal to the reference over the rows that
+	// remain; it repeats until none is left or ctx ends. A deletion that
+	// fails Validate is errs.KindInvalid and deletes nothing.
+	DeleteInteractions(ctx context.Context, d analytics.Deletion, batch int) (int, error)
 }
 
 // RollupStore answers the same counts as InteractionLog from pre-aggregated

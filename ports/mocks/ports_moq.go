@@ -316,6 +316,84 @@ func (mock *InteractionLogMock) AppendCalls() []struct {
 	return calls
 }
 
+// Ensure, that InteractionEraserMock does implement ports.InteractionEraser.
+// If this is not the case, regenerate this file with moq.
+var _ ports.InteractionEraser = &InteractionEraserMock{}
+
+// InteractionEraserMock is a mock implementation of ports.InteractionEraser.
+//
+//	func TestSomethingThatUsesInteractionEraser(t *testing.T) {
+//
+//		// make and configure a mocked ports.InteractionEraser
+//		mockedInteractionEraser := &InteractionEraserMock{
+//			DeleteInteractionsFunc: func(ctx context.Context, d analytics.Deletion, batch int) (int, error) {
+//				panic("mock out the DeleteInteractions method")
+//			},
+//		}
+//
+//		// use mockedInteractionEraser in code that requires ports.InteractionEraser
+//		// and then make assertions.
+//
+//	}
+type InteractionEraserMock struct {
+	// DeleteInteractionsFunc mocks the DeleteInteractions method.
+	DeleteInteractionsFunc func(ctx context.Context, d analytics.Deletion, batch int) (int, error)
+
+	// calls tracks calls to the methods.
+	calls struct {
+		// DeleteInteractions holds details about calls to the DeleteInteractions method.
+		DeleteInteractions []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// D is the d argument value.
+			D analytics.Deletion
+			// Batch is the batch argument value.
+			Batch int
+		}
+	}
+	lockDeleteInteractions sync.RWMutex
+}
+
+// DeleteInteractions calls DeleteInteractionsFunc.
+func (mock *InteractionEraserMock) DeleteInteractions(ctx context.Context, d analytics.Deletion, batch int) (int, error) {
+	if mock.DeleteInteractionsFunc == nil {
+		panic("InteractionEraserMock.DeleteInteractionsFunc: method is nil but InteractionEraser.DeleteInteractions was just called")
+	}
+	callInfo := struct {
+		Ctx   context.Context
+		D     analytics.Deletion
+		Batch int
+	}{
+		Ctx:   ctx,
+		D:     d,
+		Batch: batch,
+	}
+	mock.lockDeleteInteractions.Lock()
+	mock.calls.DeleteInteractions = append(mock.calls.DeleteInteractions, callInfo)
+	mock.lockDeleteInteractions.Unlock()
+	return mock.DeleteInteractionsFunc(ctx, d, batch)
+}
+
+// DeleteInteractionsCalls gets all the calls that were made to DeleteInteractions.
+// Check the length with:
+//
+//	len(mockedInteractionEraser.DeleteInteractionsCalls())
+func (mock *InteractionEraserMock) DeleteInteractionsCalls() []struct {
+	Ctx   context.Context
+	D     analytics.Deletion
+	Batch int
+} {
+	var calls []struct {
+		Ctx   context.Context
+		D     analytics.Deletion
+		Batch int
+	}
+	mock.lockDeleteInteractions.RLock()
+	calls = mock.calls.DeleteInteractions
+	mock.lockDeleteInteractions.RUnlock()
+	return calls
+}
+
 // Ensure, that RollupStoreMock does implement ports.RollupStore.
 // If this is not the case, regenerate this file with moq.
 var _ ports.RollupStore = &RollupStoreMock{}
