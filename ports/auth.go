@@ -84,11 +84,13 @@ type MemoryStore interface {
 // IdentityProvider is one external login provider.
 type IdentityProvider interface {
 	// AuthURL returns the URL the browser is sent to for the login.
-	// verifier is the PKCE code verifier; providers without PKCE ignore it.
-	AuthURL(ctx context.Context, state, verifier string) (string, error)
+	// verifier is the PKCE code verifier, nonce the value an OpenID Connect
+	// ID token must carry; providers without PKCE or ID tokens ignore them.
+	AuthURL(ctx context.Context, state, verifier, nonce string) (string, error)
 	// Exchange trades the code of the callback for the user's identity,
-	// fetched from the provider's user endpoint (never read from an
-	// unverified ID token). A refused code is errs.KindUnauthorized; an
-	// unreachable provider errs.KindUnavailable.
-	Exchange(ctx context.Context, code, verifier string) (auth.Identity, error)
+	// fetched from the provider's user endpoint or read from an ID token
+	// whose signature, issuer, audience, times and nonce were verified
+	// (never from an unverified one). A refused code or ID token is
+	// errs.KindUnauthorized; an unreachable provider errs.KindUnavailable.
+	Exchange(ctx context.Context, code, verifier, nonce string) (auth.Identity, error)
 }

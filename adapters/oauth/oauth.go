@@ -82,7 +82,7 @@ type adapter struct {
 var _ ports.IdentityProvider = (*adapter)(nil)
 
 // AuthURL begins a goth login and returns its (rewritten) URL.
-func (a *adapter) AuthURL(_ context.Context, state, verifier string) (string, error) {
+func (a *adapter) AuthURL(_ context.Context, state, verifier, _ string) (string, error) {
 	var sess goth.Session
 	var err error
 	if p, ok := a.provider.(pkceProvider); ok {
@@ -102,7 +102,7 @@ func (a *adapter) AuthURL(_ context.Context, state, verifier string) (string, er
 
 // Exchange authorizes a fresh goth session with the code and fetches the
 // user.
-func (a *adapter) Exchange(_ context.Context, code, verifier string) (auth.Identity, error) {
+func (a *adapter) Exchange(_ context.Context, code, verifier, _ string) (auth.Identity, error) {
 	if code == "" {
 		return auth.Identity{}, errs.New(errs.KindInvalid, "the callback carries no authorization code")
 	}

@@ -44,7 +44,7 @@ func TestAuthURLs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			raw, err := p.AuthURL(t.Context(), "the-state", "the-verifier-the-verifier-the-verifier-123")
+			raw, err := p.AuthURL(t.Context(), "the-state", "the-verifier-the-verifier-the-verifier-123", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -134,7 +134,7 @@ func TestExchangeFailures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			id, err := p.Exchange(t.Context(), c.code, "v")
+			id, err := p.Exchange(t.Context(), c.code, "v", "")
 			if errs.KindOf(err) != c.kind {
 				t.Fatalf("Exchange = %+v, %v; want kind %v", id, err, c.kind)
 			}
@@ -175,7 +175,7 @@ func TestUnreachableUserEndpointKeepsTokenOutOfErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.Exchange(t.Context(), "code", "")
+	_, err = p.Exchange(t.Context(), "code", "", "")
 	var query string
 	select {
 	case query = <-userinfo:

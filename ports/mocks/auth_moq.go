@@ -879,10 +879,10 @@ var _ ports.IdentityProvider = &IdentityProviderMock{}
 //
 //		// make and configure a mocked ports.IdentityProvider
 //		mockedIdentityProvider := &IdentityProviderMock{
-//			AuthURLFunc: func(ctx context.Context, state string, verifier string) (string, error) {
+//			AuthURLFunc: func(ctx context.Context, state string, verifier string, nonce string) (string, error) {
 //				panic("mock out the AuthURL method")
 //			},
-//			ExchangeFunc: func(ctx context.Context, code string, verifier string) (auth.Identity, error) {
+//			ExchangeFunc: func(ctx context.Context, code string, verifier string, nonce string) (auth.Identity, error) {
 //				panic("mock out the Exchange method")
 //			},
 //		}
@@ -893,10 +893,10 @@ var _ ports.IdentityProvider = &IdentityProviderMock{}
 //	}
 type IdentityProviderMock struct {
 	// AuthURLFunc mocks the AuthURL method.
-	AuthURLFunc func(ctx context.Context, state string, verifier string) (string, error)
+	AuthURLFunc func(ctx context.Context, state string, verifier string, nonce string) (string, error)
 
 	// ExchangeFunc mocks the Exchange method.
-	ExchangeFunc func(ctx context.Context, code string, verifier string) (auth.Identity, error)
+	ExchangeFunc func(ctx context.Context, code string, verifier string, nonce string) (auth.Identity, error)
 
 	// calls tracks calls to the methods.
 	calls struct {
@@ -908,6 +908,8 @@ type IdentityProviderMock struct {
 			State string
 			// Verifier is the verifier argument value.
 			Verifier string
+			// Nonce is the nonce argument value.
+			Nonce string
 		}
 		// Exchange holds details about calls to the Exchange method.
 		Exchange []struct {
@@ -917,6 +919,8 @@ type IdentityProviderMock struct {
 			Code string
 			// Verifier is the verifier argument value.
 			Verifier string
+			// Nonce is the nonce argument value.
+			Nonce string
 		}
 	}
 	lockAuthURL  sync.RWMutex
@@ -924,7 +928,7 @@ type IdentityProviderMock struct {
 }
 
 // AuthURL calls AuthURLFunc.
-func (mock *IdentityProviderMock) AuthURL(ctx context.Context, state string, verifier string) (string, error) {
+func (mock *IdentityProviderMock) AuthURL(ctx context.Context, state string, verifier string, nonce string) (string, error) {
 	if mock.AuthURLFunc == nil {
 		panic("IdentityProviderMock.AuthURLFunc: method is nil but IdentityProvider.AuthURL was just called")
 	}
@@ -932,15 +936,17 @@ func (mock *IdentityProviderMock) AuthURL(ctx context.Context, state string, ver
 		Ctx      context.Context
 		State    string
 		Verifier string
+		Nonce    string
 	}{
 		Ctx:      ctx,
 		State:    state,
 		Verifier: verifier,
+		Nonce:    nonce,
 	}
 	mock.lockAuthURL.Lock()
 	mock.calls.AuthURL = append(mock.calls.AuthURL, callInfo)
 	mock.lockAuthURL.Unlock()
-	return mock.AuthURLFunc(ctx, state, verifier)
+	return mock.AuthURLFunc(ctx, state, verifier, nonce)
 }
 
 // AuthURLCalls gets all the calls that were made to AuthURL.
@@ -951,11 +957,13 @@ func (mock *IdentityProviderMock) AuthURLCalls() []struct {
 	Ctx      context.Context
 	State    string
 	Verifier string
+	Nonce    string
 } {
 	var calls []struct {
 		Ctx      context.Context
 		State    string
 		Verifier string
+		Nonce    string
 	}
 	mock.lockAuthURL.RLock()
 	calls = mock.calls.AuthURL
@@ -964,7 +972,7 @@ func (mock *IdentityProviderMock) AuthURLCalls() []struct {
 }
 
 // Exchange calls ExchangeFunc.
-func (mock *IdentityProviderMock) Exchange(ctx context.Context, code string, verifier string) (auth.Identity, error) {
+func (mock *IdentityProviderMock) Exchange(ctx context.Context, code string, verifier string, nonce string) (auth.Identity, error) {
 	if mock.ExchangeFunc == nil {
 		panic("IdentityProviderMock.ExchangeFunc: method is nil but IdentityProvider.Exchange was just called")
 	}
@@ -972,15 +980,17 @@ func (mock *IdentityProviderMock) Exchange(ctx context.Context, code string, ver
 		Ctx      context.Context
 		Code     string
 		Verifier string
+		Nonce    string
 	}{
 		Ctx:      ctx,
 		Code:     code,
 		Verifier: verifier,
+		Nonce:    nonce,
 	}
 	mock.lockExchange.Lock()
 	mock.calls.Exchange = append(mock.calls.Exchange, callInfo)
 	mock.lockExchange.Unlock()
-	return mock.ExchangeFunc(ctx, code, verifier)
+	return mock.ExchangeFunc(ctx, code, verifier, nonce)
 }
 
 // ExchangeCalls gets all the calls that were made to Exchange.
@@ -991,11 +1001,13 @@ func (mock *IdentityProviderMock) ExchangeCalls() []struct {
 	Ctx      context.Context
 	Code     string
 	Verifier string
+	Nonce    string
 } {
 	var calls []struct {
 		Ctx      context.Context
 		Code     string
 		Verifier string
+		Nonce    string
 	}
 	mock.lockExchange.RLock()
 	calls = mock.calls.Exchange

@@ -19,14 +19,15 @@ import (
 const StateTTL = 10 * time.Minute
 
 // FlowState is what the start of a login binds to the browser: the state
-// the provider must echo, the PKCE verifier, and the CAT whose settings
-// apply. It travels in a signed cookie, so the server keeps nothing per
+// the provider must echo, the PKCE verifier, the nonce an OpenID Connect
+// ID token must carry, and the CAT whose settings apply. It travels in a signed cookie, so the server keeps nothing per
 // login that is started and never finished.
 type FlowState struct {
 	Provider  string    `json:"p"`
 	Cat       string    `json:"c"`
 	State     string    `json:"s"`
 	Verifier  string    `json:"v"`
+	Nonce     string    `json:"n"`
 	ExpiresAt time.Time `json:"e"`
 }
 
@@ -44,8 +45,8 @@ func NewStateSealer(secret []byte, clock ports.Clock) *StateSealer {
 	return &StateSealer{key: mac.Sum(nil), clock: clock}
 }
 
-// Begin creates the state of a new login with a random state and PKCE
-// verifier, and its sealed (cookie) form.
+// Begin creates the state of a new login with a random state, PKCE
+// verifier and nonce, and its sealed (cookie) form.
 func (s *StateSealer) Begin(provider, cat string) (FlowState, string, error) {
 	state, err := RandomToken()
 	if err != nil {
@@ -55,7 +56,11 @@ func (s *StateSealer) Begin(provider, cat string) (FlowState, string, error) {
 	if err != nil {
 		return FlowState{}, "", err
 	}
-	fs := FlowState{Provider: provider, Cat: cat, State: state, Verifier: verifier,
+	nonce, err := RandomToken()
+	if err != nil {
+		return FlowState{}, "", err
+	}
+	fs := FlowState{Provider: provider, Cat: cat, State: state, Verifier: verifier, Nonce: nonce,
 		ExpiresAt: s.clock.Now().Add(StateTTL).UTC().Truncate(time.Second)}
 	payload, err := json.Marshal(fs)
 	if err != nil {

@@ -37,7 +37,7 @@ func (a *authAPI) start(ctx context.Context, in *catQuery, provider string) (*st
 	if err != nil {
 		return nil, a.authError(ctx, err)
 	}
-	authURL, err := a.d.Providers[provider].AuthURL(ctx, fs.State, fs.Verifier)
+	authURL, err := a.d.Providers[provider].AuthURL(ctx, fs.State, fs.Verifier, fs.Nonce)
 	if err != nil {
 		return nil, a.authError(ctx, err)
 	}
@@ -101,7 +101,7 @@ func (a *authAPI) callback(ctx context.Context, in *callbackInput, provider stri
 	if err := a.usable(ctx, m, cat.Name, provider, providerEnabled(cat, provider)); err != nil {
 		return nil, failed(fs.Cat, err)
 	}
-	id, err := a.d.Providers[provider].Exchange(ctx, in.Code, fs.Verifier)
+	id, err := a.d.Providers[provider].Exchange(ctx, in.Code, fs.Verifier, fs.Nonce)
 	if err != nil {
 		return nil, failed(fs.Cat, err)
 	}
