@@ -66,6 +66,32 @@ func TestAuthURLs(t *testing.T) {
 	}
 }
 
+// TestConfiguredScopes: each of the three sends the scopes it is
+// configured with (CATSRV_PROVIDER_<A|B|C>_SCOPES).
+func TestConfiguredScopes(t *testing.T) {
+	c := config("http://127.0.0.1:9/idp")
+	c.Scopes = []string{"openid", "email", "groups"}
+	builds := map[string]func() (ports.IdentityProvider, error){
+		"provider_a": func() (ports.IdentityProvider, error) { return oauth.NewProviderA(c) },
+		"provider_b": func() (ports.IdentityProvider, error) { return oauth.NewProviderB(c) },
+		"provider_c": func() (ports.IdentityProvider, error) { return oauth.NewProviderC(c, "tenant-1") },
+	}
+	for name, build := range builds {
+		p, err := build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := p.AuthURL(t.Context(), "s", "the-verifier-the-verifier-the-verifier-123", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(raw)
+		if got := u.Query().Get("scope"); got != "openid email groups" {
+			t.Errorf("%s: scope %q, want the configured openid email groups", name, got)
+		}
+	}
+}
+
 func TestConfigRefused(t *testing.T) {
 	cases := []struct {
 		name  string

@@ -43,8 +43,10 @@ type ProviderA struct {
 	CallbackURL string
 	AuthURL     string
 	TokenURL    string
-	HTTPClient  *http.Client
-	name        string
+	// Scopes, when set, are sent as the scope parameter.
+	Scopes     []string
+	HTTPClient *http.Client
+	name       string
 }
 
 var _ goth.Provider = (*ProviderA)(nil)
@@ -65,7 +67,7 @@ func NewProviderA(c Config) (ports.IdentityProvider, error) {
 	base := rw.base.String()
 	p := &ProviderA{
 		ClientID: c.ClientID, APIKey: c.ClientSecret, CallbackURL: c.RedirectURL,
-		AuthURL: base + providerAAuthorizePath, TokenURL: base + providerATokenPath,
+		AuthURL: base + providerAAuthorizePath, TokenURL: base + providerATokenPath, Scopes: c.Scopes,
 		HTTPClient: &http.Client{Timeout: callTimeout}, name: auth.ProviderA,
 	}
 	return &adapter{name: auth.ProviderA, provider: p, rewrite: rw}, nil
@@ -97,6 +99,9 @@ func (p *ProviderA) BeginAuthPKCE(state, verifier string) (goth.Session, error) 
 	q.Set("redirect_uri", p.CallbackURL)
 	q.Set("response_type", "code")
 	q.Set("state", state)
+	if len(p.Scopes) > 0 {
+		q.Set("scope", strings.Join(p.Scopes, " "))
+	}
 	if verifier != "" {
 		sum := sha256.Sum256([]byte(verifier))
 		q.Set("code_challenge", base64.RawURLEncoding.EncodeToString(sum[:]))

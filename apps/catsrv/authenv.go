@@ -88,15 +88,15 @@ func identityProviders(cfg *config.Config, logger *slog.Logger) (map[string]port
 		switch name {
 		case auth.ProviderA:
 			p := cfg.ProviderA
-			c.ClientID, c.ClientSecret, c.BaseURL, redirect = p.ClientID, p.APIKey.Value(), p.BaseURL, p.RedirectURI
+			c.ClientID, c.ClientSecret, c.BaseURL, c.Scopes, redirect = p.ClientID, p.APIKey.Value(), p.BaseURL, p.Scopes, p.RedirectURI
 			build = func(c oauth.Config) (ports.IdentityProvider, error) { return oauth.NewProviderA(c) }
 		case auth.ProviderB:
 			p := cfg.ProviderB
-			c.ClientID, c.ClientSecret, c.BaseURL, redirect = p.ClientID, p.ClientSecret.Value(), p.BaseURL, p.RedirectURI
+			c.ClientID, c.ClientSecret, c.BaseURL, c.Scopes, redirect = p.ClientID, p.ClientSecret.Value(), p.BaseURL, p.Scopes, p.RedirectURI
 			build = func(c oauth.Config) (ports.IdentityProvider, error) { return oauth.NewProviderB(c) }
 		case auth.ProviderC:
 			p := cfg.ProviderC
-			c.ClientID, c.ClientSecret, c.BaseURL, redirect = p.ClientID, p.ClientSecret.Value(), p.BaseURL, p.RedirectURI
+			c.ClientID, c.ClientSecret, c.BaseURL, c.Scopes, redirect = p.ClientID, p.ClientSecret.Value(), p.BaseURL, p.Scopes, p.RedirectURI
 			build = func(c oauth.Config) (ports.IdentityProvider, error) { return oauth.NewProviderC(c, p.TenantID) }
 		}
 		if c.ClientID == "" {

@@ -41,6 +41,12 @@ type Config struct {
 	ProviderB ProviderB
 	ProviderC ProviderC
 
+	// OIDCProviders names the generic OpenID Connect providers; OIDC holds
+	// each one's settings, from its CATSRV_PROVIDER_<NAME>_* variables, in
+	// that order.
+	OIDCProviders []string `env:"CATSRV_OIDC_PROVIDERS"`
+	OIDC          []OIDCProvider
+
 	// Admins are "<provider>:<subject>" accounts.
 	Admins         []string `env:"CATSRV_ADMINS"`
 	AuthDefaultCat string   `env:"CATSRV_AUTH_DEFAULT_CAT"`
@@ -81,6 +87,8 @@ type ProviderA struct {
 	APIKey      Secret `env:"CATSRV_PROVIDER_A_API_KEY" required:"true"`
 	BaseURL     string `env:"CATSRV_PROVIDER_A_BASE_URL" required:"true"`
 	RedirectURI string `env:"CATSRV_PROVIDER_A_REDIRECT_URI" default:"<public url>/api/v1/auth/provider_a/callback"`
+	// Scopes, space-separated; none sends no scope parameter.
+	Scopes []string `env:"CATSRV_PROVIDER_A_SCOPES"`
 }
 
 // ProviderB is provider_b's (Google's) credentials and endpoints.
@@ -89,6 +97,8 @@ type ProviderB struct {
 	ClientSecret Secret `env:"CATSRV_PROVIDER_B_CLIENT_SECRET" required:"true"`
 	RedirectURI  string `env:"CATSRV_PROVIDER_B_REDIRECT_URI" default:"<public url>/api/v1/auth/provider_b/callback"`
 	BaseURL      string `env:"CATSRV_PROVIDER_B_BASE_URL"`
+	// Scopes, space-separated.
+	Scopes []string `env:"CATSRV_PROVIDER_B_SCOPES" default:"openid email profile"`
 }
 
 // ProviderC is provider_c's (Azure AD's) credentials and endpoints.
@@ -98,6 +108,22 @@ type ProviderC struct {
 	TenantID     string `env:"CATSRV_PROVIDER_C_TENANT_ID" required:"true"`
 	RedirectURI  string `env:"CATSRV_PROVIDER_C_REDIRECT_URI" default:"<public url>/api/v1/auth/provider_c/callback"`
 	BaseURL      string `env:"CATSRV_PROVIDER_C_BASE_URL"`
+	// Scopes, space-separated.
+	Scopes []string `env:"CATSRV_PROVIDER_C_SCOPES" default:"openid profile email User.Read"`
+}
+
+// OIDCProvider is one generic OpenID Connect provider, named in
+// CATSRV_OIDC_PROVIDERS; <NAME> in its variables is the name in upper
+// case. Its fields' tags are templates: settings lists them, the decoder
+// reads them per name.
+type OIDCProvider struct {
+	Name         string
+	Issuer       string   `env:"CATSRV_PROVIDER_<NAME>_ISSUER" required:"true"`
+	ClientID     string   `env:"CATSRV_PROVIDER_<NAME>_CLIENT_ID" required:"true"`
+	ClientSecret Secret   `env:"CATSRV_PROVIDER_<NAME>_CLIENT_SECRET" required:"true"`
+	Scopes       []string `env:"CATSRV_PROVIDER_<NAME>_SCOPES" default:"openid email profile"`
+	DisplayName  string   `env:"CATSRV_PROVIDER_<NAME>_DISPLAY_NAME" default:"<name>"`
+	RedirectURI  string   `env:"CATSRV_PROVIDER_<NAME>_REDIRECT_URI" default:"<public url>/api/v1/auth/<name>/callback"`
 }
 
 // AgentKey returns the agent model's API key for a CAT: its own

@@ -193,6 +193,9 @@ func TestEverySettingIsRead(t *testing.T) {
 		"CATSRV_PROVIDER_C_CLIENT_ID": "x", "CATSRV_PROVIDER_C_CLIENT_SECRET": "x", "CATSRV_PROVIDER_C_TENANT_ID": "x",
 		"CATSRV_AGENT_API_KEY__<CAT>":                                        "CATSRV_AGENT_API_KEY__DEMO=k",
 		"CATSRV_CAT__<SECTION>__<KEY>,CATSRV_CATS__<NAME>__<SECTION>__<KEY>": "CATSRV_CAT__CAT__CHAT_MODE=agent",
+		"CATSRV_OIDC_PROVIDERS":                                              "corp,dex",
+		"CATSRV_PROVIDER_<NAME>_ISSUER":                                      "CATSRV_PROVIDER_CORP_ISSUER=https://other.example.com",
+		"CATSRV_PROVIDER_<NAME>_REDIRECT_URI":                                "CATSRV_PROVIDER_CORP_REDIRECT_URI=https://cat.example/cb",
 	}
 	// Every provider is configured, so that changing one variable leaves
 	// none half configured.
@@ -202,13 +205,20 @@ func TestEverySettingIsRead(t *testing.T) {
 			common = append(common, name+"=base-"+v)
 		}
 	}
+	// One generic provider, corp (the one whose variables change), and
+	// the variables of a second, dex, that CATSRV_OIDC_PROVIDERS may add.
+	for _, p := range []string{"CORP", "DEX"} {
+		common = append(common, "CATSRV_PROVIDER_"+p+"_ISSUER=https://id.example.com", "CATSRV_PROVIDER_"+p+"_CLIENT_ID=x",
+			"CATSRV_PROVIDER_"+p+"_CLIENT_SECRET=x")
+	}
+	common = append(common, "CATSRV_OIDC_PROVIDERS=corp")
 	base, err := Load(common, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range settings() {
 		t.Run(s.env, func(t *testing.T) {
-			entry := s.env + "=" + "changed"
+			entry := strings.Replace(s.env, "<NAME>", "CORP", 1) + "=" + "changed"
 			if v, ok := samples[s.env]; ok {
 				entry = s.env + "=" + v
 				if strings.Contains(s.env, "<") {
@@ -223,8 +233,14 @@ func TestEverySettingIsRead(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", entry, err)
 			}
-			got := reflect.ValueOf(c).Elem().FieldByIndex(s.index).Interface()
-			if reflect.DeepEqual(got, reflect.ValueOf(base).Elem().FieldByIndex(s.index).Interface()) {
+			field := func(c *Config) any {
+				if s.template {
+					return reflect.ValueOf(&c.OIDC[0]).Elem().FieldByIndex(s.index).Interface()
+				}
+				return reflect.ValueOf(c).Elem().FieldByIndex(s.index).Interface()
+			}
+			got := field(c)
+			if reflect.DeepEqual(got, field(base)) {
 				t.Errorf("%s left the field at %v", entry, got)
 			}
 		})
@@ -242,6 +258,26 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 	} {
 		name, _, _ := strings.Cut(entry, "=")
 		if _, err := Load([]string{entry}, nil); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: error %v, want one naming %s", entry, err, name)
+		}
+	}
+	for _, env := range [][]string{
+		{"CATSRV_OIDC_PROVIDERS=Corp"}, {"CATSRV_OIDC_PROVIDERS=providers"}, {"CATSRV_OIDC_PROVIDERS=a"},
+		{"CATSRV_OIDC_PROVIDERS=corp"},
+		{"CATSRV_OIDC_PROVIDERS=corp,corp", "CATSRV_PROVIDER_CORP_ISSUER=https://id.example.com", "CATSRV_PROVIDER_CORP_CLIENT_ID=x", "CATSRV_PROVIDER_CORP_CLIENT_SECRET=x"},
+	} {
+		if _, err := Load(env, nil); err == nil || !strings.Contains(err.Error(), "CATSRV_OIDC_PROVIDERS") {
+			t.Errorf("%v: error %v, want one naming CATSRV_OIDC_PROVIDERS", env, err)
+		}
+	}
+	generic := []string{"CATSRV_OIDC_PROVIDERS=corp", "CATSRV_PROVIDER_CORP_CLIENT_ID=x", "CATSRV_PROVIDER_CORP_CLIENT_SECRET=x"}
+	for _, entry := range []string{"CATSRV_PROVIDER_CORP_ISSUER=http://id.example.com", "CATSRV_PROVIDER_CORP_REDIRECT_URI=ftp://x"} {
+		name, _, _ := strings.Cut(entry, "=")
+		env := append(slices.Clone(generic), entry)
+		if !strings.Contains(entry, "ISSUER") {
+			env = append(env, "CATSRV_PROVIDER_CORP_ISSUER=https://id.example.com")
+		}
+		if _, err := Load(env, nil); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: error %v, want one naming %s", entry, err, name)
 		}
 	}
@@ -269,5 +305,41 @@ func TestAgentKey(t *testing.T) {
 	}
 	if got := none.AgentKey("demo"); got != "" {
 		t.Errorf("no variables: %q", got)
+	}
+}
+
+// TestGenericProviders reads CATSRV_OIDC_PROVIDERS and each provider's
+// variables, with the defaults of the optional ones, and lets
+// CATSRV_ADMINS name their users.
+func TestGenericProviders(t *testing.T) {
+	c, err := Load([]string{
+		"CATSRV_PUBLIC_URL=https://cat.example.com/",
+		"CATSRV_OIDC_PROVIDERS=corp, dex",
+		"CATSRV_PROVIDER_CORP_ISSUER=https://login.corp.example/realms/staff", "CATSRV_PROVIDER_CORP_CLIENT_ID=catsrv",
+		"CATSRV_PROVIDER_CORP_CLIENT_SECRET=s1", "CATSRV_PROVIDER_CORP_SCOPES=openid  email groups",
+		"CATSRV_PROVIDER_CORP_DISPLAY_NAME=Corp SSO", "CATSRV_PROVIDER_CORP_REDIRECT_URI=https://cat.example.com/cb",
+		"CATSRV_PROVIDER_DEX_ISSUER=http://127.0.0.1:5556/dex", "CATSRV_PROVIDER_DEX_CLIENT_ID=cat", "CATSRV_PROVIDER_DEX_CLIENT_SECRET=s2",
+		"CATSRV_ADMINS=corp:248289761001,provider_b:7",
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []OIDCProvider{
+		{Name: "corp", Issuer: "https://login.corp.example/realms/staff", ClientID: "catsrv", ClientSecret: Secret{"s1"},
+			Scopes: []string{"openid", "email", "groups"}, DisplayName: "Corp SSO", RedirectURI: "https://cat.example.com/cb"},
+		{Name: "dex", Issuer: "http://127.0.0.1:5556/dex", ClientID: "cat", ClientSecret: Secret{"s2"},
+			Scopes: []string{"openid", "email", "profile"}, DisplayName: "dex", RedirectURI: "https://cat.example.com/api/v1/auth/dex/callback"},
+	}
+	if !reflect.DeepEqual(c.OIDC, want) || !slices.Equal(c.OIDCProviders, []string{"corp", "dex"}) {
+		t.Fatalf("OIDC %+v, names %v; want %+v", c.OIDC, c.OIDCProviders, want)
+	}
+	if !slices.Equal(c.Admins, []string{"corp:248289761001", "provider_b:7"}) {
+		t.Fatalf("admins %v", c.Admins)
+	}
+	if fmt.Sprint(c.OIDC[0].ClientSecret) == "s1" {
+		t.Fatal("a client secret prints")
+	}
+	if _, err := Load([]string{"CATSRV_ADMINS=corp:1"}, nil); err == nil || !strings.Contains(err.Error(), "CATSRV_ADMINS") {
+		t.Fatalf("an admin of an unlisted provider: %v", err)
 	}
 }

@@ -32,6 +32,7 @@ const (
 	catPrefix      = "CATSRV_CAT__"
 	catsPrefix     = "CATSRV_CATS__"
 	agentKeyPrefix = "CATSRV_AGENT_API_KEY__"
+	providerPrefix = "CATSRV_PROVIDER_"
 )
 
 // AddFlags registers on fs the flags of the settings named (by flag name:
@@ -54,6 +55,9 @@ func Load(environ []string, fs *flag.FlagSet) (*Config, error) {
 	byEnv := map[string]setting{}
 	defaults := map[string]any{}
 	for _, s := range all {
+		if s.template {
+			continue
+		}
 		byEnv[s.env] = s
 		if s.def != "" && !strings.Contains(s.def, "<") {
 			defaults[s.env] = s.def
@@ -73,6 +77,8 @@ func Load(environ []string, fs *flag.FlagSet) (*Config, error) {
 				return name, value // an empty value means something here
 			case value == "":
 				return "", nil // unset
+			case strings.HasPrefix(name, providerPrefix):
+				return name, value // a generic provider's, read per name
 			}
 			if _, known := byEnv[name]; known {
 				return name, value
@@ -104,7 +110,9 @@ func decode(k *koanf.Koanf, all []setting) (*Config, error) {
 	c := &Config{}
 	d := &decoder{k: k, fields: map[any]setting{}}
 	for _, s := range all {
-		d.fields[s.ptr(c)] = s
+		if !s.template {
+			d.fields[s.ptr(c)] = s
+		}
 	}
 	d.str(&c.ConfigDir)
 	d.str(&c.DB)
@@ -114,7 +122,8 @@ func decode(k *koanf.Koanf, all []setting) (*Config, error) {
 	d.str(&c.JWTAudience)
 	d.publicURL(c)
 	d.providers(c)
-	d.admins(&c.Admins)
+	d.oidc(c)
+	d.admins(c)
 	d.str(&c.AuthDefaultCat)
 	d.parse(&c.CookieSameSite, "must be lax or strict", func(v string) (bool, error) {
 		c.CookieSameSite = strings.ToLower(v)
@@ -274,15 +283,17 @@ func (d *decoder) cookieInsecure(c *Config) {
 	}
 }
 
-// admins reads CATSRV_ADMINS: comma-separated "<provider>:<subject>".
-func (d *decoder) admins(p *[]string) {
-	for _, entry := range d.list(p) {
+// admins reads CATSRV_ADMINS: comma-separated "<provider>:<subject>",
+// the provider one of the three or a generic one of CATSRV_OIDC_PROVIDERS.
+func (d *decoder) admins(c *Config) {
+	known := append(slices.Clone(auth.Providers), c.OIDCProviders...)
+	for _, entry := range d.list(&c.Admins) {
 		provider, subject, ok := strings.Cut(entry, ":")
-		if !ok || subject == "" || !slices.Contains(auth.Providers, provider) {
-			d.fail(fmt.Errorf("CATSRV_ADMINS: %q is not <provider>:<subject> with a provider of %v", entry, auth.Providers))
+		if !ok || subject == "" || !slices.Contains(known, provider) {
+			d.fail(fmt.Errorf("CATSRV_ADMINS: %q is not <provider>:<subject> with a provider of %v", entry, known))
 			return
 		}
-		*p = append(*p, entry)
+		c.Admins = append(c.Admins, entry)
 	}
 }
 
@@ -308,9 +319,12 @@ func (d *decoder) providers(c *Config) {
 		for i := range v.NumField() {
 			f := v.Field(i)
 			text := d.text(f.Addr().Interface())
-			if f.Type() == reflect.TypeFor[Secret]() {
+			switch {
+			case f.Type() == reflect.TypeFor[Secret]():
 				f.Set(reflect.ValueOf(Secret{text}))
-			} else {
+			case f.Kind() == reflect.Slice:
+				f.Set(reflect.ValueOf(strings.Fields(text)))
+			default:
 				f.SetString(text)
 			}
 			if v.Type().Field(i).Tag.Get("required") == "true" {
