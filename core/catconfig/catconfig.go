@@ -107,6 +107,49 @@ type Providers struct {
 	ProviderA Provider `config:"provider_a" json:"provider_a"`
 	ProviderB Provider `config:"provider_b" json:"provider_b"`
 	ProviderC Provider `config:"provider_c" json:"provider_c"`
+	// Generic holds security.providers.<name>.* of the generic OpenID
+	// Connect providers (every other name), by name. It is not part of
+	// the configuration document GET /api/v1/cat/config answers.
+	Generic map[string]Provider `config:",remain" json:"-"`
+}
+
+// Enabled reads security.providers.<name>.enabled of any provider.
+func (p Providers) Enabled(name string) bool {
+	switch name {
+	case "provider_a":
+		return p.ProviderA.Enabled
+	case "provider_b":
+		return p.ProviderB.Enabled
+	case "provider_c":
+		return p.ProviderC.Enabled
+	}
+	return p.Generic[name].Enabled
+}
+
+// providerName is the name of a generic provider: a lower-case letter,
+// then up to 31 lower-case letters, digits or _.
+var providerName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+
+// ValidProviderName reports whether name can name a generic provider
+// (its route segment and its security.providers key).
+func ValidProviderName(name string) bool { return providerName.MatchString(name) }
+
+// GenericProviderKey returns the name of the generic provider whose
+// security.providers.<name>.enabled key this is, if it is one.
+func GenericProviderKey(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, "security.providers.")
+	if !ok {
+		return "", false
+	}
+	name, leaf, ok := strings.Cut(rest, ".")
+	if !ok || leaf != "enabled" || !ValidProviderName(name) {
+		return "", false
+	}
+	switch name {
+	case "provider_a", "provider_b", "provider_c":
+		return "", false
+	}
+	return name, true
 }
 
 // Provider holds security.providers.<p>.*.

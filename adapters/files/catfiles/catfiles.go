@@ -190,7 +190,7 @@ func checkFileKey(key string, v any) (any, error) {
 	if looksSecret(key) {
 		return nil, errors.New("key " + key + " looks like a secret: secrets come from the environment only, never from configuration files")
 	}
-	kind, ok := schema[key]
+	kind, ok := KindOf(key)
 	if !ok {
 		if m, isMap := v.(map[string]any); sections[key] && (v == nil || isMap && len(m) == 0) {
 			return nil, nil

@@ -87,6 +87,11 @@ func TestLoadValid(t *testing.T) {
 		{name: "other files, dotfiles and directories are ignored",
 			files: map[string]string{"demo.yaml": "", "README.md": "x: 1", ".hidden.yaml": "bad: key", "notes.txt": ""},
 			want:  []catconfig.Cat{catconfig.Defaults("demo")}},
+		{name: "generic OpenID Connect providers", files: map[string]string{"demo.yaml": "security: {providers: {corp: {enabled: true}, dex: {enabled: false}, provider_b: {enabled: true}}}"},
+			want: []catconfig.Cat{cat("demo", func(c *catconfig.Cat) {
+				c.Security.Providers.ProviderB.Enabled = true
+				c.Security.Providers.Generic = map[string]catconfig.Provider{"corp": {Enabled: true}, "dex": {Enabled: false}}
+			})}},
 		{name: "empty directory configures no CAT", files: map[string]string{}, want: []catconfig.Cat{}},
 	}
 	for _, tt := range tests {

@@ -33,6 +33,7 @@
 //	security.providers.provider_a.enabled    boolean          false
 //	security.providers.provider_b.enabled    boolean          false
 //	security.providers.provider_c.enabled    boolean          false
+//	security.providers.<name>.enabled        boolean          false (a generic OpenID Connect provider of CATSRV_OIDC_PROVIDERS)
 //	security.analytics.public                boolean          false (true lets anyone read the CAT's analytics without an admin token)
 //	security.cors.allowed_origins            list of strings  [] (browser origins scheme://host[:port] allowed with credentials; the server allows the union over all CATs)
 //

@@ -45,7 +45,7 @@ func forCat(overrides []Override, name string) []Override {
 // override silently doing nothing is worse than a refusal to start.
 func checkOverrides(overrides []Override, cats []string) error {
 	for _, o := range overrides {
-		kind, ok := schema[o.Key]
+		kind, ok := KindOf(o.Key)
 		if !ok {
 			return errs.New(errs.KindInvalid, "%s names an unknown key %s (known keys: %s)", o.Source, o.Key, strings.Join(Keys(), ", "))
 		}

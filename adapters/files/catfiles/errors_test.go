@@ -19,6 +19,12 @@ func TestLoadRefuses(t *testing.T) {
 	}{
 		{name: "unknown key", files: map[string]string{"demo.yaml": "cat: {chat_mod: agent}"},
 			want: []string{"demo.yaml", "unknown key cat.chat_mod"}},
+		{name: "generic provider with another key", files: map[string]string{"demo.yaml": "security: {providers: {corp: {enable: true}}}"},
+			want: []string{"demo.yaml", "unknown key security.providers.corp.enable"}},
+		{name: "generic provider with a bad name", files: map[string]string{"demo.yaml": "security: {providers: {Corp: {enabled: true}}}"},
+			want: []string{"demo.yaml", "unknown key security.providers.Corp.enabled"}},
+		{name: "generic provider not a boolean", files: map[string]string{"demo.yaml": "security: {providers: {corp: {enabled: \"yes\"}}}"},
+			want: []string{"demo.yaml", "security.providers.corp.enabled", "boolean"}},
 		{name: "unknown top-level key", files: map[string]string{"demo.yaml": "name: demo"},
 			want: []string{"demo.yaml", "unknown key name"}},
 		{name: "secret-looking key", files: map[string]string{"demo.yaml": "security: {providers: {provider_b: {client_secret: x}}}"},

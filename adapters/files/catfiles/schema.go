@@ -25,9 +25,16 @@ const (
 )
 
 // KindOf returns the kind of a key path, and false for an unknown key.
+// security.providers.<name>.enabled of a generic provider's name is a
+// boolean.
 func KindOf(key string) (Kind, bool) {
-	k, ok := schema[key]
-	return k, ok
+	if k, ok := schema[key]; ok {
+		return k, true
+	}
+	if _, ok := catconfig.GenericProviderKey(key); ok {
+		return KindBool, true
+	}
+	return 0, false
 }
 
 // Want phrases the kind for an error: "want a boolean (true or false)".
@@ -59,8 +66,8 @@ func buildSchema(t reflect.Type, prefix string) map[string]Kind {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("config")
-		if tag == "" || tag == "-" {
-			continue
+		if tag == "" || tag == "-" || strings.HasPrefix(tag, ",") {
+			continue // ",remain": keys of other names (KindOf)
 		}
 		path := tag
 		if prefix != "" {
