@@ -39,8 +39,12 @@ type Deps struct {
 	Memory   *prefs.Service
 	Cats     ports.CatDirectory
 	// Providers holds the providers whose credentials are configured, by
-	// name (auth.ProviderA …); a provider missing here answers 503.
+	// name (auth.ProviderA …, and the generic ones of OIDC); a provider
+	// missing here answers 503.
 	Providers map[string]ports.IdentityProvider
+	// OIDC lists the generic OpenID Connect providers (CATSRV_OIDC_PROVIDERS)
+	// in order: each gets the routes the three have, under its name.
+	OIDC []NamedProvider
 	// DefaultCat is the CAT whose settings a login uses when the start
 	// request names none (query parameter catname).
 	DefaultCat string
@@ -63,6 +67,33 @@ type Deps struct {
 	// Logger receives the causes of internal errors; nil means
 	// slog.Default().
 	Logger *slog.Logger
+}
+
+// NamedProvider is a generic provider's name (route segment, account
+// namespace) and the label of its sign-in button.
+type NamedProvider struct {
+	Name        string
+	DisplayName string
+}
+
+// names lists every provider with routes: the three, then the generic
+// ones.
+func (d Deps) names() []string {
+	out := append([]string(nil), auth.Providers...)
+	for _, p := range d.OIDC {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// displayName is the label of a provider's sign-in button.
+func (d Deps) displayName(name string) string {
+	for _, p := range d.OIDC {
+		if p.Name == name && p.DisplayName != "" {
+			return p.DisplayName
+		}
+	}
+	return name
 }
 
 // authAPI serves the /api/v1/auth routes.
@@ -164,13 +195,5 @@ func (a *authAPI) cat(ctx context.Context, name string) (catconfig.Cat, error) {
 
 // providerEnabled reads security.providers.<p>.enabled.
 func providerEnabled(c catconfig.Cat, provider string) bool {
-	switch provider {
-	case auth.ProviderA:
-		return c.Security.Providers.ProviderA.Enabled
-	case auth.ProviderB:
-		return c.Security.Providers.ProviderB.Enabled
-	case auth.ProviderC:
-		return c.Security.Providers.ProviderC.Enabled
-	}
-	return false
+	return c.Security.Providers.Enabled(provider)
 }

@@ -39,6 +39,13 @@ func (a *authAPI) start(ctx context.Context, in *catQuery, provider string) (*st
 	}
 	authURL, err := a.d.Providers[provider].AuthURL(ctx, fs.State, fs.Verifier, fs.Nonce)
 	if err != nil {
+		// An unreachable or misconfigured provider (its discovery, say) is
+		// audited, with the reason.
+		a.log.LogAttrs(ctx, slog.LevelWarn, "login start failed", slog.String("provider", provider), slog.String("error", err.Error()))
+		if aerr := a.d.Sessions.Audit(ctx, auth.AuditEvent{Kind: auth.AuditLoginFailure, Provider: provider, Cat: cat.Name,
+			IP: m.IP, UserAgent: m.UserAgent, Reason: errs.PublicMessage(err, "internal error")}); aerr != nil {
+			err = aerr
+		}
 		return nil, a.authError(ctx, err)
 	}
 	if err := a.d.Sessions.Audit(ctx, auth.AuditEvent{Kind: auth.AuditLoginStart, Provider: provider, Cat: cat.Name, IP: m.IP, UserAgent: m.UserAgent}); err != nil {

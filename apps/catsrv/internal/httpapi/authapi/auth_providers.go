@@ -3,8 +3,6 @@ package authapi
 import (
 	"context"
 	"net/url"
-
-	"github.com/catsrv/catsrv/core/auth"
 )
 
 // listProviders answers GET /providers[?catname=]: the providers that the
@@ -17,11 +15,12 @@ func (a *authAPI) listProviders(ctx context.Context, in *catQuery) (*providersOu
 		return nil, a.authError(ctx, err)
 	}
 	out := ProvidersResponse{Cat: cat.Name, Providers: []ProviderEntry{}}
-	for _, p := range auth.Providers {
+	for _, p := range a.d.names() {
 		if providerEnabled(cat, p) && a.d.Providers[p] != nil {
 			out.Providers = append(out.Providers, ProviderEntry{
-				Name:     p,
-				StartURL: Prefix + "/" + p + "?catname=" + url.QueryEscape(cat.Name),
+				Name:        p,
+				DisplayName: a.d.displayName(p),
+				StartURL:    Prefix + "/" + p + "?catname=" + url.QueryEscape(cat.Name),
 			})
 		}
 	}

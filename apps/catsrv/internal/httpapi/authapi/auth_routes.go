@@ -10,7 +10,6 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
-	"github.com/catsrv/catsrv/core/auth"
 )
 
 // tagAuth groups the /api/v1/auth operations in the document.
@@ -60,7 +59,7 @@ func Register(api huma.API, d Deps) {
 		}
 	}
 
-	for _, p := range auth.Providers {
+	for _, p := range d.names() {
 		id := strings.ReplaceAll(p, "_", "-")
 		huma.Register(api, op("auth-start-"+id, http.MethodPost, "/"+p, "Start a login with "+p,
 			"Sets the login-state cookie catsrv_login_"+p+" and returns the provider's authorization URL to send the browser to.",
@@ -68,7 +67,7 @@ func Register(api huma.API, d Deps) {
 				http.StatusBadRequest:          "No CAT named and no default CAT.",
 				http.StatusForbidden:           "The provider is disabled for the CAT.",
 				http.StatusNotFound:            "Unknown CAT.",
-				http.StatusServiceUnavailable:  "The provider's credentials are not set, or authentication is not configured.",
+				http.StatusServiceUnavailable:  "The provider's credentials are not set, it is unreachable or its discovery document cannot be used, or authentication is not configured.",
 				http.StatusTooManyRequests:     tooMany,
 				http.StatusInternalServerError: internalFailure,
 			}, true, false),
@@ -80,7 +79,7 @@ func Register(api huma.API, d Deps) {
 				"(catsrv_access, catsrv_refresh), then redirects (303) to the post-login URL or, for JSON clients, answers the session.",
 			map[int]string{
 				http.StatusBadRequest:          "The state cookie is missing, tampered or for another provider, or state does not match.",
-				http.StatusUnauthorized:        "The login expired or was replayed, or the provider refused it.",
+				http.StatusUnauthorized:        "The login expired or was replayed, or the provider refused it, or its ID token was refused.",
 				http.StatusForbidden:           "The provider is disabled for the CAT.",
 				http.StatusServiceUnavailable:  "The provider is unreachable, or authentication is not configured.",
 				http.StatusTooManyRequests:     tooMany,

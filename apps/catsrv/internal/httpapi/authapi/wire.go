@@ -105,8 +105,11 @@ func sessionBody(s session.Session, withUser bool) SessionResponse {
 
 // ProviderEntry is one identity provider a sign-in page may offer.
 type ProviderEntry struct {
-	Name     string `json:"name"`
-	StartURL string `json:"start_url"`
+	Name string `json:"name"`
+	// DisplayName is the sign-in button's label: the name of the three
+	// providers, CATSRV_PROVIDER_<NAME>_DISPLAY_NAME of a generic one.
+	DisplayName string `json:"display_name"`
+	StartURL    string `json:"start_url"`
 }
 
 // ProvidersResponse is the body of GET /api/v1/auth/providers.
