@@ -6,9 +6,11 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/catsrv/catsrv/adapters/clock"
 	"github.com/catsrv/catsrv/adapters/oauth"
+	"github.com/catsrv/catsrv/adapters/oidc"
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/authsql"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
@@ -37,6 +39,10 @@ func authDeps(ctx context.Context, cfg *config.Config, cats ports.CatDirectory, 
 	if err != nil {
 		return nil, err
 	}
+	generic, err := oidcProviders(ctx, cfg, providers, logger)
+	if err != nil {
+		return nil, err
+	}
 	limits := prefs.DefaultLimits
 	limits.MaxTotalBytes = cfg.MemoryMaxBytes
 	limits.MaxValueBytes = min(limits.MaxValueBytes, cfg.MemoryMaxBytes)
@@ -58,6 +64,7 @@ func authDeps(ctx context.Context, cfg *config.Config, cats ports.CatDirectory, 
 		Memory:         prefs.New(records, limits, clk),
 		Cats:           cats,
 		Providers:      providers,
+		OIDC:           generic,
 		DefaultCat:     defaultCat,
 		Cookies:        cookies,
 		AllowedOrigins: allowedOrigins(cfg, configured),
@@ -112,6 +119,37 @@ func identityProviders(cfg *config.Config, logger *slog.Logger) (map[string]port
 		}
 		logger.Info("identity provider configured", "provider", name, "redirect_uri", c.RedirectURL)
 		out[name] = p
+	}
+	return out, nil
+}
+
+// oidcRetry is the least time between two discovery attempts of a generic
+// provider that failed: a provider that is down is asked again at the
+// first login after it, not at every one.
+const oidcRetry = 5 * time.Second
+
+// oidcProviders adds the generic OpenID Connect providers of
+// CATSRV_OIDC_PROVIDERS to providers and returns their names and labels.
+// Their discovery starts in the background: serve does not wait for it,
+// and a provider that is down now is tried again at its next login.
+func oidcProviders(ctx context.Context, cfg *config.Config, providers map[string]ports.IdentityProvider, logger *slog.Logger) ([]authapi.NamedProvider, error) {
+	var out []authapi.NamedProvider
+	for _, c := range cfg.OIDC {
+		p, err := oidc.New(oidc.Config{
+			Name: c.Name, Issuer: c.Issuer, ClientID: c.ClientID, ClientSecret: c.ClientSecret.Value(),
+			RedirectURL: c.RedirectURI, Scopes: c.Scopes, RetryAfter: oidcRetry,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("configuring %s: %w", c.Name, err)
+		}
+		providers[c.Name] = p
+		out = append(out, authapi.NamedProvider{Name: c.Name, DisplayName: c.DisplayName})
+		logger.Info("identity provider configured", "provider", c.Name, "issuer", c.Issuer, "redirect_uri", c.RedirectURI)
+		go func() {
+			if err := p.Discover(ctx); err != nil {
+				logger.Warn("identity provider discovery failed; tried again at the next login", "provider", c.Name, "error", err.Error())
+			}
+		}()
 	}
 	return out, nil
 }
