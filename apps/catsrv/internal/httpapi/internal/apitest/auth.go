@@ -51,9 +51,24 @@ type AuthEnv struct {
 // AuthOption changes the auth dependencies of an AuthEnv.
 type AuthOption func(*authapi.Deps)
 
+// GenericSetup builds generic OpenID Connect providers once the app's URL
+// (their redirect URIs' base) is known: their names and labels, and the
+// providers by name.
+type GenericSetup func(appURL string) ([]authapi.NamedProvider, map[string]ports.IdentityProvider)
+
+// GenericNames are the generic provider names the auth test CAT enables.
+var GenericNames = []string{"corp", "forged", "down"}
+
 // NewAuthEnv serves the HTTP app with every provider configured against
 // its own fake identity provider, over TLS.
 func NewAuthEnv(t *testing.T, opts ...AuthOption) *AuthEnv {
+	t.Helper()
+	return NewGenericAuthEnv(t, nil, opts...)
+}
+
+// NewGenericAuthEnv is NewAuthEnv with the generic providers setup builds
+// (nil: none). The test CAT enables the GenericNames.
+func NewGenericAuthEnv(t *testing.T, setup GenericSetup, opts ...AuthOption) *AuthEnv {
 	t.Helper()
 	t.Cleanup(httpapi.UseSpecErrors())
 	e := &AuthEnv{Clock: clock.NewFixed(Now), Store: memstore.NewAuth(), IDPs: map[string]*FakeIDP{}}
@@ -66,6 +81,10 @@ func NewAuthEnv(t *testing.T, opts ...AuthOption) *AuthEnv {
 	shop.Security.Providers.ProviderA.Enabled = true
 	shop.Security.Providers.ProviderB.Enabled = true
 	shop.Security.Providers.ProviderC.Enabled = true
+	shop.Security.Providers.Generic = map[string]catconfig.Provider{}
+	for _, name := range GenericNames {
+		shop.Security.Providers.Generic[name] = catconfig.Provider{Enabled: true}
+	}
 	locked := catconfig.Defaults(DisabledCat)
 	cats := memstore.NewCats(shop, locked)
 
@@ -109,6 +128,13 @@ func NewAuthEnv(t *testing.T, opts ...AuthOption) *AuthEnv {
 		Cookies:        authapi.CookiePolicy{SameSite: http.SameSiteLaxMode},
 		AllowedOrigins: []string{AllowedOrigin},
 		PostLoginURL:   PostLoginURL,
+	}
+	if setup != nil {
+		named, generic := setup(e.Srv.URL)
+		deps.OIDC = named
+		for name, p := range generic {
+			providers[name] = p
+		}
 	}
 	for _, o := range opts {
 		o(deps)
