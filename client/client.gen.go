@@ -507,8 +507,9 @@ type Provider struct {
 
 // ProviderEntry defines model for ProviderEntry.
 type ProviderEntry struct {
-	Name     string `json:"name"`
-	StartUrl string `json:"start_url"`
+	DisplayName string `json:"display_name"`
+	Name        string `json:"name"`
+	StartUrl    string `json:"start_url"`
 }
 
 // Providers defines model for Providers.
