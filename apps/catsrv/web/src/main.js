@@ -60,7 +60,7 @@ async function showSignin(message) {
     form.action = start;
     const button = document.createElement('button');
     button.type = 'submit';
-    button.textContent = 'Sign in with ' + ((typeof p === 'object' && p.label) || name);
+    button.textContent = 'Sign in with ' + ((typeof p === 'object' && (p.display_name || p.label)) || name);
     form.appendChild(button);
     // The start route answers JSON with the provider's URL: fetch it and
     // go there, rather than let the form show the JSON.
