@@ -21,12 +21,14 @@ import (
 	"github.com/catsrv/catsrv/apps/catsrv/internal/demo"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/analyticsapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
 	"github.com/catsrv/catsrv/apps/catsrv/web"
 	"github.com/catsrv/catsrv/codec/jsonl"
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/auth/tokens"
 	"github.com/catsrv/catsrv/core/catconfig"
+	"github.com/catsrv/catsrv/ports"
 )
 
 const secret = "e2e-secret-of-at-least-32-bytes-for-hs256"
@@ -79,6 +81,17 @@ type site struct {
 // and acme over the 90 days up to today, and serves the app on it.
 func newSite(t *testing.T) *site {
 	t.Helper()
+	return newAuthSite(t, nil)
+}
+
+// authSetup builds the app's /api/v1/auth dependencies once its URL is
+// known, over its CATs and token service.
+type authSetup func(url string, cats ports.CatDirectory, toks *tokens.Service) *authapi.Deps
+
+// newAuthSite is newSite with the auth routes setup builds (nil: none);
+// CAT demo enables the generic provider corp.
+func newAuthSite(t *testing.T, setup authSetup) *site {
+	t.Helper()
 	t.Cleanup(httpapi.UseSpecErrors())
 	ctx := t.Context()
 	store, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"))
@@ -99,7 +112,9 @@ func newSite(t *testing.T) *site {
 	// acme's analytics are public, its chat log is not.
 	acme := catconfig.Defaults("acme")
 	acme.Security.Analytics.Public = true
-	cats := memstore.NewCats(acme, catconfig.Defaults("demo"))
+	demoCat := catconfig.Defaults("demo")
+	demoCat.Security.Providers.Generic = map[string]catconfig.Provider{"corp": {Enabled: true}}
+	cats := memstore.NewCats(acme, demoCat)
 	toks, err := tokens.New([]byte(secret), "catsrv", "catsrv", clock.System{})
 	if err != nil {
 		t.Fatal(err)
@@ -108,15 +123,21 @@ func newSite(t *testing.T) *site {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, h := httpapi.New(httpapi.Deps{
+	var h http.Handler
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	t.Cleanup(srv.Close)
+	var authDeps *authapi.Deps
+	if setup != nil {
+		authDeps = setup(srv.URL, cats, toks)
+	}
+	_, h = httpapi.New(httpapi.Deps{
 		Reporter:  reporter.New(cats, store, store.Rollups(), clock.System{}),
 		Tokens:    toks,
 		Logger:    slog.New(slog.DiscardHandler),
 		Browser:   store,
 		Dashboard: web.Assets(),
+		Auth:      authDeps,
 	})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
 	return &site{url: srv.URL, admin: admin}
 }
 
