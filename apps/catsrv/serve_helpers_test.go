@@ -20,7 +20,12 @@ type served struct {
 // (NAME=value), and waits until it is ready.
 func startServe(t *testing.T, cfg, db string, env ...string) *served {
 	t.Helper()
-	addr := freeAddr(t)
+	return startServeAt(t, freeAddr(t), cfg, db, env...)
+}
+
+// startServeAt is startServe listening on addr (host:port).
+func startServeAt(t *testing.T, addr, cfg, db string, env ...string) *served {
+	t.Helper()
 	srv := exec.Command(binary, "serve", "--config", cfg, "--db", db, "--addr", addr)
 	srv.Env = append([]string{"PATH=" + os.Getenv("PATH"), "CATSRV_JWT_SECRET=" + testSecret}, env...)
 	s := &served{base: "http://" + addr, logs: &syncBuffer{}}
