@@ -4,17 +4,13 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/catsrv/catsrv/adapters/oidc"
 	"github.com/catsrv/catsrv/core/auth"
+	"github.com/catsrv/catsrv/core/catconfig"
 )
-
-// oidcName is a generic provider's name: the route segment, the key of
-// security.providers.<name> and, upper-cased, the <NAME> of its variables.
-var oidcName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
 
 // reservedNames are taken by the three providers (and their variables,
 // CATSRV_PROVIDER_A_… for "a") and by the other /api/v1/auth routes.
@@ -33,7 +29,9 @@ func (d *decoder) oidc(c *Config) {
 	}
 	for _, name := range d.list(&c.OIDCProviders) {
 		switch {
-		case !oidcName.MatchString(name):
+		// The name is the route segment, the key of security.providers.<name>
+		// and, upper-cased, the <NAME> of its variables.
+		case !catconfig.ValidProviderName(name):
 			d.fail(fmt.Errorf("CATSRV_OIDC_PROVIDERS: %q is not a provider name: want a lower-case letter, then up to 31 lower-case letters, digits or _", name))
 			return
 		case slices.Contains(reservedNames, name):
