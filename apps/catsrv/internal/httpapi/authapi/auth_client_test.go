@@ -52,7 +52,7 @@ func TestGeneratedClientAuth(t *testing.T) {
 		}
 		var want []client.ProviderEntry
 		for _, p := range auth.Providers {
-			want = append(want, client.ProviderEntry{Name: p, StartUrl: AuthPrefix + "/" + p + "?catname=" + AuthCat})
+			want = append(want, client.ProviderEntry{Name: p, DisplayName: p, StartUrl: AuthPrefix + "/" + p + "?catname=" + AuthCat})
 		}
 		if r.JSON200.Catname != AuthCat || !reflect.DeepEqual(r.JSON200.Providers, want) {
 			t.Errorf("got %+v, want %s %+v", *r.JSON200, AuthCat, want)
