@@ -51,3 +51,24 @@ func TestValidName(t *testing.T) {
 		}
 	}
 }
+
+// TestGenericProviders: security.providers.<name>.enabled of any valid
+// name other than the three is a generic provider's key, and Enabled
+// reads every provider's switch.
+func TestGenericProviders(t *testing.T) {
+	for key, want := range map[string]string{
+		"security.providers.corp.enabled": "corp", "security.providers.dex_2.enabled": "dex_2",
+		"security.providers.provider_a.enabled": "", "security.providers.Corp.enabled": "", "security.providers.corp.secret": "",
+		"security.providers.corp": "", "cat.providers.corp.enabled": "", "security.providers.2fa.enabled": "",
+	} {
+		if got, ok := catconfig.GenericProviderKey(key); got != want || ok != (want != "") {
+			t.Errorf("GenericProviderKey(%q) = %q, %v; want %q", key, got, ok, want)
+		}
+	}
+	p := catconfig.Providers{ProviderB: catconfig.Provider{Enabled: true}, Generic: map[string]catconfig.Provider{"corp": {Enabled: true}, "dex": {}}}
+	for name, want := range map[string]bool{"provider_a": false, "provider_b": true, "corp": true, "dex": false, "other": false} {
+		if p.Enabled(name) != want {
+			t.Errorf("Enabled(%s) = %v, want %v", name, !want, want)
+		}
+	}
+}
