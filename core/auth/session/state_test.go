@@ -17,7 +17,8 @@ func TestStateSealer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fs.State) != 43 || len(fs.Verifier) != 43 || fs.State == fs.Verifier || !fs.ExpiresAt.Equal(t0.Add(session.StateTTL)) {
+	if len(fs.State) != 43 || len(fs.Verifier) != 43 || len(fs.Nonce) != 43 || fs.State == fs.Verifier || fs.Nonce == fs.State || fs.Nonce == fs.Verifier ||
+		!fs.ExpiresAt.Equal(t0.Add(session.StateTTL)) {
 		t.Fatalf("flow state %+v", fs)
 	}
 	enc, sig, _ := strings.Cut(sealed, ".")
