@@ -3,9 +3,11 @@ package authapi_test
 import (
 	"crypto/rand"
 	"crypto/rsa"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -231,5 +233,42 @@ func TestOIDCDiscoveryFailure(t *testing.T) {
 	e.down.SetDiscoveredIssuer(e.down.Issuer)
 	if u := b.StartLogin("down", ""); !strings.HasPrefix(u, e.down.Issuer+"/authorize?") {
 		t.Fatalf("down, once its document is right: %s", u)
+	}
+}
+
+// TestOIDCRoutesAreDocumented: each generic provider's routes are in the
+// served document like the three's, and what they answer (a start, a
+// discovery failure, a login, a refused token, a missing state cookie) is
+// documented for its operation.
+func TestOIDCRoutesAreDocumented(t *testing.T) {
+	e := newOIDCEnv(t)
+	var doc authDocument
+	if err := json.Unmarshal(anon(t, e.AuthEnv).Do(http.MethodGet, "/openapi.json", "").Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	documented := func(method, path string, status int) {
+		t.Helper()
+		if _, ok := doc.Paths[path][strings.ToLower(method)].Responses[strconv.Itoa(status)]; !ok {
+			t.Errorf("%s %s %d is not in the document", method, path, status)
+		}
+	}
+	b := e.Browser(t)
+	authURL := b.StartLogin("corp", "")
+	documented(http.MethodPost, AuthPrefix+"/corp", http.StatusOK)
+	cb := b.Do(http.MethodGet, e.op.Login(t, b.Client, authURL), "")
+	documented(http.MethodGet, AuthPrefix+"/corp/callback", cb.Status)
+	r := b.Do(http.MethodPost, AuthPrefix+"/down", "")
+	documented(http.MethodPost, AuthPrefix+"/down", r.Status)
+	u, err := url.Parse(b.StartLogin("forged", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.forged.SetIDToken(oidctest.Unsigned(t, e.forged.Claims(u.Query().Get("nonce"))))
+	r = b.Do(http.MethodGet, AuthPrefix+"/forged/callback?code=c&state="+url.QueryEscape(u.Query().Get("state")), "")
+	documented(http.MethodGet, AuthPrefix+"/forged/callback", r.Status)
+	r = anon(t, e.AuthEnv).Do(http.MethodGet, AuthPrefix+"/forged/callback?code=c&state=s", "")
+	documented(http.MethodGet, AuthPrefix+"/forged/callback", r.Status)
+	if cb.Status != http.StatusSeeOther || r.Status != http.StatusBadRequest {
+		t.Fatalf("login %d, callback without the state cookie %d", cb.Status, r.Status)
 	}
 }
