@@ -19,6 +19,7 @@ func TestOverrides(t *testing.T) {
 		{Source: "own", Cat: "MY_CAT", Key: "cat.chat_mode", Value: "legacy"},
 		{Source: "all", Key: "cat.chat_mode", Value: "custom"},
 		{Source: "list", Key: "cat.legacy.models", Value: []string{"qa"}},
+		{Source: "generic", Cat: "MY_CAT", Key: "security.providers.corp.enabled", Value: true},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +30,11 @@ func TestOverrides(t *testing.T) {
 	}
 	want := []catconfig.Cat{
 		cat("a", func(c *catconfig.Cat) { c.Chat.ChatMode = catconfig.ModeCustom; c.Chat.Legacy.Models = []string{"qa"} }),
-		cat("my-cat", func(c *catconfig.Cat) { c.Chat.ChatMode = catconfig.ModeLegacy; c.Chat.Legacy.Models = []string{"qa"} }),
+		cat("my-cat", func(c *catconfig.Cat) {
+			c.Chat.ChatMode = catconfig.ModeLegacy
+			c.Chat.Legacy.Models = []string{"qa"}
+			c.Security.Providers.Generic = map[string]catconfig.Provider{"corp": {Enabled: true}}
+		}),
 	}
 	if !reflect.DeepEqual(cats, want) {
 		t.Fatalf("Cats:\n got %+v\nwant %+v", cats, want)

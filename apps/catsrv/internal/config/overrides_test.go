@@ -83,6 +83,15 @@ func TestCatOverrides(t *testing.T) {
 				catconfig.Defaults("a"),
 				cat("demo", func(c *catconfig.Cat) { c.Security.Analytics.Public = true }),
 			}},
+		{name: "a generic provider enabled for one CAT",
+			files: map[string]string{"a.yaml": "", "demo.yaml": ""},
+			env:   []string{"CATSRV_CATS__DEMO__SECURITY__PROVIDERS__CORP__ENABLED=true"},
+			want: []catconfig.Cat{
+				catconfig.Defaults("a"),
+				cat("demo", func(c *catconfig.Cat) {
+					c.Security.Providers.Generic = map[string]catconfig.Provider{"corp": {Enabled: true}}
+				}),
+			}},
 		{name: "per-CAT beats global beats file",
 			files: map[string]string{"a.yaml": "cat: {chat_mode: agent}", "b.yaml": "cat: {chat_mode: agent}"},
 			env:   []string{"CATSRV_CATS__A__CAT__CHAT_MODE=legacy", "CATSRV_CAT__CAT__CHAT_MODE=custom"},
