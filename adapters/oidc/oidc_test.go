@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	jose "github.com/go-jose/go-jose/v4"
+
 	"github.com/catsrv/catsrv/adapters/oidc"
 	"github.com/catsrv/catsrv/adapters/oidc/oidctest"
 	"github.com/catsrv/catsrv/core/auth"
@@ -155,6 +157,21 @@ func TestRefusedIDTokens(t *testing.T) {
 		})
 	}
 
+	t.Run("ES256", func(t *testing.T) {
+		p := newProvider(t, f.Issuer)
+		f.SetIDToken(oidctest.SignWith(t, f.Claims(nonce), jose.ES256, f.ECKey, f.ECKeyID))
+		if id, err := p.Exchange(t.Context(), "a-code", "a-verifier", nonce); err != nil || id.Subject != oidctest.Subject {
+			t.Fatalf("Exchange of an ES256 token: %+v, %v", id, err)
+		}
+	})
+	t.Run("PS256 by the provider's own key", func(t *testing.T) {
+		p := newProvider(t, f.Issuer)
+		f.SetIDToken(oidctest.SignWith(t, f.Claims(nonce), jose.PS256, f.Key, f.KeyID))
+		if _, err := p.Exchange(t.Context(), "a-code", "a-verifier", nonce); errs.KindOf(err) != errs.KindUnauthorized ||
+			!strings.Contains(errs.PublicMessage(err, ""), "PS256") {
+			t.Fatalf("Exchange of a PS256 token: %v; want unauthorized for the algorithm", err)
+		}
+	})
 	t.Run("several audiences with this azp", func(t *testing.T) {
 		p := newProvider(t, f.Issuer)
 		f.SetIDToken(good(with("aud", []string{clientID, "another"}, "azp", clientID)))

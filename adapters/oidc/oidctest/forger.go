@@ -1,6 +1,8 @@
 package oidctest
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/base64"
@@ -26,9 +28,12 @@ type Forger struct {
 	Issuer   string
 	ClientID string
 	Secret   string
-	// Key is the key the JWKS publishes, with id KeyID.
-	Key   *rsa.PrivateKey
-	KeyID string
+	// Key is the RSA key the JWKS publishes, with id KeyID; ECKey the
+	// P-256 key it publishes too, with id ECKeyID.
+	Key     *rsa.PrivateKey
+	KeyID   string
+	ECKey   *ecdsa.PrivateKey
+	ECKeyID string
 
 	mu          sync.Mutex
 	idToken     string
@@ -46,7 +51,11 @@ func NewForger(t testing.TB, clientID, secret string) *Forger {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &Forger{ClientID: clientID, Secret: secret, Key: key, KeyID: "forger-key", infoSub: Subject}
+	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &Forger{ClientID: clientID, Secret: secret, Key: key, KeyID: "forger-key", ECKey: ec, ECKeyID: "forger-ec-key", infoSub: Subject}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/openid-configuration", f.discovery)
 	mux.HandleFunc("GET /jwks", f.jwks)
@@ -108,6 +117,17 @@ func Sign(t testing.TB, claims map[string]any, key *rsa.PrivateKey, kid string) 
 	return sign(t, s, claims)
 }
 
+// SignWith signs claims with key under the key id kid and the algorithm
+// alg (ES256 with an ECDSA key, PS256 with an RSA one, …).
+func SignWith(t testing.TB, claims map[string]any, alg jose.SignatureAlgorithm, key any, kid string) string {
+	t.Helper()
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: jose.JSONWebKey{Key: key, KeyID: kid}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sign(t, s, claims)
+}
+
 // SignHS256 signs claims with a shared secret (a client secret), HS256.
 func SignHS256(t testing.TB, claims map[string]any, secret string) string {
 	t.Helper()
@@ -161,7 +181,10 @@ func (f *Forger) discovery(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (f *Forger) jwks(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &f.Key.PublicKey, KeyID: f.KeyID, Algorithm: "RS256", Use: "sig"}}})
+	writeJSON(w, http.StatusOK, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{
+		{Key: &f.Key.PublicKey, KeyID: f.KeyID, Use: "sig"},
+		{Key: &f.ECKey.PublicKey, KeyID: f.ECKeyID, Algorithm: "ES256", Use: "sig"},
+	}})
 }
 
 func (f *Forger) token(w http.ResponseWriter, r *http.Request) {
