@@ -49,6 +49,7 @@ const maxIndexedBodyChars = 100000
 // one that has shipped.
 var migrations = []sqlstore.Migration{
 	{Version: 1, Name: "conversations, messages, search index, CAT overrides", Statements: schema},
+	{Version: 2, Name: "versioned CAT overrides", Statements: overrideSchema},
 }
 
 func schema(dialect string) []string {
