@@ -62,7 +62,7 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 		return fmt.Errorf("opening database: %w", err)
 	}
 	defer store.Close()
-	rollups, err := warehouse(ctx, cfg.Warehouse, store, logger)
+	rollups, err := warehouse(ctx, cfg.Warehouse, cfg.IndexPoll, store, logger)
 	if err != nil {
 		return err
 	}

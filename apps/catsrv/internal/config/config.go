@@ -64,6 +64,9 @@ type Config struct {
 	// other instances saved (on PostgreSQL a notification also wakes it
 	// at once).
 	CatConfigPoll time.Duration `env:"CATSRV_CAT_CONFIG_POLL" default:"500ms"`
+	// IndexPoll is how often the column index reads the rows other
+	// processes committed.
+	IndexPoll time.Duration `env:"CATSRV_INDEX_POLL" default:"250ms"`
 	// Warehouse is "index" or "sql".
 	Warehouse string `env:"CATSRV_WAREHOUSE" default:"index"`
 
