@@ -131,7 +131,8 @@ func (d *Directory) Cats(ctx context.Context) ([]catconfig.Cat, error) {
 // save of the CAT came first (else it reads the newer change and merges
 // again) and makes it the configuration of every request that starts
 // afterwards. It returns the new effective configuration. Nothing changes
-// when any step fails.
+// when any step fails; a CAT changed by others on every one of
+// maxSyncAttempts tries is a temporary errs.KindUnavailable error.
 func (d *Directory) Sync(ctx context.Context, name string, change Override) (catconfig.Cat, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -157,8 +158,12 @@ func (d *Directory) Sync(ctx context.Context, name string, change Override) (cat
 			return catconfig.Cat{}, err
 		}
 		version, err := d.store.SaveCatOverride(ctx, name, old.version, doc)
-		if errs.KindOf(err) == errs.KindConflict && attempt < maxSyncAttempts {
-			continue
+		if errs.KindOf(err) == errs.KindConflict {
+			if attempt < maxSyncAttempts {
+				continue
+			}
+			return catconfig.Cat{}, errs.Wrap(errs.KindUnavailable, errs.Temporary(err),
+				"the runtime configuration of CAT "+name+" kept changing meanwhile, try again")
 		}
 		if err != nil {
 			return catconfig.Cat{}, err

@@ -2,6 +2,7 @@ package overlay_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"github.com/catsrv/catsrv/core/catconfig"
 	"github.com/catsrv/catsrv/core/catconfig/overlay"
 	"github.com/catsrv/catsrv/core/errs"
+	"github.com/catsrv/catsrv/ports"
+	"github.com/catsrv/catsrv/ports/mocks"
 )
 
 // load returns a directory over the files on store, as an instance does
@@ -190,4 +193,31 @@ func TestFollowRefreshesWhenWoken(t *testing.T) {
 	}
 	cancel()
 	<-followed
+}
+
+// TestSyncGivesUpOnAStoreThatAlwaysConflicts: a CAT that others change on
+// every try ends in a temporary unavailable error, not a loop, and nothing
+// is applied.
+func TestSyncGivesUpOnAStoreThatAlwaysConflicts(t *testing.T) {
+	ctx := t.Context()
+	store := &mocks.CatOverrideStoreMock{
+		CatOverridesSinceFunc: func(context.Context, int64) ([]ports.CatOverride, error) { return nil, nil },
+		SaveCatOverrideFunc: func(context.Context, string, int64, []byte) (int64, error) {
+			return 0, errs.New(errs.KindConflict, "changed meanwhile")
+		},
+	}
+	d, err := overlay.Load(ctx, files(), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.Sync(ctx, "shop", overlay.Override{ChatMode: ptr(catconfig.ModeAgent)})
+	if errs.KindOf(err) != errs.KindUnavailable || !errors.Is(err, errs.ErrTemporary) {
+		t.Fatalf("err = %v, want a temporary unavailable error", err)
+	}
+	if n := len(store.SaveCatOverrideCalls()); n < 2 || n > 100 {
+		t.Fatalf("%d saves tried, want a few retries and then a stop", n)
+	}
+	if got := cat(t, d, "shop").Chat.ChatMode; got != catconfig.ModeLegacy {
+		t.Fatalf("shop serves %q after a failed sync, want legacy", got)
+	}
 }
