@@ -39,7 +39,13 @@ func overrideSchema(string) []string {
 
 // catOverridesSince returns the documents saved above since, by version.
 func (s *Store) catOverridesSince(ctx context.Context, since int64) ([]ports.CatOverride, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT cat, doc, version FROM chat_cat_overrides WHERE version > ? ORDER BY version, cat`, since)
+	// since 0 is every document, also one an older release saved without
+	// a version (0) during a rolling deploy.
+	where := "version > ?"
+	if since <= 0 {
+		where = "? <= 0"
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT cat, doc, version FROM chat_cat_overrides WHERE `+where+` ORDER BY version, cat`, since)
 	if err != nil {
 		return nil, internal(err)
 	}
