@@ -530,3 +530,22 @@ func storedChats(t *testing.T, db *sql.DB) map[string][3]int {
 	}
 	return stored
 }
+
+// TestTwoInstancesOnOneSQLiteFollowConfig: without notifications (SQLite),
+// the poll alone brings a config sync on one process to another on the
+// same file within the bound.
+func TestTwoInstancesOnOneSQLiteFollowConfig(t *testing.T) {
+	cfg := configDir(t)
+	db := "sqlite:" + filepath.Join(t.TempDir(), "catsrv.db")
+	c := &cluster{cfg: cfg, token: issueToken(t, cfg, "ops", "admin")}
+	c.nodes = []*served{startServe(t, cfg, db), startServe(t, cfg, db)}
+	var out json.RawMessage
+	c.mustJSON(t, c.nodes[1], http.MethodPost, "/api/v1/cat/config/sync?catname=demo", `{"chat_mode":"custom"}`, &out)
+	synced := time.Now()
+	for mode, _, _ := c.configOf(t, c.nodes[0]); mode != "custom"; mode, _, _ = c.configOf(t, c.nodes[0]) {
+		if took := time.Since(synced); took > instanceBound {
+			t.Fatalf("the other process still serves chat_mode %s after %v", mode, took)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

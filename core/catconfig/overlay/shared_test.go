@@ -221,3 +221,29 @@ func TestSyncGivesUpOnAStoreThatAlwaysConflicts(t *testing.T) {
 		t.Fatalf("shop serves %q after a failed sync, want legacy", got)
 	}
 }
+
+// TestFollowPolls: with no wake at all, the poll alone brings another
+// instance's change.
+func TestFollowPolls(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	store := memstore.NewCatOverrides()
+	a, b := load(t, store), load(t, store)
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		b.Follow(ctx, 5*time.Millisecond, nil, func(err error) { t.Error(err) })
+	}()
+	if _, err := a.Sync(ctx, "shop", overlay.Override{ChatMode: ptr(catconfig.ModeCustom)}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for cat(t, b, "shop").Chat.ChatMode != catconfig.ModeCustom {
+		if time.Now().After(deadline) {
+			t.Fatal("the poll never applied the change")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	<-followed
+}
