@@ -1501,7 +1501,7 @@ type ClientInterface interface {
 
 	// SyncConfigWithBody Change a CAT's configuration at run time
 	//
-	// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards. Returns the new effective configuration. Needs role admin.
+	// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards: on this instance at once, on every other instance sharing the database within a second. Changes of different keys made on several instances at once are all kept. Returns the new effective configuration. Needs role admin.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1510,7 +1510,7 @@ type ClientInterface interface {
 
 	// SyncConfig Change a CAT's configuration at run time
 	//
-	// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards. Returns the new effective configuration. Needs role admin.
+	// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards: on this instance at once, on every other instance sharing the database within a second. Changes of different keys made on several instances at once are all kept. Returns the new effective configuration. Needs role admin.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2160,7 +2160,7 @@ func (c *Client) GetConfig(ctx context.Context, params *GetConfigParams, reqEdit
 
 // SyncConfigWithBody Change a CAT's configuration at run time
 //
-// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards. Returns the new effective configuration. Needs role admin.
+// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards: on this instance at once, on every other instance sharing the database within a second. Changes of different keys made on several instances at once are all kept. Returns the new effective configuration. Needs role admin.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2179,7 +2179,7 @@ func (c *Client) SyncConfigWithBody(ctx context.Context, params *SyncConfigParam
 
 // SyncConfig Change a CAT's configuration at run time
 //
-// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards. Returns the new effective configuration. Needs role admin.
+// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards: on this instance at once, on every other instance sharing the database within a second. Changes of different keys made on several instances at once are all kept. Returns the new effective configuration. Needs role admin.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5450,7 +5450,7 @@ type ClientWithResponsesInterface interface {
 
 	// SyncConfigWithBodyWithResponse Change a CAT's configuration at run time
 	//
-	// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards. Returns the new effective configuration. Needs role admin.
+	// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards: on this instance at once, on every other instance sharing the database within a second. Changes of different keys made on several instances at once are all kept. Returns the new effective configuration. Needs role admin.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5459,7 +5459,7 @@ type ClientWithResponsesInterface interface {
 
 	// SyncConfigWithResponse Change a CAT's configuration at run time
 	//
-	// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards. Returns the new effective configuration. Needs role admin.
+	// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards: on this instance at once, on every other instance sharing the database within a second. Changes of different keys made on several instances at once are all kept. Returns the new effective configuration. Needs role admin.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9717,7 +9717,7 @@ func (c *ClientWithResponses) GetConfigWithResponse(ctx context.Context, params 
 
 // SyncConfigWithBodyWithResponse Change a CAT's configuration at run time
 //
-// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards. Returns the new effective configuration. Needs role admin.
+// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards: on this instance at once, on every other instance sharing the database within a second. Changes of different keys made on several instances at once are all kept. Returns the new effective configuration. Needs role admin.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9732,7 +9732,7 @@ func (c *ClientWithResponses) SyncConfigWithBodyWithResponse(ctx context.Context
 
 // SyncConfigWithResponse Change a CAT's configuration at run time
 //
-// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards. Returns the new effective configuration. Needs role admin.
+// Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), persists it and applies it to every request that starts afterwards: on this instance at once, on every other instance sharing the database within a second. Changes of different keys made on several instances at once are all kept. Returns the new effective configuration. Needs role admin.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

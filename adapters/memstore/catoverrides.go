@@ -1,36 +1,49 @@
 package memstore
 
 import (
+	"cmp"
 	"context"
-	"maps"
 	"slices"
 	"sync"
+
+	"github.com/catsrv/catsrv/core/errs"
+	"github.com/catsrv/catsrv/ports"
 )
 
 // CatOverrides keeps runtime configuration documents in memory.
 type CatOverrides struct {
-	mu   sync.Mutex
-	docs map[string][]byte
+	mu      sync.Mutex
+	docs    map[string]ports.CatOverride
+	version int64
 }
 
 // NewCatOverrides returns an empty override store.
-func NewCatOverrides() *CatOverrides { return &CatOverrides{docs: map[string][]byte{}} }
+func NewCatOverrides() *CatOverrides { return &CatOverrides{docs: map[string]ports.CatOverride{}} }
 
-// CatOverrides returns a copy of every stored document.
-func (o *CatOverrides) CatOverrides(context.Context) (map[string][]byte, error) {
+// CatOverridesSince returns copies of the documents saved above since,
+// ordered by version.
+func (o *CatOverrides) CatOverridesSince(_ context.Context, since int64) ([]ports.CatOverride, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	out := make(map[string][]byte, len(o.docs))
-	for cat, doc := range maps.All(o.docs) {
-		out[cat] = slices.Clone(doc)
+	var out []ports.CatOverride
+	for _, d := range o.docs {
+		if d.Version > since {
+			out = append(out, ports.CatOverride{Cat: d.Cat, Doc: slices.Clone(d.Doc), Version: d.Version})
+		}
 	}
+	slices.SortFunc(out, func(a, b ports.CatOverride) int { return cmp.Compare(a.Version, b.Version) })
 	return out, nil
 }
 
-// SaveCatOverride replaces the CAT's document.
-func (o *CatOverrides) SaveCatOverride(_ context.Context, cat string, doc []byte) error {
+// SaveCatOverride replaces the CAT's document when its version is still
+// expected.
+func (o *CatOverrides) SaveCatOverride(_ context.Context, cat string, expected int64, doc []byte) (int64, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.docs[cat] = slices.Clone(doc)
-	return nil
+	if o.docs[cat].Version != expected {
+		return 0, errs.New(errs.KindConflict, "the runtime configuration of CAT %q changed meanwhile", cat)
+	}
+	o.version++
+	o.docs[cat] = ports.CatOverride{Cat: cat, Doc: slices.Clone(doc), Version: o.version}
+	return o.version, nil
 }

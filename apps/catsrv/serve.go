@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/catsrv/catsrv/adapters/clock"
@@ -61,7 +62,7 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 		return fmt.Errorf("opening database: %w", err)
 	}
 	defer store.Close()
-	rollups, err := warehouse(ctx, cfg.Warehouse, store, logger)
+	rollups, err := warehouse(ctx, cfg.Warehouse, cfg.IndexPoll, store, logger)
 	if err != nil {
 		return err
 	}
@@ -84,6 +85,8 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 	if err != nil {
 		return fmt.Errorf("loading runtime CAT configuration: %w", err)
 	}
+	stopFollower := followCatConfig(ctx, cfg, store, catConfig, logger)
+	defer stopFollower()
 	chatService, err := service.New(service.Deps{
 		Cats: catConfig, Conversations: chats, Turns: chats,
 		Model:     openai.New(openai.Options{APIKey: cfg.AgentKey}),
@@ -143,6 +146,38 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// followCatConfig keeps the runtime CAT configuration in step with what
+// other instances on the same database save: a poll every
+// cfg.CatConfigPoll, and on PostgreSQL a LISTEN on its own connection that
+// wakes the follower as soon as a save commits. The returned function
+// stops both and waits for them.
+func followCatConfig(ctx context.Context, cfg *config.Config, store *sqlstore.Store, dir *overlay.Directory, logger *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wake := make(chan struct{}, 1)
+	if store.Dialect() == sqlstore.DialectPostgres {
+		wg.Go(func() {
+			chatsql.ListenOverrides(ctx, cfg.DB, func() {
+				select {
+				case wake <- struct{}{}:
+				default: // a refresh is already due
+				}
+			}, func(err error) {
+				logger.Warn("listening for runtime CAT configuration changes failed; polling meanwhile", "error", err)
+			})
+		})
+	}
+	wg.Go(func() {
+		dir.Follow(ctx, cfg.CatConfigPoll, wake, func(err error) {
+			logger.Warn("reading runtime CAT configuration changes failed", "error", err)
+		})
+	})
+	return func() {
+		cancel()
+		wg.Wait()
+	}
 }
 
 // indexRefresher returns what a committed chat turn calls so the column

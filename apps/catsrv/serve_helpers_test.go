@@ -13,6 +13,7 @@ import (
 type served struct {
 	base string
 	logs *syncBuffer
+	proc *os.Process
 }
 
 // startServe starts `catsrv serve` on the configuration directory and
@@ -33,6 +34,7 @@ func startServeAt(t *testing.T, addr, cfg, db string, env ...string) *served {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
+	s.proc = srv.Process
 	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
 	waitReady(t, s.base+"/readyz")
 	return s

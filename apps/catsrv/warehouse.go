@@ -11,16 +11,14 @@ import (
 	"github.com/catsrv/catsrv/ports"
 )
 
-// indexPoll is how often the column index looks for rows other processes
-// (catsrv import, other instances on the same PostgreSQL) have committed:
-// the bound on how stale /all_warehouse and the metric routes can be.
-const indexPoll = time.Second
-
 // warehouse returns what /all_warehouse and the metric routes count from:
 // by default the in-process column index, built from the database now and
 // following it until ctx ends; in mode "sql" (CATSRV_WAREHOUSE) the SQL
-// rollups.
-func warehouse(ctx context.Context, mode string, store *sqlstore.Store, logger *slog.Logger) (ports.RollupStore, error) {
+// rollups. poll (CATSRV_INDEX_POLL) is how often the index looks for rows
+// other processes (catsrv import, other instances on the same PostgreSQL)
+// have committed: the bound on how stale /all_warehouse and the metric
+// routes can be.
+func warehouse(ctx context.Context, mode string, poll time.Duration, store *sqlstore.Store, logger *slog.Logger) (ports.RollupStore, error) {
 	if mode == "sql" {
 		return store.Rollups(), nil
 	}
@@ -31,7 +29,7 @@ func warehouse(ctx context.Context, mode string, store *sqlstore.Store, logger *
 	}
 	rows, high := idx.Stats()
 	logger.Info("column index built", "rows", rows, "high_water", high, "took", time.Since(start).Round(time.Millisecond).String())
-	go idx.Follow(ctx, indexPoll, func(err error) {
+	go idx.Follow(ctx, poll, func(err error) {
 		logger.Warn("column index refresh failed", "error", err)
 	})
 	return idx, nil

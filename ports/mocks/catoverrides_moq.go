@@ -19,10 +19,10 @@ var _ ports.CatOverrideStore = &CatOverrideStoreMock{}
 //
 //		// make and configure a mocked ports.CatOverrideStore
 //		mockedCatOverrideStore := &CatOverrideStoreMock{
-//			CatOverridesFunc: func(ctx context.Context) (map[string][]byte, error) {
-//				panic("mock out the CatOverrides method")
+//			CatOverridesSinceFunc: func(ctx context.Context, since int64) ([]ports.CatOverride, error) {
+//				panic("mock out the CatOverridesSince method")
 //			},
-//			SaveCatOverrideFunc: func(ctx context.Context, cat string, doc []byte) error {
+//			SaveCatOverrideFunc: func(ctx context.Context, cat string, expected int64, doc []byte) (int64, error) {
 //				panic("mock out the SaveCatOverride method")
 //			},
 //		}
@@ -32,18 +32,20 @@ var _ ports.CatOverrideStore = &CatOverrideStoreMock{}
 //
 //	}
 type CatOverrideStoreMock struct {
-	// CatOverridesFunc mocks the CatOverrides method.
-	CatOverridesFunc func(ctx context.Context) (map[string][]byte, error)
+	// CatOverridesSinceFunc mocks the CatOverridesSince method.
+	CatOverridesSinceFunc func(ctx context.Context, since int64) ([]ports.CatOverride, error)
 
 	// SaveCatOverrideFunc mocks the SaveCatOverride method.
-	SaveCatOverrideFunc func(ctx context.Context, cat string, doc []byte) error
+	SaveCatOverrideFunc func(ctx context.Context, cat string, expected int64, doc []byte) (int64, error)
 
 	// calls tracks calls to the methods.
 	calls struct {
-		// CatOverrides holds details about calls to the CatOverrides method.
-		CatOverrides []struct {
+		// CatOverridesSince holds details about calls to the CatOverridesSince method.
+		CatOverridesSince []struct {
 			// Ctx is the ctx argument value.
 			Ctx context.Context
+			// Since is the since argument value.
+			Since int64
 		}
 		// SaveCatOverride holds details about calls to the SaveCatOverride method.
 		SaveCatOverride []struct {
@@ -51,64 +53,72 @@ type CatOverrideStoreMock struct {
 			Ctx context.Context
 			// Cat is the cat argument value.
 			Cat string
+			// Expected is the expected argument value.
+			Expected int64
 			// Doc is the doc argument value.
 			Doc []byte
 		}
 	}
-	lockCatOverrides    sync.RWMutex
-	lockSaveCatOverride sync.RWMutex
+	lockCatOverridesSince sync.RWMutex
+	lockSaveCatOverride   sync.RWMutex
 }
 
-// CatOverrides calls CatOverridesFunc.
-func (mock *CatOverrideStoreMock) CatOverrides(ctx context.Context) (map[string][]byte, error) {
-	if mock.CatOverridesFunc == nil {
-		panic("CatOverrideStoreMock.CatOverridesFunc: method is nil but CatOverrideStore.CatOverrides was just called")
+// CatOverridesSince calls CatOverridesSinceFunc.
+func (mock *CatOverrideStoreMock) CatOverridesSince(ctx context.Context, since int64) ([]ports.CatOverride, error) {
+	if mock.CatOverridesSinceFunc == nil {
+		panic("CatOverrideStoreMock.CatOverridesSinceFunc: method is nil but CatOverrideStore.CatOverridesSince was just called")
 	}
 	callInfo := struct {
-		Ctx context.Context
+		Ctx   context.Context
+		Since int64
 	}{
-		Ctx: ctx,
+		Ctx:   ctx,
+		Since: since,
 	}
-	mock.lockCatOverrides.Lock()
-	mock.calls.CatOverrides = append(mock.calls.CatOverrides, callInfo)
-	mock.lockCatOverrides.Unlock()
-	return mock.CatOverridesFunc(ctx)
+	mock.lockCatOverridesSince.Lock()
+	mock.calls.CatOverridesSince = append(mock.calls.CatOverridesSince, callInfo)
+	mock.lockCatOverridesSince.Unlock()
+	return mock.CatOverridesSinceFunc(ctx, since)
 }
 
-// CatOverridesCalls gets all the calls that were made to CatOverrides.
+// CatOverridesSinceCalls gets all the calls that were made to CatOverridesSince.
 // Check the length with:
 //
-//	len(mockedCatOverrideStore.CatOverridesCalls())
-func (mock *CatOverrideStoreMock) CatOverridesCalls() []struct {
-	Ctx context.Context
+//	len(mockedCatOverrideStore.CatOverridesSinceCalls())
+func (mock *CatOverrideStoreMock) CatOverridesSinceCalls() []struct {
+	Ctx   context.Context
+	Since int64
 } {
 	var calls []struct {
-		Ctx context.Context
+		Ctx   context.Context
+		Since int64
 	}
-	mock.lockCatOverrides.RLock()
-	calls = mock.calls.CatOverrides
-	mock.lockCatOverrides.RUnlock()
+	mock.lockCatOverridesSince.RLock()
+	calls = mock.calls.CatOverridesSince
+	mock.lockCatOverridesSince.RUnlock()
 	return calls
 }
 
 // SaveCatOverride calls SaveCatOverrideFunc.
-func (mock *CatOverrideStoreMock) SaveCatOverride(ctx context.Context, cat string, doc []byte) error {
+func (mock *CatOverrideStoreMock) SaveCatOverride(ctx context.Context, cat string, expected int64, doc []byte) (int64, error) {
 	if mock.SaveCatOverrideFunc == nil {
 		panic("CatOverrideStoreMock.SaveCatOverrideFunc: method is nil but CatOverrideStore.SaveCatOverride was just called")
 	}
 	callInfo := struct {
-		Ctx context.Context
-		Cat string
-		Doc []byte
+		Ctx      context.Context
+		Cat      string
+		Expected int64
+		Doc      []byte
 	}{
-		Ctx: ctx,
-		Cat: cat,
-		Doc: doc,
+		Ctx:      ctx,
+		Cat:      cat,
+		Expected: expected,
+		Doc:      doc,
 	}
 	mock.lockSaveCatOverride.Lock()
 	mock.calls.SaveCatOverride = append(mock.calls.SaveCatOverride, callInfo)
 	mock.lockSaveCatOverride.Unlock()
-	return mock.SaveCatOverrideFunc(ctx, cat, doc)
+	return mock.SaveCatOverrideFunc(ctx, cat, expected, doc)
 }
 
 // SaveCatOverrideCalls gets all the calls that were made to SaveCatOverride.
@@ -116,14 +126,16 @@ func (mock *CatOverrideStoreMock) SaveCatOverride(ctx context.Context, cat strin
 //
 //	len(mockedCatOverrideStore.SaveCatOverrideCalls())
 func (mock *CatOverrideStoreMock) SaveCatOverrideCalls() []struct {
-	Ctx context.Context
-	Cat string
-	Doc []byte
+	Ctx      context.Context
+	Cat      string
+	Expected int64
+	Doc      []byte
 } {
 	var calls []struct {
-		Ctx context.Context
-		Cat string
-		Doc []byte
+		Ctx      context.Context
+		Cat      string
+		Expected int64
+		Doc      []byte
 	}
 	mock.lockSaveCatOverride.RLock()
 	calls = mock.calls.SaveCatOverride

@@ -14,6 +14,13 @@
 // language-specific stemming or stop words, so every language is treated
 // alike). Renames and deletes reach the index in the same statement.
 // Times are stored as Unix nanoseconds, the same on both databases.
+//
+// CAT overrides carry a version from one counter row that every save
+// locks, so versions follow the commit order and instances sharing the
+// database can read what changed since the version they hold; a save is a
+// compare-and-set on the CAT's version. On PostgreSQL a save also
+// notifies OverridesChannel in its transaction, and ListenOverrides
+// waits for those notices on a connection of its own.
 package chatsql
 
 import (
@@ -49,6 +56,7 @@ const maxIndexedBodyChars = 100000
 // one that has shipped.
 var migrations = []sqlstore.Migration{
 	{Version: 1, Name: "conversations, messages, search index, CAT overrides", Statements: schema},
+	{Version: 2, Name: "versioned CAT overrides", Statements: overrideSchema},
 }
 
 func schema(dialect string) []string {

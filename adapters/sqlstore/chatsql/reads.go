@@ -6,6 +6,7 @@ import (
 
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/core/chat"
+	"github.com/catsrv/catsrv/ports"
 )
 
 // The port methods safe to run again, each retried as a whole
@@ -53,13 +54,15 @@ func (s *Store) RenameConversation(ctx context.Context, owner chat.Owner, id, na
 	})
 }
 
-// CatOverrides returns the stored runtime configuration document of every
-// CAT that has one (catOverrides).
-func (s *Store) CatOverrides(ctx context.Context) (map[string][]byte, error) {
-	return sqlstore.Retry(ctx, s.catOverrides)
+// CatOverridesSince returns the documents saved above a version
+// (catOverridesSince).
+func (s *Store) CatOverridesSince(ctx context.Context, since int64) ([]ports.CatOverride, error) {
+	return sqlstore.Retry(ctx, func(ctx context.Context) ([]ports.CatOverride, error) { return s.catOverridesSince(ctx, since) })
 }
 
-// SaveCatOverride replaces the CAT's document (saveCatOverride).
-func (s *Store) SaveCatOverride(ctx context.Context, cat string, doc []byte) error {
-	return sqlstore.RetryErr(ctx, func(ctx context.Context) error { return s.saveCatOverride(ctx, cat, doc) })
+// SaveCatOverride replaces the CAT's document if its version is still
+// expected (saveCatOverride). Retried when the connection is lost: a save
+// that did commit then answers a conflict, and the caller merges again.
+func (s *Store) SaveCatOverride(ctx context.Context, cat string, expected int64, doc []byte) (int64, error) {
+	return sqlstore.Retry(ctx, func(ctx context.Context) (int64, error) { return s.saveCatOverride(ctx, cat, expected, doc) })
 }

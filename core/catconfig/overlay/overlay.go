@@ -4,7 +4,9 @@
 // before, and a CatDirectory that serves the file configuration with the
 // changes applied. Changes are persisted through ports.CatOverrideStore and
 // swapped in atomically, so a request sees either the old or the new
-// configuration, never a mix.
+// configuration, never a mix. Instances sharing the store follow each
+// other's changes (Directory.Follow): each CAT's changes carry the store's
+// version and apply in version order on every instance.
 package overlay
 
 import (

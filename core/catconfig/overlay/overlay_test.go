@@ -94,8 +94,8 @@ func TestSyncRefusesNamingTheKey(t *testing.T) {
 			if c, _ := d.Cat(ctx, "shop"); !equal(c, catconfig.Defaults("shop")) {
 				t.Errorf("a refused change was applied: %+v", c.Chat)
 			}
-			if docs, _ := store.CatOverrides(ctx); len(docs) != 0 {
-				t.Errorf("a refused change was stored: %q", docs)
+			if docs, _ := store.CatOverridesSince(ctx, 0); len(docs) != 0 {
+				t.Errorf("a refused change was stored: %v", docs)
 			}
 		})
 	}
@@ -118,7 +118,7 @@ func TestLoadRefusesBadStoredDocuments(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			store := memstore.NewCatOverrides()
-			if err := store.SaveCatOverride(ctx, "shop", []byte(tt.doc)); err != nil {
+			if _, err := store.SaveCatOverride(ctx, "shop", 0, []byte(tt.doc)); err != nil {
 				t.Fatal(err)
 			}
 			_, err := overlay.Load(ctx, files(), store)

@@ -66,6 +66,13 @@ type Config struct {
 	AuthRateBurst int     `env:"CATSRV_AUTH_RATE_BURST" default:"20"`
 	// AuditRetention is how long audit events are kept; 0 is forever.
 	AuditRetention time.Duration `env:"CATSRV_AUDIT_RETENTION" default:"90d"`
+	// CatConfigPoll is how often serve reads the runtime CAT configuration
+	// other instances saved (on PostgreSQL a notification also wakes it
+	// at once).
+	CatConfigPoll time.Duration `env:"CATSRV_CAT_CONFIG_POLL" default:"500ms"`
+	// IndexPoll is how often the column index reads the rows other
+	// processes committed.
+	IndexPoll time.Duration `env:"CATSRV_INDEX_POLL" default:"250ms"`
 	// Warehouse is "index" or "sql".
 	Warehouse string `env:"CATSRV_WAREHOUSE" default:"index"`
 

@@ -164,6 +164,14 @@ func decode(k *koanf.Koanf, all []setting) (*Config, error) {
 		c.AuditRetention, ok = parseRetention(strings.TrimSpace(v))
 		return ok, nil
 	})
+	d.parse(&c.CatConfigPoll, "must be a duration between 50ms and 1m, e.g. 500ms", func(v string) (ok bool, err error) {
+		c.CatConfigPoll, err = time.ParseDuration(strings.TrimSpace(v))
+		return err == nil && c.CatConfigPoll >= 50*time.Millisecond && c.CatConfigPoll <= time.Minute, nil
+	})
+	d.parse(&c.IndexPoll, "must be a duration between 50ms and 1m, e.g. 250ms", func(v string) (ok bool, err error) {
+		c.IndexPoll, err = time.ParseDuration(strings.TrimSpace(v))
+		return err == nil && c.IndexPoll >= 50*time.Millisecond && c.IndexPoll <= time.Minute, nil
+	})
 	d.parse(&c.Warehouse, "must be index or sql", func(v string) (bool, error) {
 		c.Warehouse = v
 		if v != "index" && v != "sql" {

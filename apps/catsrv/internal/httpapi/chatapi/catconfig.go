@@ -35,7 +35,9 @@ func registerConfig(api huma.API, c *chatAPI) {
 		"The CAT's effective configuration: its files with the runtime changes applied, secrets reported only as set or unset."), c.getConfig)
 	huma.Register(api, op("syncConfig", http.MethodPost, "/config/sync", "Change a CAT's configuration at run time",
 		"Merges the keys given into the CAT's runtime changes, validates the result (422 naming the first bad key), "+
-			"persists it and applies it to every request that starts afterwards. Returns the new effective configuration."), c.syncConfig)
+			"persists it and applies it to every request that starts afterwards: on this instance at once, on every other instance "+
+			"sharing the database within a second. Changes of different keys made on several instances at once are all kept. "+
+			"Returns the new effective configuration."), c.syncConfig)
 }
 
 // admin authenticates an admin for the configuration of a CAT.
