@@ -180,6 +180,7 @@ func TestDefaultsMatchTheCore(t *testing.T) {
 func TestEverySettingIsRead(t *testing.T) {
 	samples := map[string]string{
 		"CATSRV_ADDR": "127.0.0.1:9", "CATSRV_DB": "sqlite:x.db", "CATSRV_CONFIG_DIR": "/etc/catsrv",
+		"CATSRV_METRICS_ADDR":         "127.0.0.1:9090",
 		"CATSRV_PUBLIC_URL":           "http://localhost:9",
 		"CATSRV_ADMINS":               "provider_b:1",
 		"CATSRV_COOKIE_SAMESITE":      "Strict",
@@ -239,6 +240,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		"CATSRV_COOKIE_INSECURE=maybe", "CATSRV_COOKIE_SAMESITE=none", "CATSRV_PUBLIC_URL=ftp://x",
 		"CATSRV_REFRESH_TTL=1m", "CATSRV_AUTH_RATE_LIMIT=-1", "CATSRV_AUTH_RATE_BURST=0",
 		"CATSRV_AUDIT_RETENTION=10m", "CATSRV_ADMINS=alice", "CATSRV_CORS_ALLOWED_ORIGINS=*",
+		"CATSRV_METRICS_ADDR=9090", "CATSRV_METRICS_ADDR=localhost:",
 	} {
 		name, _, _ := strings.Cut(entry, "=")
 		if _, err := Load([]string{entry}, nil); err == nil || !strings.Contains(err.Error(), name) {

@@ -56,12 +56,13 @@ func NewAPI(mux *http.ServeMux, a *Authenticator) huma.API {
 // Finish completes the document once every operation is registered (the
 // error responses huma gives by itself, no unused schema) and returns the
 // whole handler: mux behind the CORS policy of origins, the request
-// logging and the panic recovery.
-func Finish(api huma.API, mux *http.ServeMux, origins OriginPolicy, log *slog.Logger) http.Handler {
+// metrics (metrics; nil counts nothing), the request logging and the
+// panic recovery.
+func Finish(api huma.API, mux *http.ServeMux, origins OriginPolicy, log *slog.Logger, metrics *RequestMetrics) http.Handler {
 	DocumentHumaErrors(api) // of the operations registered, which huma serves
 	PruneSchemas(api.OpenAPI())
 	warmOpenAPI(mux)
-	return Observe(log, WithCORS(origins, mux))
+	return Observe(log, Measure(metrics, WithCORS(origins, mux)))
 }
 
 // config is huma's default configuration without the schema-link
