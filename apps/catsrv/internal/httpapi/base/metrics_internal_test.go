@@ -81,7 +81,7 @@ func TestMeasure(t *testing.T) {
 func TestMeasureNil(t *testing.T) {
 	called := false
 	h := Measure(nil, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { called = true }))
-	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
 	if !called {
 		t.Fatal("the handler was not called")
 	}
