@@ -61,9 +61,9 @@ func Measure(m *RequestMetrics, next http.Handler) http.Handler {
 			if !returned && !rec.wroteHeader {
 				status = http.StatusInternalServerError
 			}
-			labels := prometheus.Labels{"method": routeMethod(r), "route": route(r), "status": strconv.Itoa(status)}
-			m.requests.With(labels).Inc()
-			m.duration.With(labels).Observe(time.Since(start).Seconds())
+			method, pattern, code := routeMethod(r), route(r), strconv.Itoa(status)
+			m.requests.WithLabelValues(method, pattern, code).Inc()
+			m.duration.WithLabelValues(method, pattern, code).Observe(time.Since(start).Seconds())
 		}()
 		next.ServeHTTP(rec, r)
 		returned = true
