@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -19,14 +20,14 @@ import (
 
 // fakeModel is an OpenAI-compatible chat-completions service that answers
 // every request at once, counting them.
-func fakeModel(t *testing.T, calls *int) *httptest.Server {
+func fakeModel(t *testing.T, calls *atomic.Int64) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/chat/completions" {
 			http.NotFound(w, r)
 			return
 		}
-		*calls++
+		calls.Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"m-1",
 			"choices":[{"index":0,"message":{"role":"assistant","content":"Purr."},"finish_reason":"stop"}]}`)
@@ -101,7 +102,7 @@ func moved(before, after scrape, prefix string) map[string]float64 {
 // its own address, not the API's) then shows each counter moved by
 // exactly what was done, with route templates for labels.
 func TestMetricsScrape(t *testing.T) {
-	var modelCalls int
+	var modelCalls atomic.Int64
 	llm := fakeModel(t, &modelCalls)
 	idp := fakeGoogle(t, "gclient", "gsecret")
 	cfg := t.TempDir()
@@ -215,8 +216,8 @@ func TestMetricsScrape(t *testing.T) {
 			}
 		}
 	}
-	if modelCalls != 1 {
-		t.Errorf("the model was called %d times, want 1", modelCalls)
+	if n := modelCalls.Load(); n != 1 {
+		t.Errorf("the model was called %d times, want 1", n)
 	}
 	for k := range after {
 		if strings.HasPrefix(k, "catsrv_http_") && (strings.Contains(k, "page-42") || strings.Contains(k, "conv-404") || strings.Contains(k, "catname")) {

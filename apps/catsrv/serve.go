@@ -98,7 +98,16 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 	if err != nil {
 		return fmt.Errorf("loading runtime CAT configuration: %w", err)
 	}
-	model, err := telemetry.ChatModel(reg, openai.New(openai.Options{APIKey: cfg.AgentKey}))
+	tracer, stopTracing, err := startTracing(ctx, cfg.OTLPEndpoint, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	var agent ports.ChatModel = openai.New(openai.Options{APIKey: cfg.AgentKey})
+	if tracer != nil {
+		agent = telemetry.TracedChatModel(tracer.Tracer, agent)
+	}
+	model, err := telemetry.ChatModel(reg, agent)
 	if err != nil {
 		return err
 	}
@@ -127,6 +136,7 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 			AgentKeySet: func(cat string) bool { return cfg.AgentKey(cat) != "" },
 		},
 		Metrics: requestMetrics,
+		Tracer:  tracer,
 	})
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -240,5 +250,29 @@ func serveMetrics(addr string, reg *prometheus.Registry, logger *slog.Logger) (s
 	return func() {
 		_ = srv.Close()
 		<-done
+	}, nil
+}
+
+// tracingFlushGrace bounds the export of the last spans at exit.
+const tracingFlushGrace = 5 * time.Second
+
+// startTracing starts OpenTelemetry tracing to the OTLP/HTTP collector at
+// endpoint (OTEL_EXPORTER_OTLP_ENDPOINT); with endpoint empty it traces
+// nothing and returns a nil tracer. stop sends the spans not yet sent.
+func startTracing(ctx context.Context, endpoint string, logger *slog.Logger) (tracer *base.Tracer, stop func(), err error) {
+	if endpoint == "" {
+		return nil, func() {}, nil
+	}
+	t, err := telemetry.NewTracing(ctx, endpoint, base.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	logger.Info("tracing to an OTLP collector", "endpoint", endpoint)
+	return &base.Tracer{Tracer: t.Tracer(), Propagator: t.Propagator()}, func() {
+		flushCtx, cancel := context.WithTimeout(context.Background(), tracingFlushGrace)
+		defer cancel()
+		if err := t.Shutdown(flushCtx); err != nil {
+			logger.Warn("sending the last spans failed", "error", err)
+		}
 	}, nil
 }

@@ -27,6 +27,9 @@ type Config struct {
 	// MetricsAddr is the listen address of GET /metrics (Prometheus), a
 	// listener of its own apart from the API; empty serves no metrics.
 	MetricsAddr string `env:"CATSRV_METRICS_ADDR"`
+	// OTLPEndpoint is the OTLP/HTTP collector spans are sent to, a base
+	// URL (OpenTelemetry's own variable); empty traces nothing.
+	OTLPEndpoint string `env:"OTEL_EXPORTER_OTLP_ENDPOINT"`
 
 	// JWTSecret signs access tokens; serve and token refuse to run without
 	// it (tokens.New checks its length).

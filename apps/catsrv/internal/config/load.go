@@ -115,6 +115,11 @@ func decode(k *koanf.Koanf, all []setting) (*Config, error) {
 		_, port, err := net.SplitHostPort(v)
 		return err == nil && port != "", nil
 	})
+	d.parse(&c.OTLPEndpoint, "must be the http or https base URL of an OTLP/HTTP collector (e.g. http://127.0.0.1:4318)", func(v string) (bool, error) {
+		c.OTLPEndpoint = v
+		u, err := url.Parse(v)
+		return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil, nil
+	})
 	d.secret(&c.JWTSecret)
 	d.str(&c.JWTIssuer)
 	d.str(&c.JWTAudience)
