@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // TestMeasure: requests are counted and timed by the mux's route pattern
@@ -87,8 +89,9 @@ func TestMeasureNil(t *testing.T) {
 	}
 }
 
-// BenchmarkMeasure is the cost Measure adds to a request: the mux and
-// handler alone, then with the metrics.
+// BenchmarkMeasure is the cost Measure (and Trace) add to a request: the
+// mux and handler alone, with the metrics, with metrics and a recorded
+// span (no exporter).
 func BenchmarkMeasure(b *testing.B) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /items/{id}", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
@@ -99,7 +102,11 @@ func BenchmarkMeasure(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		h    http.Handler
-	}{{"bare", mux}, {"measured", Measure(m, mux)}} {
+	}{
+		{"bare", mux},
+		{"measured", Measure(m, mux)},
+		{"measured+traced", Measure(m, Trace(&Tracer{Tracer: sdktrace.NewTracerProvider().Tracer("bench"), Propagator: propagation.TraceContext{}}, mux))},
+	} {
 		b.Run(c.name, func(b *testing.B) {
 			req := httptest.NewRequest(http.MethodGet, "/items/7", nil)
 			w := httptest.NewRecorder()
