@@ -2,11 +2,13 @@ package colindex_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -287,5 +289,55 @@ func TestSelectiveFilters(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// flakyFeed fails its reads while fail is set.
+type flakyFeed struct {
+	ports.InteractionFeed
+	fail atomic.Bool
+}
+
+func (f *flakyFeed) ReadSince(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+	if f.fail.Load() {
+		return after, errors.New("source down")
+	}
+	return f.InteractionFeed.ReadSince(ctx, after, fn)
+}
+
+// TestCurrentAt: CurrentAt is the start of the last successful refresh; a
+// failed refresh leaves it where it was.
+func TestCurrentAt(t *testing.T) {
+	m := newMemLog()
+	feed := &flakyFeed{InteractionFeed: m}
+	before := time.Now()
+	idx := build(t, feed)
+	built := idx.CurrentAt()
+	if built.Before(before) {
+		t.Fatalf("CurrentAt after Build = %v, before the build began (%v)", built, before)
+	}
+	if _, err := m.Append(t.Context(), analytics.Each(tiedLog(rand.New(rand.NewPCG(7, 8)), 50))); err != nil {
+		t.Fatal(err)
+	}
+	feed.fail.Store(true)
+	if err := idx.Refresh(t.Context()); err == nil {
+		t.Fatal("Refresh over a failing source succeeded")
+	}
+	if got := idx.CurrentAt(); !got.Equal(built) {
+		t.Fatalf("a failed refresh moved CurrentAt from %v to %v", built, got)
+	}
+	if _, high := idx.Stats(); high != 0 {
+		t.Fatalf("a failed refresh moved the high-water mark to %d", high)
+	}
+	feed.fail.Store(false)
+	again := time.Now()
+	if err := idx.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := idx.CurrentAt(); got.Before(again) {
+		t.Fatalf("CurrentAt after a successful refresh = %v, before it began (%v)", got, again)
+	}
+	if _, high := idx.Stats(); high != 50 {
+		t.Fatalf("high-water mark = %d, want 50", high)
 	}
 }

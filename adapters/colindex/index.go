@@ -3,6 +3,7 @@ package colindex
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/catsrv/catsrv/core/errs"
@@ -20,6 +21,11 @@ type Index struct {
 	cats map[string]*catIndex
 	high int64 // the highest id applied
 	rows int
+
+	// currentAt is when the last successful refresh began, in Unix
+	// nanoseconds (0 before the first): every row committed before then
+	// had been applied when it ended.
+	currentAt atomic.Int64
 }
 
 // Build reads every api interaction from the source (the database's
@@ -46,17 +52,18 @@ func Build(ctx context.Context, src ports.InteractionFeed) (*Index, error) {
 func (x *Index) Refresh(ctx context.Context) error {
 	x.refreshMu.Lock()
 	defer x.refreshMu.Unlock()
+	began := time.Now()
 	b, err := x.read(ctx)
 	if err != nil {
 		return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed")
 	}
-	if b.rows == 0 {
-		return nil
+	if b.rows > 0 {
+		b.prepare()
+		x.apply(&b)
+		x.rank(&b)
+		x.sortUnsorted()
 	}
-	b.prepare()
-	x.apply(&b)
-	x.rank(&b)
-	x.sortUnsorted()
+	x.currentAt.Store(began.UnixNano())
 	return nil
 }
 
@@ -152,4 +159,15 @@ func (x *Index) Stats() (rows int, highWater int64) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return x.rows, x.high
+}
+
+// CurrentAt reports when the last successful refresh began (the zero time
+// before the first): every row committed before then was counted when
+// that refresh ended, and the rows with an id above the high-water mark
+// (Stats) are what the index is behind by. Read-only, for monitoring.
+func (x *Index) CurrentAt() time.Time {
+	if ns := x.currentAt.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
 }

@@ -137,5 +137,5 @@ func serveAuthDeps(t *testing.T, env environ, store *sqlstore.Store) (*authapi.D
 	if err != nil {
 		t.Fatal(err)
 	}
-	return authDeps(t.Context(), cfg, cats, toks, store, discardLogger())
+	return authDeps(t.Context(), cfg, cats, toks, store, discardLogger(), nil)
 }

@@ -25,11 +25,21 @@ import (
 
 // authDeps builds the /api/v1/auth dependencies from the configuration
 // and the CAT configuration. A provider without credentials is left
-// unconfigured (its routes answer 503).
-func authDeps(ctx context.Context, cfg *config.Config, cats ports.CatDirectory, toks *tokens.Service, store *sqlstore.Store, logger *slog.Logger) (*authapi.Deps, error) {
+// unconfigured (its routes answer 503). audit decorates the audit log the
+// sessions record their events in (the login metrics); nil leaves it as
+// it is.
+func authDeps(ctx context.Context, cfg *config.Config, cats ports.CatDirectory, toks *tokens.Service, store *sqlstore.Store, logger *slog.Logger,
+	audit func(ports.AuditLog) (ports.AuditLog, error),
+) (*authapi.Deps, error) {
 	records, err := authsql.Open(ctx, store)
 	if err != nil {
 		return nil, fmt.Errorf("auth tables: %w", err)
+	}
+	var auditLog ports.AuditLog = records
+	if audit != nil {
+		if auditLog, err = audit(records); err != nil {
+			return nil, err
+		}
 	}
 	configured, err := cats.Cats(ctx)
 	if err != nil {
@@ -57,7 +67,7 @@ func authDeps(ctx context.Context, cfg *config.Config, cats ports.CatDirectory, 
 	clk := clock.System{}
 	return &authapi.Deps{
 		Sessions: session.New(session.Deps{
-			Tokens: toks, Users: records, Refresh: records, Revocations: records, Audit: records,
+			Tokens: toks, Users: records, Refresh: records, Revocations: records, Audit: auditLog,
 			Cats: cats, Clock: clk, RefreshLifetime: cfg.RefreshTTL, Admins: cfg.Admins,
 		}),
 		States:         session.NewStateSealer([]byte(cfg.JWTSecret.Value()), clk),

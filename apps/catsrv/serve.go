@@ -11,6 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"github.com/catsrv/catsrv/adapters/clock"
 	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/adapters/files/knowledge"
@@ -19,7 +22,9 @@ import (
 	"github.com/catsrv/catsrv/adapters/sqlstore/chatsql"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/telemetry"
 	"github.com/catsrv/catsrv/apps/catsrv/web"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/catconfig/overlay"
@@ -66,7 +71,16 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	authDeps, err := authDeps(ctx, cfg, cats, toks, store, logger)
+	// The process's metrics, in a registry of its own: served at
+	// CATSRV_METRICS_ADDR when it is set (serveMetrics).
+	reg := telemetry.NewRegistry()
+	requestMetrics, err := instrument(reg, store, rollups)
+	if err != nil {
+		return err
+	}
+	authDeps, err := authDeps(ctx, cfg, cats, toks, store, logger, func(a ports.AuditLog) (ports.AuditLog, error) {
+		return telemetry.AuditLog(reg, a)
+	})
 	if err != nil {
 		return err
 	}
@@ -87,9 +101,22 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 	}
 	stopFollower := followCatConfig(ctx, cfg, store, catConfig, logger)
 	defer stopFollower()
+	tracer, stopTracing, err := startTracing(ctx, cfg.OTLPEndpoint, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	var agent ports.ChatModel = openai.New(openai.Options{APIKey: cfg.AgentKey})
+	if tracer != nil {
+		agent = telemetry.TracedChatModel(tracer.Tracer, agent)
+	}
+	model, err := telemetry.ChatModel(reg, agent)
+	if err != nil {
+		return err
+	}
 	chatService, err := service.New(service.Deps{
 		Cats: catConfig, Conversations: chats, Turns: chats,
-		Model:     openai.New(openai.Options{APIKey: cfg.AgentKey}),
+		Model:     model,
 		Knowledge: knowledge.New(cfg.ConfigDir),
 		Clock:     clock.System{},
 	})
@@ -111,6 +138,8 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 			Service: chatService, Config: catConfig, Memory: authDeps.Memory, DefaultCat: authDeps.DefaultCat,
 			AgentKeySet: func(cat string) bool { return cfg.AgentKey(cat) != "" },
 		},
+		Metrics: requestMetrics,
+		Tracer:  tracer,
 	})
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -126,6 +155,12 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	stopMetrics, err := serveMetrics(cfg.MetricsAddr, reg, logger)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer stopMetrics()
 	logger.Info("catsrv serving", "url", "http://"+ln.Addr().String(), "database", store.Dialect(), "cats", len(configured))
 
 	errc := make(chan error, 1)
@@ -194,4 +229,85 @@ func indexRefresher(rollups ports.RollupStore, logger *slog.Logger) func(context
 			logger.Warn("column index refresh after a chat failed", "error", err)
 		}
 	}
+}
+
+// instrument registers on reg the HTTP request metrics, the database
+// pool's use and, when the column index is the warehouse, its lag behind
+// the database; it returns the request metrics for the HTTP app.
+func instrument(reg *prometheus.Registry, store *sqlstore.Store, rollups ports.RollupStore) (*base.RequestMetrics, error) {
+	requests, err := base.NewRequestMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	if err := reg.Register(collectors.NewDBStatsCollector(store.DB().DB, store.Dialect())); err != nil {
+		return nil, err
+	}
+	if idx, ok := rollups.(*colindex.Index); ok {
+		if err := reg.Register(telemetry.IndexLag(idx, store.CountSince)); err != nil {
+			return nil, err
+		}
+	}
+	return requests, nil
+}
+
+// serveMetrics serves GET /metrics (the registry, in the Prometheus
+// format) on a listener of its own at addr, apart from the API and outside
+// its OpenAPI document; with addr empty it serves nothing. It returns
+// what stops that server.
+func serveMetrics(addr string, reg *prometheus.Registry, logger *slog.Logger) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s (CATSRV_METRICS_ADDR): %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", telemetry.Handler(reg, func(err error) {
+		logger.Warn("metrics collection failed", "error", err)
+	}))
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	logger.Info("metrics serving", "url", "http://"+ln.Addr().String()+"/metrics")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("metrics server stopped", "error", err)
+		}
+	}()
+	return func() {
+		_ = srv.Close()
+		<-done
+	}, nil
+}
+
+// tracingFlushGrace bounds the export of the last spans at exit.
+const tracingFlushGrace = 5 * time.Second
+
+// startTracing starts OpenTelemetry tracing to the OTLP/HTTP collector at
+// endpoint (OTEL_EXPORTER_OTLP_ENDPOINT); with endpoint empty it traces
+// nothing and returns a nil tracer. stop sends the spans not yet sent.
+func startTracing(ctx context.Context, endpoint string, logger *slog.Logger) (tracer *base.Tracer, stop func(), err error) {
+	if endpoint == "" {
+		return nil, func() {}, nil
+	}
+	t, err := telemetry.NewTracing(ctx, endpoint, base.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	logger.Info("tracing to an OTLP collector", "endpoint", endpoint)
+	return &base.Tracer{Tracer: t.Tracer(), Propagator: t.Propagator()}, func() {
+		flushCtx, cancel := context.WithTimeout(context.Background(), tracingFlushGrace)
+		defer cancel()
+		if err := t.Shutdown(flushCtx); err != nil {
+			logger.Warn("sending the last spans failed", "error", err)
+		}
+	}, nil
 }

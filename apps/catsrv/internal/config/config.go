@@ -24,6 +24,12 @@ type Config struct {
 	ConfigDir string `env:"CATSRV_CONFIG_DIR" flag:"config" default:"./configs" usage:"directory of <catname>.yaml files"`
 	DB        string `env:"CATSRV_DB" flag:"db" default:"sqlite:./data/catsrv.db" usage:"database: sqlite:PATH or postgres://..."`
 	Addr      string `env:"CATSRV_ADDR" flag:"addr" default:"127.0.0.1:8080" usage:"listen address HOST:PORT"`
+	// MetricsAddr is the listen address of GET /metrics (Prometheus), a
+	// listener of its own apart from the API; empty serves no metrics.
+	MetricsAddr string `env:"CATSRV_METRICS_ADDR"`
+	// OTLPEndpoint is the OTLP/HTTP collector spans are sent to, a base
+	// URL (OpenTelemetry's own variable); empty traces nothing.
+	OTLPEndpoint string `env:"OTEL_EXPORTER_OTLP_ENDPOINT"`
 
 	// JWTSecret signs access tokens; serve and token refuse to run without
 	// it (tokens.New checks its length).

@@ -180,6 +180,8 @@ func TestDefaultsMatchTheCore(t *testing.T) {
 func TestEverySettingIsRead(t *testing.T) {
 	samples := map[string]string{
 		"CATSRV_ADDR": "127.0.0.1:9", "CATSRV_DB": "sqlite:x.db", "CATSRV_CONFIG_DIR": "/etc/catsrv",
+		"CATSRV_METRICS_ADDR":         "127.0.0.1:9090",
+		"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318",
 		"CATSRV_PUBLIC_URL":           "http://localhost:9",
 		"CATSRV_ADMINS":               "provider_b:1",
 		"CATSRV_COOKIE_SAMESITE":      "Strict",
@@ -255,6 +257,8 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		"CATSRV_COOKIE_INSECURE=maybe", "CATSRV_COOKIE_SAMESITE=none", "CATSRV_PUBLIC_URL=ftp://x",
 		"CATSRV_REFRESH_TTL=1m", "CATSRV_CAT_CONFIG_POLL=10ms", "CATSRV_CAT_CONFIG_POLL=2m", "CATSRV_CAT_CONFIG_POLL=soon", "CATSRV_INDEX_POLL=0", "CATSRV_AUTH_RATE_LIMIT=-1", "CATSRV_AUTH_RATE_BURST=0",
 		"CATSRV_AUDIT_RETENTION=10m", "CATSRV_ADMINS=alice", "CATSRV_CORS_ALLOWED_ORIGINS=*",
+		"CATSRV_METRICS_ADDR=9090", "CATSRV_METRICS_ADDR=localhost:",
+		"OTEL_EXPORTER_OTLP_ENDPOINT=collector:4318", "OTEL_EXPORTER_OTLP_ENDPOINT=ftp://collector",
 	} {
 		name, _, _ := strings.Cut(entry, "=")
 		if _, err := Load([]string{entry}, nil); err == nil || !strings.Contains(err.Error(), name) {

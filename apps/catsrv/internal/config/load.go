@@ -3,6 +3,7 @@ package config
 import (
 	"flag"
 	"fmt"
+	"net"
 	"net/url"
 	"reflect"
 	"slices"
@@ -117,6 +118,16 @@ func decode(k *koanf.Koanf, all []setting) (*Config, error) {
 	d.str(&c.ConfigDir)
 	d.str(&c.DB)
 	d.str(&c.Addr)
+	d.parse(&c.MetricsAddr, "must be a listen address HOST:PORT (e.g. 127.0.0.1:9090)", func(v string) (bool, error) {
+		c.MetricsAddr = v
+		_, port, err := net.SplitHostPort(v)
+		return err == nil && port != "", nil
+	})
+	d.parse(&c.OTLPEndpoint, "must be the http or https base URL of an OTLP/HTTP collector (e.g. http://127.0.0.1:4318)", func(v string) (bool, error) {
+		c.OTLPEndpoint = v
+		u, err := url.Parse(v)
+		return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil, nil
+	})
 	d.secret(&c.JWTSecret)
 	d.str(&c.JWTIssuer)
 	d.str(&c.JWTAudience)

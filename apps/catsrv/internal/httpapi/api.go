@@ -46,12 +46,17 @@ type Deps struct {
 	// Chat serves /api/v1/cat (chat, conversations, runtime
 	// configuration); nil answers those routes with 503.
 	Chat *chatapi.Deps
+	// Metrics counts and times every request (base.Measure); nil counts
+	// none.
+	Metrics *base.RequestMetrics
+	// Tracer makes every request a span (base.Trace); nil traces none.
+	Tracer *base.Tracer
 }
 
 // New builds the huma API and the full handler: the analytics, chat and
 // auth routes, /healthz, /readyz, /openapi.json (3.1), /openapi-3.0.json,
-// /docs and the dashboard, behind the request-logging, panic-recovery and
-// CORS middleware. The API is returned for callers that want its OpenAPI
+// /docs and the dashboard, behind the request-logging, panic-recovery,
+// request-metrics, tracing and CORS middleware. The API is returned for callers that want its OpenAPI
 // document.
 func New(d Deps) (huma.API, http.Handler) {
 	log := d.Logger
@@ -84,7 +89,7 @@ func New(d Deps) (huma.API, http.Handler) {
 	chatapi.Register(api, cd)
 	authapi.Register(api, ad)
 	base.RegisterDashboard(mux, d.Dashboard)
-	return api, base.Finish(api, mux, origins, log)
+	return api, base.Finish(api, mux, origins, log, base.Instruments{Metrics: d.Metrics, Tracer: d.Tracer})
 }
 
 // OpenAPIDocument returns the OpenAPI 3.1 document that /openapi.json

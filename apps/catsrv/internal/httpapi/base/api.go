@@ -55,13 +55,21 @@ func NewAPI(mux *http.ServeMux, a *Authenticator) huma.API {
 
 // Finish completes the document once every operation is registered (the
 // error responses huma gives by itself, no unused schema) and returns the
-// whole handler: mux behind the CORS policy of origins, the request
-// logging and the panic recovery.
-func Finish(api huma.API, mux *http.ServeMux, origins OriginPolicy, log *slog.Logger) http.Handler {
+// whole handler: mux behind the CORS policy of origins, the tracing and
+// request metrics of in (each nil: none), the request logging and the
+// panic recovery.
+func Finish(api huma.API, mux *http.ServeMux, origins OriginPolicy, log *slog.Logger, in Instruments) http.Handler {
 	DocumentHumaErrors(api) // of the operations registered, which huma serves
 	PruneSchemas(api.OpenAPI())
 	warmOpenAPI(mux)
-	return Observe(log, WithCORS(origins, mux))
+	return Observe(log, Measure(in.Metrics, Trace(in.Tracer, WithCORS(origins, mux))))
+}
+
+// Instruments are the app's optional telemetry: request metrics and
+// tracing.
+type Instruments struct {
+	Metrics *RequestMetrics
+	Tracer  *Tracer
 }
 
 // config is huma's default configuration without the schema-link

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/catsrv/catsrv/adapters/memstore"
+	"github.com/catsrv/catsrv/adapters/openai"
+	"github.com/catsrv/catsrv/adapters/sqlstore"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/telemetry"
+)
+
+// TestRegistryFollowsPrometheusConventions: the registry serve builds
+// (process, Go, HTTP, pool, index, chat model and auth metrics) passes
+// promlint: names, units, suffixes and help texts as Prometheus expects.
+func TestRegistryFollowsPrometheusConventions(t *testing.T) {
+	store, err := sqlstore.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	rollups, err := warehouse(t.Context(), "index", time.Second, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := telemetry.NewRegistry()
+	if _, err := instrument(reg, store, rollups); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := telemetry.ChatModel(reg, openai.New(openai.Options{})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := telemetry.AuditLog(reg, memstore.NewAuth()); err != nil {
+		t.Fatal(err)
+	}
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: %s", p.Metric, p.Text)
+	}
+	for _, name := range []string{"catsrv_index_lag_rows", "catsrv_index_lag_seconds", "go_sql_in_use_connections", "catsrv_auth_logins_total", "catsrv_chat_model_requests_total", "process_start_time_seconds"} {
+		if n, err := testutil.GatherAndCount(reg, name); err != nil || n == 0 {
+			t.Errorf("%s: %d series (%v)", name, n, err)
+		}
+	}
+}
