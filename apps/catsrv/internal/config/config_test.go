@@ -89,7 +89,11 @@ func TestOperationsTableMatchesConfig(t *testing.T) {
 // prints, whichever way a configuration is printed or logged.
 func TestSecretsOnlyFromTheEnvironment(t *testing.T) {
 	for _, s := range settings() {
-		f := reflect.TypeFor[Config]().FieldByIndex(s.index)
+		owner := reflect.TypeFor[Config]()
+		if s.template { // indexed within a list element
+			owner = reflect.TypeFor[OIDCProvider]()
+		}
+		f := owner.FieldByIndex(s.index)
 		isSecret := f.Type == reflect.TypeFor[Secret]() || f.Type == reflect.TypeFor[map[string]Secret]()
 		if isSecret && s.flag != "" {
 			t.Errorf("secret %s has a flag", s.env)
