@@ -27,7 +27,7 @@ func TestEraserContract(t *testing.T) {
 				}
 				return porttest.Erasable{
 					Log: s, Eraser: s,
-					Reads:        map[string]ports.Aggregator{"raw": s, "rollups": s.Rollups()},
+					Reads:        map[string]ports.Aggregator{"raw": s, "rollups": s.Rollups(), "index": idx},
 					Sync:         idx.Refresh,
 					OnBatch:      s.SetAfterDeleteBatch,
 					DefaultBatch: sqlstore.DefaultDeleteBatch,
