@@ -1,6 +1,6 @@
 package ports
 
-//go:generate go tool moq -rm -pkg mocks -out mocks/chat_moq.go . ChatModel ConversationStore TurnRecorder KnowledgeSource
+//go:generate go tool moq -rm -pkg mocks -out mocks/chat_moq.go . ChatModel ConversationStore ConversationPruner TurnRecorder KnowledgeSource
 
 import (
 	"context"

@@ -5,7 +5,7 @@
 // Mocks for isolating core logic are generated into ports/mocks with moq.
 package ports
 
-//go:generate go tool moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog InteractionEraser RollupStore InteractionFeed DeletionFeed
+//go:generate go tool moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog InteractionEraser RollupStore InteractionFeed DeletionFeed JobLock
 
 import (
 	"context"
@@ -70,6 +70,16 @@ type InteractionEraser interface {
 	// remain; it repeats until none is left or ctx ends. A deletion that
 	// fails Validate is errs.KindInvalid and deletes nothing.
 	DeleteInteractions(ctx context.Context, d analytics.Deletion, batch int) (int, error)
+}
+
+// JobLock lets one instance at a time run a background job (retention)
+// when several share a database.
+type JobLock interface {
+	// TryLock takes the lock of the named job without waiting: ok is false
+	// when another holder (in this process or another) has it. The caller
+	// runs its pass and then calls release; a holder that dies releases
+	// the lock with it.
+	TryLock(ctx context.Context, job string) (release func(), ok bool, err error)
 }
 
 // RollupStore answers the same counts as InteractionLog from pre-aggregated

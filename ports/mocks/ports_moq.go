@@ -621,3 +621,75 @@ func (mock *DeletionFeedMock) ReadDeletionsCalls() []struct {
 	mock.lockReadDeletions.RUnlock()
 	return calls
 }
+
+// Ensure, that JobLockMock does implement ports.JobLock.
+// If this is not the case, regenerate this file with moq.
+var _ ports.JobLock = &JobLockMock{}
+
+// JobLockMock is a mock implementation of ports.JobLock.
+//
+//	func TestSomethingThatUsesJobLock(t *testing.T) {
+//
+//		// make and configure a mocked ports.JobLock
+//		mockedJobLock := &JobLockMock{
+//			TryLockFunc: func(ctx context.Context, job string) (func(), bool, error) {
+//				panic("mock out the TryLock method")
+//			},
+//		}
+//
+//		// use mockedJobLock in code that requires ports.JobLock
+//		// and then make assertions.
+//
+//	}
+type JobLockMock struct {
+	// TryLockFunc mocks the TryLock method.
+	TryLockFunc func(ctx context.Context, job string) (func(), bool, error)
+
+	// calls tracks calls to the methods.
+	calls struct {
+		// TryLock holds details about calls to the TryLock method.
+		TryLock []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// Job is the job argument value.
+			Job string
+		}
+	}
+	lockTryLock sync.RWMutex
+}
+
+// TryLock calls TryLockFunc.
+func (mock *JobLockMock) TryLock(ctx context.Context, job string) (func(), bool, error) {
+	if mock.TryLockFunc == nil {
+		panic("JobLockMock.TryLockFunc: method is nil but JobLock.TryLock was just called")
+	}
+	callInfo := struct {
+		Ctx context.Context
+		Job string
+	}{
+		Ctx: ctx,
+		Job: job,
+	}
+	mock.lockTryLock.Lock()
+	mock.calls.TryLock = append(mock.calls.TryLock, callInfo)
+	mock.lockTryLock.Unlock()
+	return mock.TryLockFunc(ctx, job)
+}
+
+// TryLockCalls gets all the calls that were made to TryLock.
+// Check the length with:
+//
+//	len(mockedJobLock.TryLockCalls())
+func (mock *JobLockMock) TryLockCalls() []struct {
+	Ctx context.Context
+	Job string
+} {
+	var calls []struct {
+		Ctx context.Context
+		Job string
+	}
+	mock.lockTryLock.RLock()
+	calls = mock.calls.TryLock
+	mock.lockTryLock.RUnlock()
+	return calls
+}
