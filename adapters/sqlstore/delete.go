@@ -21,8 +21,9 @@ import (
 // (CAT, UTC day) that lost api rows are recomputed from the api rows that
 // remain there, and the CATs that lost api rows are recorded in
 // interaction_deletions, the deletion feed (ports.DeletionFeed) a column
-// index polls to learn that it must rebuild them. Dictionary entries stay:
-// a code no row refers to is never counted.
+// index polls to learn that it must rebuild them. When the deletion ends,
+// the dictionary entries only deleted rows used are deleted too
+// (deletegc.go), so no erased text stays behind.
 
 var (
 	_ ports.InteractionEraser = (*Store)(nil)
@@ -63,25 +64,35 @@ func (s *Store) DeleteInteractions(ctx context.Context, d analytics.Deletion, ba
 		batch = DefaultDeleteBatch
 	}
 	total := 0
+	dead := newDeadCodes()
 	for {
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
 		var n int
 		err := s.WriteTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+			// WriteTx may run fn again: collect the codes of the attempt
+			// that commits only.
+			attempt := newDeadCodes()
 			var err error
-			n, err = s.deleteBatch(ctx, tx.Tx, d, batch)
+			n, err = s.deleteBatch(ctx, tx.Tx, d, batch, attempt)
+			if err == nil {
+				dead.merge(attempt)
+			}
 			return err
 		})
 		if err != nil {
 			return total, err
 		}
 		total += n
-		if n == 0 {
-			return total, nil
-		}
-		if s.afterDeleteBatch != nil {
+		if n > 0 && s.afterDeleteBatch != nil {
 			s.afterDeleteBatch()
+		}
+		if dead.n > 0 && (n < batch || dead.n >= gcMaxCodes) {
+			if err := s.WriteTx(ctx, func(ctx context.Context, tx bun.Tx) error { return s.collect(ctx, tx.Tx, dead) }); err != nil {
+				return total, err
+			}
+			dead = newDeadCodes()
 		}
 		if n < batch {
 			return total, nil
@@ -91,8 +102,8 @@ func (s *Store) DeleteInteractions(ctx context.Context, d analytics.Deletion, ba
 
 // deleteBatch deletes the first (at most) limit rows d selects in tx and
 // rebuilds the blocks and rollups of the days they leave.
-func (s *Store) deleteBatch(ctx context.Context, tx *sql.Tx, d analytics.Deletion, limit int) (int, error) {
-	ids, touched, err := s.selectDeleted(ctx, tx, d, limit)
+func (s *Store) deleteBatch(ctx context.Context, tx *sql.Tx, d analytics.Deletion, limit int, dead *deadCodes) (int, error) {
+	ids, touched, err := s.selectDeleted(ctx, tx, d, limit, dead)
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
@@ -150,7 +161,7 @@ func (c dayCounts) keys() []blockKey {
 
 // selectDeleted returns the ids of the first (at most) limit rows d
 // selects and the days of the api rows among them.
-func (s *Store) selectDeleted(ctx context.Context, tx *sql.Tx, d analytics.Deletion, limit int) ([]int64, dayCounts, error) {
+func (s *Store) selectDeleted(ctx context.Context, tx *sql.Tx, d analytics.Deletion, limit int, dead *deadCodes) ([]int64, dayCounts, error) {
 	var (
 		where []string
 		args  []any
@@ -170,7 +181,7 @@ func (s *Store) selectDeleted(ctx context.Context, tx *sql.Tx, d analytics.Delet
 	}
 	args = append(args, limit)
 	//nolint:gosec // fixed SQL text; the values are bound
-	query := "SELECT id, cat, " + s.microsExpr() + ", event_kind FROM interactions WHERE " +
+	query := "SELECT id, cat, " + s.microsExpr() + ", event_kind, dims FROM interactions WHERE " +
 		strings.Join(where, " AND ") + " ORDER BY id LIMIT " + ph()
 	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -185,13 +196,17 @@ func (s *Store) selectDeleted(ctx context.Context, tx *sql.Tx, d analytics.Delet
 			cat    string
 			micros int64
 			kind   string
+			dims   []byte
 		)
-		if err := rows.Scan(&id, &cat, &micros, &kind); err != nil {
+		if err := rows.Scan(&id, &cat, &micros, &kind, &dims); err != nil {
 			return nil, nil, internal(err)
 		}
 		ids = append(ids, id)
 		if kind == analytics.EventKindAPI {
 			touched[blockKey{cat: cat, day: dayOf(time.UnixMicro(micros))}]++
+			if err := dead.add(cat, dims); err != nil {
+				return nil, nil, internal(err)
+			}
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -1,10 +1,13 @@
 package sqlstore_test
 
 import (
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/adapters/sqlstore"
+	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/ports"
 	"github.com/catsrv/catsrv/ports/porttest"
 )
@@ -33,6 +36,58 @@ func TestEraserContract(t *testing.T) {
 					DefaultBatch: sqlstore.DefaultDeleteBatch,
 				}
 			})
+		})
+	}
+}
+
+// TestDeleteCollectsDictionaries checks that an erasure leaves no text of
+// the erased rows in the dictionaries, while entries other rows still use
+// stay, across CATs and batches.
+func TestDeleteCollectsDictionaries(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.Name, func(t *testing.T) {
+			s := openStore(t, b.DSN(t))
+			at := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+			row := func(user, cat, topic, question string) analytics.Interaction {
+				return analytics.Interaction{Time: at, Cat: cat, EventKind: analytics.EventKindAPI, UserID: user,
+					Topic: topic, Model: "m", Persona: "p", Question: question, Answer: "shared answer"}
+			}
+			mustAppend(t, s, []analytics.Interaction{
+				row("u1", "alpha", "private topic", "my secret question"),
+				row("u1", "alpha", "t", "shared question"),
+				row("u1", "alpha", "t", "second secret"),
+				row("u2", "alpha", "t", "shared question"),
+				row("u2", "beta", "t", "my secret question"), // the same text in another CAT
+			})
+			if n, err := s.DeleteInteractions(t.Context(), analytics.Deletion{UserID: "u1"}, 2); err != nil || n != 3 {
+				t.Fatalf("DeleteInteractions = %d, %v; want 3", n, err)
+			}
+			texts := func(table, cat string) []string {
+				var out []string
+				if err := s.DB().NewSelect().TableExpr(table).Column("item_text").Where("cat = ?", cat).
+					OrderExpr("item_text").Scan(t.Context(), &out); err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			if got := texts("question_dict", "alpha"); !slices.Equal(got, []string{"shared question"}) {
+				t.Errorf("alpha's questions %q, want only the one u2 still asked", got)
+			}
+			if got := texts("topic_dict", "alpha"); !slices.Equal(got, []string{"t"}) {
+				t.Errorf("alpha's topics %q, want [t]", got)
+			}
+			if got := texts("answer_dict", "alpha"); !slices.Equal(got, []string{"shared answer"}) {
+				t.Errorf("alpha's answers %q", got)
+			}
+			if got := texts("question_dict", "beta"); !slices.Equal(got, []string{"my secret question"}) {
+				t.Errorf("beta's questions %q: another CAT's entry went", got)
+			}
+			// A later append of an erased text gets an entry again.
+			mustAppend(t, s, []analytics.Interaction{row("u3", "alpha", "t", "my secret question")})
+			c, err := s.Answer(t.Context(), analytics.Query{Cat: "alpha"}, analytics.ListOf(analytics.Question))
+			if err != nil || len(c.Groups[analytics.Question]) != 2 {
+				t.Errorf("questions after a new append: %v, %v", c.Groups[analytics.Question], err)
+			}
 		})
 	}
 }
