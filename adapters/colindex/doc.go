@@ -41,7 +41,7 @@
 //
 // Deleted rows (retention, erasure) reach the index through the source's
 // ports.DeletionFeed: when a refresh sees a deletion generation above the
-// one it reflects, it builds a new index from a full read made after
-// seeing it and swaps it in whole (see [Index.Refresh]); [Eraser] does so
-// as soon as this process's deletion returns.
+// one it reflects, it builds each CAT that lost rows anew from a read made
+// after seeing it and swaps it in whole (see [Index.Refresh]); [Eraser]
+// does so as soon as this process's deletion returns.
 package colindex

@@ -107,7 +107,13 @@ func (s *Store) deleteBatch(ctx context.Context, tx *sql.Tx, d analytics.Deletio
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
+	selected := len(ids)
 	ph := s.dialect.placeholders
+	if s.dialect == sqliteDialect {
+		if ids, err = s.keepHighest(ctx, tx, ids); err != nil {
+			return 0, err
+		}
+	}
 	for rest := ids; len(rest) > 0; {
 		chunk := rest[:min(len(rest), batchRows(s.dialect, 1))]
 		rest = rest[len(chunk):]
@@ -138,7 +144,7 @@ func (s *Store) deleteBatch(ctx context.Context, tx *sql.Tx, d analytics.Deletio
 			return 0, internal(err)
 		}
 	}
-	return len(ids), nil
+	return selected, nil
 }
 
 // dayCounts counts deleted api rows per CAT and UTC day.
@@ -179,6 +185,9 @@ func (s *Store) selectDeleted(ctx context.Context, tx *sql.Tx, d analytics.Delet
 		args = append(args, d.UserID)
 		where = append(where, "user_id = "+ph())
 	}
+	// Never a tombstone (keepHighest): no stored interaction has an empty
+	// event kind (Interaction.Validate).
+	where = append(where, "event_kind <> ''")
 	args = append(args, limit)
 	//nolint:gosec // fixed SQL text; the values are bound
 	query := "SELECT id, cat, " + s.microsExpr() + ", event_kind, dims FROM interactions WHERE " +
@@ -317,4 +326,32 @@ func (s *Store) ReadDeletions(ctx context.Context, after int64) (int64, []string
 		return out, nil
 	})
 	return r.gen, r.cats, err
+}
+
+// keepHighest keeps SQLite from numbering new rows below the ids a
+// follower has seen: a rowid table gives a new row the highest id plus
+// one, so deleting the row with the highest id would hand its id out
+// again, and an index following the ids would never read the new row.
+// When the batch deletes the highest id, that row is blanked into a
+// tombstone instead (empty CAT, event kind, texts and user; no dims): no
+// query, listing or deletion ever selects it, and it keeps the id taken.
+// The previous tombstone, no longer the highest, goes. PostgreSQL's
+// identity column never hands an id out twice.
+func (s *Store) keepHighest(ctx context.Context, tx *sql.Tx, ids []int64) ([]int64, error) {
+	var highest int64
+	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM interactions").Scan(&highest); err != nil {
+		return nil, internal(err)
+	}
+	if !slices.Contains(ids, highest) {
+		return ids, nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE interactions SET cat = '', event_kind = '', question = '', answer = '',
+		topic = '', model = '', persona = '', question_id = '', answer_id = '', user_id = '', conversation_id = '', dims = NULL
+		WHERE id = ?`, highest); err != nil {
+		return nil, internal(err)
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM interactions WHERE event_kind = '' AND id < ?", highest); err != nil {
+		return nil, internal(err)
+	}
+	return slices.DeleteFunc(ids, func(id int64) bool { return id == highest }), nil
 }

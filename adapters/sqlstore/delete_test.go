@@ -91,3 +91,47 @@ func TestDeleteCollectsDictionaries(t *testing.T) {
 		})
 	}
 }
+
+// TestDeleteNewestKeepsIDs deletes the newest rows and appends again: the
+// new rows must get ids above every id a follower has seen (SQLite would
+// hand the highest id out again), so an index following the ids reads
+// them.
+func TestDeleteNewestKeepsIDs(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.Name, func(t *testing.T) {
+			s := openStore(t, b.DSN(t))
+			at := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+			row := func(user string) analytics.Interaction {
+				return analytics.Interaction{Time: at, Cat: "alpha", EventKind: analytics.EventKindAPI, UserID: user,
+					Topic: "t", Model: "m", Persona: "p", Question: "q " + user, Answer: "a"}
+			}
+			idx, err := colindex.Build(t.Context(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for round := range 3 {
+				mustAppend(t, s, []analytics.Interaction{row("keep"), row("gone"), row("gone")})
+				if err := idx.Refresh(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				if n, err := s.DeleteInteractions(t.Context(), analytics.Deletion{UserID: "gone"}, 0); err != nil || n != 2 {
+					t.Fatalf("DeleteInteractions = %d, %v; want 2", n, err)
+				}
+				if err := idx.Refresh(t.Context()); err != nil { // the index learns of the deletion
+					t.Fatal(err)
+				}
+				mustAppend(t, s, []analytics.Interaction{row("late")})
+				if err := idx.Refresh(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				want := int64(2 * (round + 1))
+				for name, read := range map[string]ports.Aggregator{"raw": s, "index": idx} {
+					c, err := read.Answer(t.Context(), analytics.Query{Cat: "alpha"}, analytics.PartTotal)
+					if err != nil || c.Total != want {
+						t.Errorf("round %d, %s: total %d, %v; want %d", round, name, c.Total, err, want)
+					}
+				}
+			}
+		})
+	}
+}

@@ -560,6 +560,9 @@ var _ ports.DeletionFeed = &DeletionFeedMock{}
 //
 //		// make and configure a mocked ports.DeletionFeed
 //		mockedDeletionFeed := &DeletionFeedMock{
+//			ReadCatFunc: func(ctx context.Context, cat string, upTo int64, fn func(*ports.FeedRow) error) error {
+//				panic("mock out the ReadCat method")
+//			},
 //			ReadDeletionsFunc: func(ctx context.Context, after int64) (int64, []string, error) {
 //				panic("mock out the ReadDeletions method")
 //			},
@@ -570,11 +573,25 @@ var _ ports.DeletionFeed = &DeletionFeedMock{}
 //
 //	}
 type DeletionFeedMock struct {
+	// ReadCatFunc mocks the ReadCat method.
+	ReadCatFunc func(ctx context.Context, cat string, upTo int64, fn func(*ports.FeedRow) error) error
+
 	// ReadDeletionsFunc mocks the ReadDeletions method.
 	ReadDeletionsFunc func(ctx context.Context, after int64) (int64, []string, error)
 
 	// calls tracks calls to the methods.
 	calls struct {
+		// ReadCat holds details about calls to the ReadCat method.
+		ReadCat []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// Cat is the cat argument value.
+			Cat string
+			// UpTo is the upTo argument value.
+			UpTo int64
+			// Fn is the fn argument value.
+			Fn func(*ports.FeedRow) error
+		}
 		// ReadDeletions holds details about calls to the ReadDeletions method.
 		ReadDeletions []struct {
 			// Ctx is the ctx argument value.
@@ -583,7 +600,52 @@ type DeletionFeedMock struct {
 			After int64
 		}
 	}
+	lockReadCat       sync.RWMutex
 	lockReadDeletions sync.RWMutex
+}
+
+// ReadCat calls ReadCatFunc.
+func (mock *DeletionFeedMock) ReadCat(ctx context.Context, cat string, upTo int64, fn func(*ports.FeedRow) error) error {
+	if mock.ReadCatFunc == nil {
+		panic("DeletionFeedMock.ReadCatFunc: method is nil but DeletionFeed.ReadCat was just called")
+	}
+	callInfo := struct {
+		Ctx  context.Context
+		Cat  string
+		UpTo int64
+		Fn   func(*ports.FeedRow) error
+	}{
+		Ctx:  ctx,
+		Cat:  cat,
+		UpTo: upTo,
+		Fn:   fn,
+	}
+	mock.lockReadCat.Lock()
+	mock.calls.ReadCat = append(mock.calls.ReadCat, callInfo)
+	mock.lockReadCat.Unlock()
+	return mock.ReadCatFunc(ctx, cat, upTo, fn)
+}
+
+// ReadCatCalls gets all the calls that were made to ReadCat.
+// Check the length with:
+//
+//	len(mockedDeletionFeed.ReadCatCalls())
+func (mock *DeletionFeedMock) ReadCatCalls() []struct {
+	Ctx  context.Context
+	Cat  string
+	UpTo int64
+	Fn   func(*ports.FeedRow) error
+} {
+	var calls []struct {
+		Ctx  context.Context
+		Cat  string
+		UpTo int64
+		Fn   func(*ports.FeedRow) error
+	}
+	mock.lockReadCat.RLock()
+	calls = mock.calls.ReadCat
+	mock.lockReadCat.RUnlock()
+	return calls
 }
 
 // ReadDeletions calls ReadDeletionsFunc.
