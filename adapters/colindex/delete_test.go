@@ -83,3 +83,9 @@ func TestEraserContractLagging(t *testing.T) {
 		}
 	})
 }
+
+// TestDeletionFeedContract holds the test feed to the contract the SQL
+// store meets, so the index's tests over it mean something.
+func TestDeletionFeedContract(t *testing.T) {
+	porttest.TestDeletionFeed(t, func(*testing.T) porttest.DeletionFeedStore { return newMemLog() })
+}

@@ -135,3 +135,11 @@ func TestDeleteNewestKeepsIDs(t *testing.T) {
 		})
 	}
 }
+
+func TestDeletionFeedContract(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.Name, func(t *testing.T) {
+			porttest.TestDeletionFeed(t, func(t *testing.T) porttest.DeletionFeedStore { return openStore(t, b.DSN(t)) })
+		})
+	}
+}
