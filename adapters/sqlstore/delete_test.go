@@ -34,6 +34,7 @@ func TestEraserContract(t *testing.T) {
 					Sync:         idx.Refresh,
 					OnBatch:      s.SetAfterDeleteBatch,
 					DefaultBatch: sqlstore.DefaultDeleteBatch,
+					Browser:      s,
 				}
 			})
 		})
