@@ -144,3 +144,94 @@ func TestDeletionFeedContract(t *testing.T) {
 		})
 	}
 }
+
+// TestFollowerUnderConcurrentDeletes has one store append, another delete
+// (by user, by CAT and time) and an index over a third follow both at
+// once, as three instances on one database would; once all are done and
+// the index has refreshed, it answers as the raw log.
+func TestFollowerUnderConcurrentDeletes(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.Name, func(t *testing.T) {
+			dsn := b.DSN(t)
+			writer, deleter, follower := openStore(t, dsn), openStore(t, dsn), openStore(t, dsn)
+			idx, err := colindex.Build(t.Context(), follower)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := sampleLog(600, 3)
+			for k := range in {
+				in[k].UserID = []string{"u1", "u2", "u3"}[k%3]
+			}
+			done := make(chan struct{})
+			errc := make(chan error, 3)
+			go func() {
+				defer close(done)
+				for start := 0; start < len(in); start += 30 {
+					if _, err := writer.Append(t.Context(), analytics.Each(in[start:start+30])); err != nil {
+						errc <- err
+						return
+					}
+				}
+			}()
+			go func() {
+				for k := range 12 {
+					d := analytics.Deletion{UserID: []string{"u1", "u2"}[k%2]}
+					if k%3 == 2 {
+						d = analytics.Deletion{Cat: "alpha", Before: day0.Add(time.Duration(k) * 6 * time.Hour)}
+					}
+					if _, err := deleter.DeleteInteractions(t.Context(), d, 7); err != nil {
+						errc <- err
+						return
+					}
+				}
+				errc <- nil
+			}()
+			go func() {
+				for {
+					select {
+					case <-done:
+						errc <- nil
+						return
+					default:
+					}
+					if err := idx.Refresh(t.Context()); err != nil {
+						errc <- err
+						return
+					}
+				}
+			}()
+			for range 2 {
+				if err := <-errc; err != nil {
+					t.Fatal(err)
+				}
+			}
+			<-done
+			if err := idx.Refresh(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			for _, cat := range []string{"alpha", "beta"} {
+				for _, q := range []analytics.Query{{Cat: cat}, {Cat: cat, Range: analytics.Range{Start: day0.AddDate(0, 0, 1), End: day0.AddDate(0, 0, 2)}}} {
+					raw, err := writer.Answer(t.Context(), q, analytics.AllParts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := idx.Answer(t.Context(), q, analytics.AllParts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got.Total != raw.Total {
+						t.Fatalf("%+v: index total %d, raw %d", q, got.Total, raw.Total)
+					}
+					for _, d := range analytics.Dimensions {
+						g, w := slices.Clone(got.Groups[d]), slices.Clone(raw.Groups[d])
+						analytics.SortGroups(g)
+						analytics.SortGroups(w)
+						if !slices.Equal(g, w) {
+							t.Fatalf("%+v, %v: index %v, raw %v", q, d, g, w)
+						}
+					}
+				}
+			}
+		})
+	}
+}
