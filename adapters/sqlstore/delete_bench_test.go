@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/core/analytics"
 )
@@ -12,7 +13,9 @@ import (
 // interactions (a year of two CATs: six months of CAT support) as the
 // retention job does, in batches of sqlstore.DefaultDeleteBatch, and
 // reports the rate in deleted rows/s. BenchmarkDeleteErasure erases one
-// user (about 20 rows spread over the year) from the same log.
+// user (about 20 rows spread over the year) from the same log. Both also
+// report how long a column index over the store then takes to follow
+// (rebuilding the CATs that lost rows), in ms.
 func BenchmarkDeleteRetention(b *testing.B) {
 	benchDelete(b, analytics.Deletion{Cat: "support", Before: time.Date(2024, 7, 1, 0, 0, 0, 0, time.UTC)})
 }
@@ -29,6 +32,7 @@ func benchDelete(b *testing.B, d analytics.Deletion) {
 				serverDSN(b)
 			}
 			deleted := 0
+			var follow time.Duration
 			for range b.N {
 				b.StopTimer()
 				s, err := sqlstore.Open(b.Context(), be.DSN(b))
@@ -38,6 +42,10 @@ func benchDelete(b *testing.B, d analytics.Deletion) {
 				if n, err := s.Append(b.Context(), analytics.Each(lines)); err != nil || n != len(lines) {
 					b.Fatalf("Append = %d, %v", n, err)
 				}
+				idx, err := colindex.Build(b.Context(), s)
+				if err != nil {
+					b.Fatalf("Build: %v", err)
+				}
 				b.StartTimer()
 				n, err := s.DeleteInteractions(b.Context(), d, 0)
 				b.StopTimer()
@@ -45,6 +53,11 @@ func benchDelete(b *testing.B, d analytics.Deletion) {
 					b.Fatalf("DeleteInteractions = %d, %v", n, err)
 				}
 				deleted += n
+				start := time.Now()
+				if err := idx.Refresh(b.Context()); err != nil {
+					b.Fatalf("Refresh: %v", err)
+				}
+				follow += time.Since(start)
 				if err := s.Close(); err != nil {
 					b.Fatalf("Close: %v", err)
 				}
@@ -52,6 +65,7 @@ func benchDelete(b *testing.B, d analytics.Deletion) {
 			}
 			b.ReportMetric(float64(deleted)/b.Elapsed().Seconds(), "rows/s")
 			b.ReportMetric(float64(deleted)/float64(b.N), "rows/op")
+			b.ReportMetric(float64(follow.Milliseconds())/float64(b.N), "index-follow-ms")
 		})
 	}
 }
