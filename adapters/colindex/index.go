@@ -14,6 +14,11 @@ import (
 // for concurrent use: queries share a read lock, refreshes take turns.
 type Index struct {
 	src ports.InteractionFeed
+	// dels is src's deletion feed, nil when its rows are never deleted;
+	// delGen is the last deletion generation the index reflects (read
+	// before the rows it holds).
+	dels   ports.DeletionFeed
+	delGen int64
 
 	refreshMu sync.Mutex // one refresh at a time: the only writer
 
@@ -32,6 +37,7 @@ type Index struct {
 // ports.InteractionFeed) into a new index.
 func Build(ctx context.Context, src ports.InteractionFeed) (*Index, error) {
 	x := &Index{src: src, cats: map[string]*catIndex{}}
+	x.dels, _ = src.(ports.DeletionFeed)
 	if err := x.Refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -43,15 +49,93 @@ func Build(ctx context.Context, src ports.InteractionFeed) (*Index, error) {
 	return x, nil
 }
 
+// catFeed is the feed of one CAT's rows up to an id: what rebuildCat
+// reads.
+type catFeed struct {
+	src  ports.DeletionFeed
+	cat  string
+	upTo int64
+}
+
+func (f catFeed) ReadSince(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+	last := after
+	err := f.src.ReadCat(ctx, f.cat, f.upTo, func(r *ports.FeedRow) error {
+		if r.ID <= after {
+			return nil
+		}
+		last = r.ID
+		return fn(r)
+	})
+	return last, err
+}
+
+// rebuildCat replaces the CAT's rows by a new read of those the source
+// still holds up to the high-water mark (later ones come with the next
+// read as usual), built beside the old ones and swapped in under one hold
+// of the write lock: a query, which reads one CAT, sees the CAT before the
+// deletion or after it. The caller holds refreshMu.
+func (x *Index) rebuildCat(ctx context.Context, cat string) error {
+	y := &Index{src: catFeed{src: x.dels, cat: cat, upTo: x.high}, cats: map[string]*catIndex{}}
+	if err := y.readApply(ctx); err != nil {
+		return err
+	}
+	c := y.cats[cat]
+	if c != nil {
+		c.trim()
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if old := x.cats[cat]; old != nil {
+		x.rows -= old.at.len()
+	}
+	if c == nil {
+		delete(x.cats, cat)
+		return nil
+	}
+	x.cats[cat] = c
+	x.rows += c.at.len()
+	return nil
+}
+
 // Refresh applies the interactions stored since the last refresh, all
 // that one read of the source returns (one snapshot of the database)
 // becoming visible to queries at once, under one hold of the write lock,
 // or, when the read fails, none (see draft.go). Only the refresh's own
 // goroutine changes the index, so it reads the index without the lock
 // until it applies.
+//
+// When the source reports deletions the index has not applied (a
+// ports.DeletionFeed generation above its own), the refresh first
+// rebuilds each CAT that lost rows from a new read of its rows up to the
+// high-water mark, made after the generation was read, and swaps it in
+// under one hold of the write lock (rebuildCat): queries see a CAT before
+// the deletion or after it, never a part.
 func (x *Index) Refresh(ctx context.Context) error {
 	x.refreshMu.Lock()
 	defer x.refreshMu.Unlock()
+	if x.dels != nil {
+		gen, cats, err := x.dels.ReadDeletions(ctx, x.delGen)
+		if err != nil {
+			return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed")
+		}
+		if gen > x.delGen {
+			// Before the first read nothing is held, so nothing to forget.
+			if x.high > 0 {
+				for _, cat := range cats {
+					if err := x.rebuildCat(ctx, cat); err != nil {
+						return err // delGen unchanged: the next refresh rebuilds them again
+					}
+				}
+			}
+			x.delGen = gen
+		}
+	}
+	return x.readApply(ctx)
+}
+
+// readApply applies the rows stored since the last refresh (Refresh,
+// without the deletion check); the caller holds refreshMu or owns x.
+func (x *Index) readApply(ctx context.Context) error {
 	began := time.Now()
 	b, err := x.read(ctx)
 	if err != nil {

@@ -79,6 +79,9 @@ type Config struct {
 	// IndexPoll is how often the column index reads the rows other
 	// processes committed.
 	IndexPoll time.Duration `env:"CATSRV_INDEX_POLL" default:"250ms"`
+	// RetentionInterval is how often the retention job (per-CAT
+	// analytics.retention_days and chat.retention_days) runs; 0 is never.
+	RetentionInterval time.Duration `env:"CATSRV_RETENTION_INTERVAL" default:"1h"`
 	// Warehouse is "index" or "sql".
 	Warehouse string `env:"CATSRV_WAREHOUSE" default:"index"`
 
