@@ -1,6 +1,6 @@
 package ports
 
-//go:generate go tool moq -rm -pkg mocks -out mocks/chat_moq.go . ChatModel ConversationStore TurnRecorder KnowledgeSource
+//go:generate go tool moq -rm -pkg mocks -out mocks/chat_moq.go . ChatModel ConversationStore ConversationEraser TurnRecorder KnowledgeSource
 
 import (
 	"context"
@@ -45,6 +45,16 @@ type ConversationStore interface {
 	// the text that matched. The search is full-text and indexed in
 	// durable stores; stores may also match stems of the terms.
 	SearchConversations(ctx context.Context, owner chat.Owner, query string, limit int) ([]chat.SearchHit, error)
+}
+
+// ConversationEraser deletes every conversation of a user, whatever the
+// CAT: the conversation part of erasing a person.
+type ConversationEraser interface {
+	// DeleteConversationsOf deletes the user's conversations in every
+	// CAT, with their messages and their search index entries, and
+	// returns how many; deleting none is no error. It does not touch the
+	// interactions the turns recorded (ports.InteractionEraser does).
+	DeleteConversationsOf(ctx context.Context, userID string) (int, error)
 }
 
 // TurnRecorder stores a chat turn atomically: the conversation (created if

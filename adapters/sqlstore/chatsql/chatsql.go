@@ -31,9 +31,10 @@ import (
 )
 
 var (
-	_ ports.ConversationStore = (*Store)(nil)
-	_ ports.TurnRecorder      = (*Store)(nil)
-	_ ports.CatOverrideStore  = (*Store)(nil)
+	_ ports.ConversationStore  = (*Store)(nil)
+	_ ports.TurnRecorder       = (*Store)(nil)
+	_ ports.CatOverrideStore   = (*Store)(nil)
+	_ ports.ConversationEraser = (*Store)(nil)
 )
 
 // Component names this package's schema in schema_migrations.
@@ -49,6 +50,9 @@ const maxIndexedBodyChars = 100000
 // one that has shipped.
 var migrations = []sqlstore.Migration{
 	{Version: 1, Name: "conversations, messages, search index, CAT overrides", Statements: schema},
+	{Version: 2, Name: "conversations by user, for erasure", Statements: func(string) []string {
+		return []string{`CREATE INDEX chat_conversations_user ON chat_conversations (user_id)`}
+	}},
 }
 
 func schema(dialect string) []string {
