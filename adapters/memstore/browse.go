@@ -11,7 +11,7 @@ import (
 var _ ports.InteractionBrowser = (*Store)(nil)
 
 // List returns a page of the selection's interactions, newest first; the
-// sequence number is the position in the store, counted from 1.
+// sequence number is the position in append order, counted from 1.
 func (s *Store) List(_ context.Context, sel analytics.Selection, page chatlog.Page) (chatlog.Listing, error) {
 	if err := page.Check(); err != nil {
 		return chatlog.Listing{}, err
@@ -20,7 +20,7 @@ func (s *Store) List(_ context.Context, sel analytics.Selection, page chatlog.Pa
 	entries := make([]chatlog.Entry, 0, len(s.interactions))
 	for k, i := range s.interactions {
 		if sel.Matches(i) {
-			entries = append(entries, chatlog.Entry{Interaction: i, Seq: int64(k) + 1})
+			entries = append(entries, chatlog.Entry{Interaction: i, Seq: s.seqs[k]})
 		}
 	}
 	s.mu.RUnlock()

@@ -19,6 +19,13 @@ import (
 type Store struct {
 	mu           sync.RWMutex
 	interactions []analytics.Interaction
+	// seqs holds each interaction's sequence number, its position in
+	// append order counted from 1, which a deletion does not change.
+	seqs    []int64
+	lastSeq int64
+	// afterDeleteBatch, set by tests only, runs after each batch of
+	// DeleteInteractions, outside the lock.
+	afterDeleteBatch func()
 }
 
 // New returns an empty store.
@@ -43,6 +50,10 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.interactions = append(s.interactions, batch...)
+	for range batch {
+		s.lastSeq++
+		s.seqs = append(s.seqs, s.lastSeq)
+	}
 	return len(batch), nil
 }
 

@@ -27,13 +27,7 @@ const PropertySeedEnv = "CATSRV_PROPERTY_SEED"
 // testProperty compares the store with the reference over random logs and
 // random queries. Each log has its own seed, in the subtest's name.
 func testProperty(t *testing.T, open func(t *testing.T) (ports.InteractionLog, ports.Aggregator)) {
-	base := uint64(time.Now().UnixNano())
-	if s := os.Getenv(PropertySeedEnv); s != "" {
-		var err error
-		if base, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("%s=%q: %v", PropertySeedEnv, s, err)
-		}
-	}
+	base := propertyBase(t)
 	logs := uint64(propertyLogs)
 	if underRace {
 		logs = propertyLogsRace
@@ -62,6 +56,19 @@ func testProperty(t *testing.T, open func(t *testing.T) (ports.InteractionLog, p
 			}
 		})
 	}
+}
+
+// propertyBase is the base seed of a property test: PropertySeedEnv's
+// value, or the time.
+func propertyBase(t *testing.T) uint64 {
+	base := uint64(time.Now().UnixNano()) // #nosec G115 -- any seed will do
+	if s := os.Getenv(PropertySeedEnv); s != "" {
+		var err error
+		if base, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("%s=%q: %v", PropertySeedEnv, s, err)
+		}
+	}
+	return base
 }
 
 // generator makes random logs and queries from small pools of look-alike
