@@ -16,6 +16,7 @@ import (
 	"iter"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/auth"
@@ -61,6 +62,9 @@ type Service struct{ d Deps }
 
 // New returns a Service.
 func New(d Deps) *Service { return &Service{d: d} }
+
+// Now is the time by the service's clock (an export's time).
+func (s *Service) Now() time.Time { return s.d.Clock.Now() }
 
 // Actor is who asked for an erasure: By is BySelf, ByAdmin or ByCLI;
 // UserID and Meta are the admin's (ignored for BySelf: the erased
