@@ -5,7 +5,7 @@
 // Mocks for isolating core logic are generated into ports/mocks with moq.
 package ports
 
-//go:generate go tool moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog InteractionEraser RollupStore InteractionFeed
+//go:generate go tool moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog InteractionEraser RollupStore InteractionFeed DeletionFeed
 
 import (
 	"context"
@@ -92,6 +92,7 @@ type FeedRow struct {
 
 // InteractionFeed reads the api interactions stored after a high-water
 // mark: what a derived store (an in-process index) follows the log by.
+// A feed whose rows can be deleted also implements DeletionFeed.
 type InteractionFeed interface {
 	// ReadSince calls fn with every api interaction whose id is above
 	// after, in id order, and returns the highest id it passed to fn
@@ -99,4 +100,19 @@ type InteractionFeed interface {
 	// in increasing order, so a reader that remembers the last id it saw
 	// never misses a row.
 	ReadSince(ctx context.Context, after int64, fn func(*FeedRow) error) (int64, error)
+}
+
+// DeletionFeed tells a follower of an InteractionFeed which rows it can
+// no longer read: a feed whose rows can be deleted (InteractionEraser)
+// implements it, and a follower that polls it before each ReadSince stays
+// equal to the log. Every committed deletion batch that removes api rows
+// gets a generation, increasing in commit order like the ids, and names
+// the CATs that lost rows; a follower that sees a generation above the
+// last it applied rebuilds those CATs (or everything) from a read that
+// starts after that generation was read, so it never keeps a deleted row.
+type DeletionFeed interface {
+	// ReadDeletions returns the highest deletion generation above after
+	// (after itself when none) and the CATs that lost api rows in the
+	// deletions above after, sorted.
+	ReadDeletions(ctx context.Context, after int64) (generation int64, cats []string, err error)
 }

@@ -24,6 +24,10 @@ type memLog struct {
 	*memstore.Store
 	mu   sync.Mutex
 	rows []analytics.Interaction // row k has id k+1
+	gone []bool                  // row k was deleted
+	// dels lists the CAT of each deletion that removed api rows: its
+	// generation is its position plus 1.
+	dels []string
 }
 
 func newMemLog() *memLog { return &memLog{Store: memstore.New()} }
@@ -48,18 +52,19 @@ func (m *memLog) Append(ctx context.Context, in iter.Seq2[analytics.Interaction,
 	defer m.mu.Unlock()
 	for _, i := range seen {
 		m.rows = append(m.rows, i.Normalize())
+		m.gone = append(m.gone, false)
 	}
 	return n, nil
 }
 
 func (m *memLog) ReadSince(_ context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
 	m.mu.Lock()
-	rows := slices.Clone(m.rows)
+	rows, gone := slices.Clone(m.rows), slices.Clone(m.gone)
 	m.mu.Unlock()
 	last := after
 	for k := int(after); k < len(rows); k++ {
 		i := rows[k]
-		if !i.Counted() {
+		if !i.Counted() || gone[k] {
 			continue
 		}
 		r := ports.FeedRow{ID: int64(k + 1), Micros: i.Time.UnixMicro(), Cat: []byte(i.Cat),
@@ -72,6 +77,43 @@ func (m *memLog) ReadSince(_ context.Context, after int64, fn func(*ports.FeedRo
 		last = r.ID
 	}
 	return last, nil
+}
+
+// DeleteInteractions deletes from the reference and marks the rows gone,
+// recording the CATs that lost api rows in the deletion feed.
+func (m *memLog) DeleteInteractions(ctx context.Context, d analytics.Deletion, batch int) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, err := m.Store.DeleteInteractions(ctx, d, batch)
+	if err != nil {
+		return n, err
+	}
+	cats := map[string]bool{}
+	for k, i := range m.rows {
+		if !m.gone[k] && d.Selects(i) {
+			m.gone[k] = true
+			if i.Counted() {
+				cats[i.Cat] = true
+			}
+		}
+	}
+	for cat := range cats {
+		m.dels = append(m.dels, cat)
+	}
+	return n, nil
+}
+
+func (m *memLog) ReadDeletions(_ context.Context, after int64) (int64, []string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var cats []string
+	for _, c := range m.dels[min(int(after), len(m.dels)):] {
+		if !slices.Contains(cats, c) {
+			cats = append(cats, c)
+		}
+	}
+	slices.Sort(cats)
+	return int64(len(m.dels)), cats, nil
 }
 
 func build(t *testing.T, src ports.InteractionFeed) *colindex.Index {
@@ -91,6 +133,20 @@ func TestContract(t *testing.T) {
 		m := newMemLog()
 		idx := build(t, m)
 		return colindex.Log{InteractionLog: m, Index: idx}, idx
+	})
+}
+
+// TestEraserContract holds the index to the deletion contract over the
+// in-memory reference, deleting through colindex.Eraser: each deletion
+// reaches the index before DeleteInteractions returns.
+func TestEraserContract(t *testing.T) {
+	porttest.TestInteractionEraser(t, func(t *testing.T) porttest.Erasable {
+		m := newMemLog()
+		idx := build(t, m)
+		return porttest.Erasable{
+			Log: colindex.Log{InteractionLog: m, Index: idx}, Eraser: colindex.Eraser{InteractionEraser: m, Index: idx},
+			Reads: map[string]ports.Aggregator{"memory": m, "index": idx},
+		}
 	})
 }
 

@@ -13,6 +13,11 @@ import (
 // for concurrent use: queries share a read lock, refreshes take turns.
 type Index struct {
 	src ports.InteractionFeed
+	// dels is src's deletion feed, nil when its rows are never deleted;
+	// delGen is the last deletion generation the index reflects (read
+	// before the rows it holds).
+	dels   ports.DeletionFeed
+	delGen int64
 
 	refreshMu sync.Mutex // one refresh at a time: the only writer
 
@@ -26,6 +31,7 @@ type Index struct {
 // ports.InteractionFeed) into a new index.
 func Build(ctx context.Context, src ports.InteractionFeed) (*Index, error) {
 	x := &Index{src: src, cats: map[string]*catIndex{}}
+	x.dels, _ = src.(ports.DeletionFeed)
 	if err := x.Refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -37,15 +43,61 @@ func Build(ctx context.Context, src ports.InteractionFeed) (*Index, error) {
 	return x, nil
 }
 
+// fresh builds a new index of the source's rows as of now, reflecting the
+// deletions up to generation gen (read before the rows).
+func (x *Index) fresh(ctx context.Context, gen int64) (*Index, error) {
+	y := &Index{src: x.src, dels: x.dels, delGen: gen, cats: map[string]*catIndex{}}
+	if err := y.readApply(ctx); err != nil {
+		return nil, err
+	}
+	for _, c := range y.cats {
+		c.trim()
+	}
+	return y, nil
+}
+
 // Refresh applies the interactions stored since the last refresh, all
 // that one read of the source returns (one snapshot of the database)
 // becoming visible to queries at once, under one hold of the write lock,
 // or, when the read fails, none (see draft.go). Only the refresh's own
 // goroutine changes the index, so it reads the index without the lock
 // until it applies.
+//
+// When the source reports deletions the index has not applied (a
+// ports.DeletionFeed generation above its own), the refresh instead
+// rebuilds the index from a new read of the whole source, made after the
+// generation was read, and swaps it in under one hold of the write lock:
+// queries see the index before the deletion or after it, never a part.
 func (x *Index) Refresh(ctx context.Context) error {
 	x.refreshMu.Lock()
 	defer x.refreshMu.Unlock()
+	if x.dels != nil {
+		gen, _, err := x.dels.ReadDeletions(ctx, x.delGen)
+		if err != nil {
+			return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed")
+		}
+		if gen > x.delGen {
+			if x.high == 0 && x.rows == 0 {
+				// Nothing held yet (the first build): no row to forget.
+				x.delGen = gen
+			} else {
+				y, err := x.fresh(ctx, gen)
+				if err != nil {
+					return err
+				}
+				x.mu.Lock()
+				x.cats, x.high, x.rows, x.delGen = y.cats, y.high, y.rows, y.delGen
+				x.mu.Unlock()
+				return nil
+			}
+		}
+	}
+	return x.readApply(ctx)
+}
+
+// readApply applies the rows stored since the last refresh (Refresh,
+// without the deletion check); the caller holds refreshMu or owns x.
+func (x *Index) readApply(ctx context.Context) error {
 	b, err := x.read(ctx)
 	if err != nil {
 		return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed")

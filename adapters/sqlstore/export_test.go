@@ -75,3 +75,7 @@ const LockAppend = lockAppend
 // SetPassPlanned sets the hook a raw pass runs once it has planned its
 // parts, before it takes more connections.
 func SetPassPlanned(s *Store, hook func()) { s.passPlanned = hook }
+
+// SetAfterDeleteBatch installs fn to run after each committed batch of
+// DeleteInteractions.
+func (s *Store) SetAfterDeleteBatch(fn func()) { s.afterDeleteBatch = fn }

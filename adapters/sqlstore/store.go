@@ -67,6 +67,9 @@ type Store struct {
 	// passPlanned, a test hook, runs once a pass has planned its parts
 	// and before it takes more connections.
 	passPlanned func()
+	// afterDeleteBatch, a test hook, runs after each committed batch of
+	// DeleteInteractions.
+	afterDeleteBatch func()
 }
 
 // Open connects to the database the DSN names and brings its schema up to
@@ -110,6 +113,10 @@ func open(ctx context.Context, dsn string, steps []Migration) (*Store, error) {
 		return nil, errs.Wrap(errs.KindUnavailable, err, "database unreachable")
 	}
 	if err := s.Migrate(ctx, analyticsComponent, steps); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	if err := s.Migrate(ctx, deletionsComponent, deletionMigrations); err != nil {
 		_ = db.Close()
 		return nil, err
 	}

@@ -549,3 +549,75 @@ func (mock *InteractionFeedMock) ReadSinceCalls() []struct {
 	mock.lockReadSince.RUnlock()
 	return calls
 }
+
+// Ensure, that DeletionFeedMock does implement ports.DeletionFeed.
+// If this is not the case, regenerate this file with moq.
+var _ ports.DeletionFeed = &DeletionFeedMock{}
+
+// DeletionFeedMock is a mock implementation of ports.DeletionFeed.
+//
+//	func TestSomethingThatUsesDeletionFeed(t *testing.T) {
+//
+//		// make and configure a mocked ports.DeletionFeed
+//		mockedDeletionFeed := &DeletionFeedMock{
+//			ReadDeletionsFunc: func(ctx context.Context, after int64) (int64, []string, error) {
+//				panic("mock out the ReadDeletions method")
+//			},
+//		}
+//
+//		// use mockedDeletionFeed in code that requires ports.DeletionFeed
+//		// and then make assertions.
+//
+//	}
+type DeletionFeedMock struct {
+	// ReadDeletionsFunc mocks the ReadDeletions method.
+	ReadDeletionsFunc func(ctx context.Context, after int64) (int64, []string, error)
+
+	// calls tracks calls to the methods.
+	calls struct {
+		// ReadDeletions holds details about calls to the ReadDeletions method.
+		ReadDeletions []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// After is the after argument value.
+			After int64
+		}
+	}
+	lockReadDeletions sync.RWMutex
+}
+
+// ReadDeletions calls ReadDeletionsFunc.
+func (mock *DeletionFeedMock) ReadDeletions(ctx context.Context, after int64) (int64, []string, error) {
+	if mock.ReadDeletionsFunc == nil {
+		panic("DeletionFeedMock.ReadDeletionsFunc: method is nil but DeletionFeed.ReadDeletions was just called")
+	}
+	callInfo := struct {
+		Ctx   context.Context
+		After int64
+	}{
+		Ctx:   ctx,
+		After: after,
+	}
+	mock.lockReadDeletions.Lock()
+	mock.calls.ReadDeletions = append(mock.calls.ReadDeletions, callInfo)
+	mock.lockReadDeletions.Unlock()
+	return mock.ReadDeletionsFunc(ctx, after)
+}
+
+// ReadDeletionsCalls gets all the calls that were made to ReadDeletions.
+// Check the length with:
+//
+//	len(mockedDeletionFeed.ReadDeletionsCalls())
+func (mock *DeletionFeedMock) ReadDeletionsCalls() []struct {
+	Ctx   context.Context
+	After int64
+} {
+	var calls []struct {
+		Ctx   context.Context
+		After int64
+	}
+	mock.lockReadDeletions.RLock()
+	calls = mock.calls.ReadDeletions
+	mock.lockReadDeletions.RUnlock()
+	return calls
+}

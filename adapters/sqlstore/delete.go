@@ -1,0 +1,305 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/ports"
+)
+
+// Deletion (retention and erasure) removes raw rows a batch at a time, each
+// batch one write transaction (WriteTx: the same turn as an Append, so
+// readers see a batch whole and ids still commit in order) that also
+// rebuilds what the rows fed: the dims_blocks and rollup_cube rows of every
+// (CAT, UTC day) that lost api rows are recomputed from the api rows that
+// remain there, and the CATs that lost api rows are recorded in
+// interaction_deletions, the deletion feed (ports.DeletionFeed) a column
+// index polls to learn that it must rebuild them. Dictionary entries stay:
+// a code no row refers to is never counted.
+
+var (
+	_ ports.InteractionEraser = (*Store)(nil)
+	_ ports.DeletionFeed      = (*Store)(nil)
+)
+
+// DefaultDeleteBatch is how many interactions a deletion removes per
+// transaction when its caller names no batch size.
+const DefaultDeleteBatch = 1000
+
+// deletionsComponent names the deletion feed's schema in
+// schema_migrations: a component of its own, so that its steps never
+// collide with the analytics schema's.
+const deletionsComponent = "analytics_deletions"
+
+var deletionMigrations = []Migration{
+	{Version: 1, Name: "the deletion feed", Statements: func(name string) []string {
+		serial := "INTEGER PRIMARY KEY"
+		if dialectNamed(name) == postgresDialect {
+			serial = "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
+		}
+		return []string{`CREATE TABLE interaction_deletions (
+			generation ` + serial + `,
+			cat TEXT NOT NULL,
+			api_rows BIGINT NOT NULL
+		)`}
+	}},
+}
+
+// DeleteInteractions deletes the interactions d selects, in id order, at
+// most batch per transaction (batch <= 0: DefaultDeleteBatch), until none
+// is left or ctx ends (ports.InteractionEraser).
+func (s *Store) DeleteInteractions(ctx context.Context, d analytics.Deletion, batch int) (int, error) {
+	if err := d.Validate(); err != nil {
+		return 0, err
+	}
+	if batch <= 0 {
+		batch = DefaultDeleteBatch
+	}
+	total := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		var n int
+		err := s.WriteTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+			var err error
+			n, err = s.deleteBatch(ctx, tx.Tx, d, batch)
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if n == 0 {
+			return total, nil
+		}
+		if s.afterDeleteBatch != nil {
+			s.afterDeleteBatch()
+		}
+		if n < batch {
+			return total, nil
+		}
+	}
+}
+
+// deleteBatch deletes the first (at most) limit rows d selects in tx and
+// rebuilds the blocks and rollups of the days they leave.
+func (s *Store) deleteBatch(ctx context.Context, tx *sql.Tx, d analytics.Deletion, limit int) (int, error) {
+	ids, touched, err := s.selectDeleted(ctx, tx, d, limit)
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	ph := s.dialect.placeholders
+	for rest := ids; len(rest) > 0; {
+		chunk := rest[:min(len(rest), batchRows(s.dialect, 1))]
+		rest = rest[len(chunk):]
+		args := make([]any, len(chunk))
+		for k, id := range chunk {
+			args[k] = id
+		}
+		//nolint:gosec // fixed SQL text; the values are bound
+		if _, err := tx.ExecContext(ctx, "DELETE FROM interactions WHERE id IN ("+ph(1, len(chunk))+")", args...); err != nil {
+			return 0, internal(err)
+		}
+	}
+	lost := map[string]int64{}
+	for _, k := range touched.keys() {
+		if err := s.rebuildDay(ctx, tx, k); err != nil {
+			return 0, err
+		}
+		lost[k.cat] += touched[k]
+	}
+	cats := make([]string, 0, len(lost))
+	for cat := range lost {
+		cats = append(cats, cat)
+	}
+	slices.Sort(cats)
+	for _, cat := range cats {
+		//nolint:gosec // fixed SQL text; the values are bound
+		if _, err := tx.ExecContext(ctx, "INSERT INTO interaction_deletions (cat, api_rows) VALUES ("+ph(1, 2)+")", cat, lost[cat]); err != nil {
+			return 0, internal(err)
+		}
+	}
+	return len(ids), nil
+}
+
+// dayCounts counts deleted api rows per CAT and UTC day.
+type dayCounts map[blockKey]int64
+
+// keys returns the days in a fixed order.
+func (c dayCounts) keys() []blockKey {
+	out := make([]blockKey, 0, len(c))
+	for k := range c {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b blockKey) int {
+		if c := strings.Compare(a.cat, b.cat); c != 0 {
+			return c
+		}
+		return int(a.day - b.day)
+	})
+	return out
+}
+
+// selectDeleted returns the ids of the first (at most) limit rows d
+// selects and the days of the api rows among them.
+func (s *Store) selectDeleted(ctx context.Context, tx *sql.Tx, d analytics.Deletion, limit int) ([]int64, dayCounts, error) {
+	var (
+		where []string
+		args  []any
+	)
+	ph := func() string { return s.dialect.placeholders(len(args), 1) }
+	if d.Cat != "" {
+		args = append(args, d.Cat)
+		where = append(where, "cat = "+ph())
+	}
+	if !d.Before.IsZero() {
+		args = append(args, s.dialect.timeArg(d.Before))
+		where = append(where, "occurred_at < "+ph())
+	}
+	if d.UserID != "" {
+		args = append(args, d.UserID)
+		where = append(where, "user_id = "+ph())
+	}
+	args = append(args, limit)
+	//nolint:gosec // fixed SQL text; the values are bound
+	query := "SELECT id, cat, " + s.microsExpr() + ", event_kind FROM interactions WHERE " +
+		strings.Join(where, " AND ") + " ORDER BY id LIMIT " + ph()
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, nil, internal(err)
+	}
+	defer rows.Close()
+	var ids []int64
+	touched := dayCounts{}
+	for rows.Next() {
+		var (
+			id     int64
+			cat    string
+			micros int64
+			kind   string
+		)
+		if err := rows.Scan(&id, &cat, &micros, &kind); err != nil {
+			return nil, nil, internal(err)
+		}
+		ids = append(ids, id)
+		if kind == analytics.EventKindAPI {
+			touched[blockKey{cat: cat, day: dayOf(time.UnixMicro(micros))}]++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, internal(err)
+	}
+	return ids, touched, nil
+}
+
+// microsExpr is the row's time in microseconds since the Unix epoch.
+func (s *Store) microsExpr() string {
+	if s.dialect == postgresDialect {
+		return "CAST(EXTRACT(EPOCH FROM occurred_at) * 1000000 AS BIGINT)"
+	}
+	return "occurred_at"
+}
+
+// rebuildDay replaces the blocks and rollups of one CAT's UTC day by those
+// of the api rows that remain on it.
+func (s *Store) rebuildDay(ctx context.Context, tx *sql.Tx, k blockKey) error {
+	w := newWriter(ctx, tx, s.dialect)
+	defer w.close()
+	if err := s.readDay(ctx, tx, k, w); err != nil {
+		return err
+	}
+	ph := s.dialect.placeholders
+	for _, table := range []string{"dims_blocks", "rollup_cube"} {
+		//nolint:gosec // the table name comes from a fixed list; the values are bound
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE cat = "+ph(1, 1)+" AND day = "+ph(2, 1), k.cat, k.day); err != nil {
+			return internal(err)
+		}
+	}
+	return w.flushDerived()
+}
+
+// readDay gathers the blocks and rollups of the api rows of one CAT's UTC
+// day in w, to be written once the old ones are gone.
+func (s *Store) readDay(ctx context.Context, tx *sql.Tx, k blockKey, w *writer) error {
+	ph := s.dialect.placeholders
+	start := time.UnixMicro(k.day * dayMicros).UTC()
+	//nolint:gosec // fixed SQL text; the values are bound
+	query := "SELECT " + s.microsExpr() + ", dims FROM interactions WHERE cat = " + ph(1, 1) +
+		" AND event_kind = 'api' AND occurred_at >= " + ph(2, 1) + " AND occurred_at < " + ph(3, 1) + " ORDER BY id"
+	rows, err := tx.QueryContext(ctx, query, k.cat, s.dialect.timeArg(start), s.dialect.timeArg(start.AddDate(0, 0, 1)))
+	if err != nil {
+		return internal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			micros int64
+			dims   []byte
+		)
+		if err := rows.Scan(&micros, &dims); err != nil {
+			return internal(err)
+		}
+		key := rollupKey{cat: k.cat, day: k.day}
+		data := dims
+		for c := range dimsCodes {
+			v, n := binary.Uvarint(data)
+			if n <= 0 || v == 0 {
+				return internal(errCorruptDims)
+			}
+			if c < len(key.codes) {
+				key.codes[c] = int64(v) // #nosec G115 -- codes are positive int64s
+			}
+			data = data[n:]
+		}
+		w.rollups[key]++
+		w.blocks.add(k.cat, time.UnixMicro(micros).UTC(), dims)
+	}
+	if err := rows.Err(); err != nil {
+		return internal(err)
+	}
+	return nil
+}
+
+// ReadDeletions reports the deletions committed after the generation
+// after (ports.DeletionFeed): the highest generation (after itself when
+// none) and the CATs that lost api rows in them, sorted.
+func (s *Store) ReadDeletions(ctx context.Context, after int64) (int64, []string, error) {
+	type result struct {
+		gen  int64
+		cats []string
+	}
+	r, err := Retry(ctx, func(ctx context.Context) (result, error) {
+		//nolint:gosec // fixed SQL text; the value is bound
+		query := "SELECT generation, cat FROM interaction_deletions WHERE generation > " + s.dialect.placeholders(1, 1) +
+			" ORDER BY generation"
+		rows, err := s.db.DB.QueryContext(ctx, query, after)
+		if err != nil {
+			return result{}, internal(err)
+		}
+		defer rows.Close()
+		out := result{gen: after}
+		for rows.Next() {
+			var cat string
+			if err := rows.Scan(&out.gen, &cat); err != nil {
+				return result{}, internal(err)
+			}
+			if !slices.Contains(out.cats, cat) {
+				out.cats = append(out.cats, cat)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return result{}, internal(err)
+		}
+		slices.Sort(out.cats)
+		return out, nil
+	})
+	return r.gen, r.cats, err
+}
