@@ -84,6 +84,9 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 	if err != nil {
 		return fmt.Errorf("loading runtime CAT configuration: %w", err)
 	}
+	if authDeps.Privacy, err = privacyService(ctx, store, chats, catConfig, rollups); err != nil {
+		return err
+	}
 	chatService, err := service.New(service.Deps{
 		Cats: catConfig, Conversations: chats, Turns: chats,
 		Model:     openai.New(openai.Options{APIKey: cfg.AgentKey}),
