@@ -349,6 +349,49 @@ type ErrorBody struct {
 	Status int64 `json:"status"`
 }
 
+// ExportAccount defines model for ExportAccount.
+type ExportAccount struct {
+	CreatedAt time.Time `json:"created_at"`
+	Email     string    `json:"email"`
+	Id        string    `json:"id"`
+	Name      string    `json:"name"`
+	Provider  string    `json:"provider"`
+	Role      string    `json:"role"`
+	Subject   string    `json:"subject"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// ExportConversation defines model for ExportConversation.
+type ExportConversation struct {
+	Catname   string          `json:"catname"`
+	CreatedAt time.Time       `json:"created_at"`
+	Id        string          `json:"id"`
+	Messages  []ExportMessage `json:"messages"`
+	Name      string          `json:"name"`
+	UpdatedAt time.Time       `json:"updated_at"`
+}
+
+// ExportDocument defines model for ExportDocument.
+type ExportDocument struct {
+	Account ExportAccount `json:"account"`
+
+	// Conversations Every conversation in every configured CAT, CATs by name, each newest first.
+	Conversations []ExportConversation `json:"conversations"`
+	ExportedAt    time.Time            `json:"exported_at"`
+	Memory        MemoryResponse       `json:"memory"`
+
+	// UserId The caller's id: the subject of their tokens. account is null for a caller known only by a token's subject.
+	UserId string `json:"user_id"`
+}
+
+// ExportMessage defines model for ExportMessage.
+type ExportMessage struct {
+	Content string    `json:"content"`
+	Model   *string   `json:"model,omitempty"`
+	Role    string    `json:"role"`
+	Time    time.Time `json:"time"`
+}
+
 // HealthStatus defines model for HealthStatus.
 type HealthStatus struct {
 	Status HealthStatusStatus `json:"status"`
@@ -1358,6 +1401,20 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/auth/logout (the `AuthLogout` operationId).
 	AuthLogout(ctx context.Context, body AuthLogoutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AuthEraseMe Erase the caller
+	//
+	// Erases everything catsrv holds about the caller: account, memory, refresh tokens and sessions (every session's access tokens stop working), conversations and messages, and interactions (every aggregate updated). The audit log records that an erasure happened, not whom. Idempotent: 204 again for a bearer token minted by catsrv token; a session's own token is revoked by the erasure, so a second call with it is 401.
+	//
+	// Corresponds with DELETE /api/v1/auth/me (the `AuthEraseMe` operationId).
+	AuthEraseMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthExportMe Export the caller's data
+	//
+	// Everything catsrv holds about the caller (account, memory, conversations with their messages) as one JSON document, streamed conversation by conversation. A failure after the first byte ends the document early (it is then not valid JSON).
+	//
+	// Corresponds with GET /api/v1/auth/me/export (the `AuthExportMe` operationId).
+	AuthExportMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AuthDeleteMemory Clear the caller's memory
 	//
 	// Idempotent.
@@ -1454,6 +1511,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/auth/refresh (the `AuthRefresh` operationId).
 	AuthRefresh(ctx context.Context, body AuthRefreshJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthEraseUser Erase a user (admin)
+	//
+	// Erases everything catsrv holds about a user, as DELETE /me does for the caller. Admin token required. Idempotent: a user id answers 204 whether or not anything was left; a <provider>:<subject> whose account does not exist (never signed in, or already erased) answers 404.
+	//
+	// Corresponds with DELETE /api/v1/auth/users/{user} (the `AuthEraseUser` operationId).
+	AuthEraseUser(ctx context.Context, user string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostAgentChatWithBody Chat with the agent model
 	//
@@ -1837,6 +1901,40 @@ func (c *Client) AuthLogout(ctx context.Context, body AuthLogoutJSONRequestBody,
 	return c.Client.Do(req)
 }
 
+// AuthEraseMe Erase the caller
+//
+// Erases everything catsrv holds about the caller: account, memory, refresh tokens and sessions (every session's access tokens stop working), conversations and messages, and interactions (every aggregate updated). The audit log records that an erasure happened, not whom. Idempotent: 204 again for a bearer token minted by catsrv token; a session's own token is revoked by the erasure, so a second call with it is 401.
+//
+// Corresponds with DELETE /api/v1/auth/me (the `AuthEraseMe` operationId).
+func (c *Client) AuthEraseMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthEraseMeRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthExportMe Export the caller's data
+//
+// Everything catsrv holds about the caller (account, memory, conversations with their messages) as one JSON document, streamed conversation by conversation. A failure after the first byte ends the document early (it is then not valid JSON).
+//
+// Corresponds with GET /api/v1/auth/me/export (the `AuthExportMe` operationId).
+func (c *Client) AuthExportMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthExportMeRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // AuthDeleteMemory Clear the caller's memory
 //
 // Idempotent.
@@ -2054,6 +2152,23 @@ func (c *Client) AuthRefreshWithBody(ctx context.Context, contentType string, bo
 // Corresponds with POST /api/v1/auth/refresh (the `AuthRefresh` operationId).
 func (c *Client) AuthRefresh(ctx context.Context, body AuthRefreshJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAuthRefreshRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthEraseUser Erase a user (admin)
+//
+// Erases everything catsrv holds about a user, as DELETE /me does for the caller. Admin token required. Idempotent: a user id answers 204 whether or not anything was left; a <provider>:<subject> whose account does not exist (never signed in, or already erased) answers 404.
+//
+// Corresponds with DELETE /api/v1/auth/users/{user} (the `AuthEraseUser` operationId).
+func (c *Client) AuthEraseUser(ctx context.Context, user string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthEraseUserRequest(c.Server, user)
 	if err != nil {
 		return nil, err
 	}
@@ -3722,6 +3837,60 @@ func NewAuthLogoutRequestWithBody(server string, contentType string, body io.Rea
 	return req, nil
 }
 
+// NewAuthEraseMeRequest constructs an http.Request for the AuthEraseMe method
+func NewAuthEraseMeRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/me")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAuthExportMeRequest constructs an http.Request for the AuthExportMe method
+func NewAuthExportMeRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/me/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewAuthDeleteMemoryRequest constructs an http.Request for the AuthDeleteMemory method
 func NewAuthDeleteMemoryRequest(server string) (*http.Request, error) {
 	var err error
@@ -4389,6 +4558,40 @@ func NewAuthRefreshRequestWithBody(server string, contentType string, body io.Re
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAuthEraseUserRequest constructs an http.Request for the AuthEraseUser method
+func NewAuthEraseUserRequest(server string, user string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/users/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -5287,6 +5490,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/auth/logout (the `AuthLogout` operationId).
 	AuthLogoutWithResponse(ctx context.Context, body AuthLogoutJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthLogoutResponse, error)
 
+	// AuthEraseMeWithResponse Erase the caller
+	//
+	// Erases everything catsrv holds about the caller: account, memory, refresh tokens and sessions (every session's access tokens stop working), conversations and messages, and interactions (every aggregate updated). The audit log records that an erasure happened, not whom. Idempotent: 204 again for a bearer token minted by catsrv token; a session's own token is revoked by the erasure, so a second call with it is 401.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/auth/me (the `AuthEraseMe` operationId).
+	AuthEraseMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthEraseMeResponse, error)
+
+	// AuthExportMeWithResponse Export the caller's data
+	//
+	// Everything catsrv holds about the caller (account, memory, conversations with their messages) as one JSON document, streamed conversation by conversation. A failure after the first byte ends the document early (it is then not valid JSON).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/auth/me/export (the `AuthExportMe` operationId).
+	AuthExportMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthExportMeResponse, error)
+
 	// AuthDeleteMemoryWithResponse Clear the caller's memory
 	//
 	// Idempotent.
@@ -5401,6 +5622,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/auth/refresh (the `AuthRefresh` operationId).
 	AuthRefreshWithResponse(ctx context.Context, body AuthRefreshJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthRefreshResponse, error)
+
+	// AuthEraseUserWithResponse Erase a user (admin)
+	//
+	// Erases everything catsrv holds about a user, as DELETE /me does for the caller. Admin token required. Idempotent: a user id answers 204 whether or not anything was left; a <provider>:<subject> whose account does not exist (never signed in, or already erased) answers 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/auth/users/{user} (the `AuthEraseUser` operationId).
+	AuthEraseUserWithResponse(ctx context.Context, user string, reqEditors ...RequestEditorFn) (*AuthEraseUserResponse, error)
 
 	// PostAgentChatWithBodyWithResponse Chat with the agent model
 	//
@@ -6743,6 +6973,172 @@ func (r AuthLogoutResponse) ContentType() string {
 	return ""
 }
 
+// AuthEraseMeResponse204Headers the declared response headers of an HTTP 204 response for AuthEraseMe
+type AuthEraseMeResponse204Headers struct {
+	SetCookie *string
+}
+
+// AuthEraseMeResponse401Headers the declared response headers of an HTTP 401 response for AuthEraseMe
+type AuthEraseMeResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AuthEraseMeResponse503Headers the declared response headers of an HTTP 503 response for AuthEraseMe
+type AuthEraseMeResponse503Headers struct {
+	RetryAfter *int
+}
+
+type AuthEraseMeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *AuthEraseMeResponse204Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AuthEraseMeResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthEraseMeResponse503Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AuthEraseMeResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AuthEraseMeResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AuthEraseMeResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthEraseMeResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthEraseMeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthEraseMeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthEraseMeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthEraseMeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AuthExportMeResponse200Headers the declared response headers of an HTTP 200 response for AuthExportMe
+type AuthExportMeResponse200Headers struct {
+	ContentDisposition *string
+}
+
+// AuthExportMeResponse401Headers the declared response headers of an HTTP 401 response for AuthExportMe
+type AuthExportMeResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AuthExportMeResponse503Headers the declared response headers of an HTTP 503 response for AuthExportMe
+type AuthExportMeResponse503Headers struct {
+	RetryAfter *int
+}
+
+type AuthExportMeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ExportDocument
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AuthExportMeResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AuthExportMeResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthExportMeResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuthExportMeResponse) GetJSON200() *ExportDocument {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AuthExportMeResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AuthExportMeResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthExportMeResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthExportMeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthExportMeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthExportMeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthExportMeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // AuthDeleteMemoryResponse401Headers the declared response headers of an HTTP 401 response for AuthDeleteMemory
 type AuthDeleteMemoryResponse401Headers struct {
 	WWWAuthenticate *string
@@ -8017,6 +8413,103 @@ func (r AuthRefreshResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AuthRefreshResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AuthEraseUserResponse401Headers the declared response headers of an HTTP 401 response for AuthEraseUser
+type AuthEraseUserResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AuthEraseUserResponse503Headers the declared response headers of an HTTP 503 response for AuthEraseUser
+type AuthEraseUserResponse503Headers struct {
+	RetryAfter *int
+}
+
+type AuthEraseUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AuthEraseUserResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthEraseUserResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AuthEraseUserResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AuthEraseUserResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AuthEraseUserResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AuthEraseUserResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AuthEraseUserResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AuthEraseUserResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthEraseUserResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthEraseUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthEraseUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthEraseUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthEraseUserResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9446,6 +9939,36 @@ func (c *ClientWithResponses) AuthLogoutWithResponse(ctx context.Context, body A
 	return ParseAuthLogoutResponse(rsp)
 }
 
+// AuthEraseMeWithResponse Erase the caller
+//
+// Erases everything catsrv holds about the caller: account, memory, refresh tokens and sessions (every session's access tokens stop working), conversations and messages, and interactions (every aggregate updated). The audit log records that an erasure happened, not whom. Idempotent: 204 again for a bearer token minted by catsrv token; a session's own token is revoked by the erasure, so a second call with it is 401.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/auth/me (the `AuthEraseMe` operationId).
+func (c *ClientWithResponses) AuthEraseMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthEraseMeResponse, error) {
+	rsp, err := c.AuthEraseMe(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthEraseMeResponse(rsp)
+}
+
+// AuthExportMeWithResponse Export the caller's data
+//
+// Everything catsrv holds about the caller (account, memory, conversations with their messages) as one JSON document, streamed conversation by conversation. A failure after the first byte ends the document early (it is then not valid JSON).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/auth/me/export (the `AuthExportMe` operationId).
+func (c *ClientWithResponses) AuthExportMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthExportMeResponse, error) {
+	rsp, err := c.AuthExportMe(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthExportMeResponse(rsp)
+}
+
 // AuthDeleteMemoryWithResponse Clear the caller's memory
 //
 // Idempotent.
@@ -9637,6 +10160,21 @@ func (c *ClientWithResponses) AuthRefreshWithResponse(ctx context.Context, body 
 		return nil, err
 	}
 	return ParseAuthRefreshResponse(rsp)
+}
+
+// AuthEraseUserWithResponse Erase a user (admin)
+//
+// Erases everything catsrv holds about a user, as DELETE /me does for the caller. Admin token required. Idempotent: a user id answers 204 whether or not anything was left; a <provider>:<subject> whose account does not exist (never signed in, or already erased) answers 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/auth/users/{user} (the `AuthEraseUser` operationId).
+func (c *ClientWithResponses) AuthEraseUserWithResponse(ctx context.Context, user string, reqEditors ...RequestEditorFn) (*AuthEraseUserResponse, error) {
+	rsp, err := c.AuthEraseUser(ctx, user, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthEraseUserResponse(rsp)
 }
 
 // PostAgentChatWithBodyWithResponse Chat with the agent model
@@ -11021,6 +11559,169 @@ func ParseAuthLogoutResponse(rsp *http.Response) (*AuthLogoutResponse, error) {
 	return response, nil
 }
 
+// ParseAuthEraseMeResponse parses an HTTP response from a AuthEraseMeWithResponse call
+func ParseAuthEraseMeResponse(rsp *http.Response) (*AuthEraseMeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthEraseMeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers AuthEraseMeResponse204Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 401:
+		var headers AuthEraseMeResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthEraseMeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAuthExportMeResponse parses an HTTP response from a AuthExportMeWithResponse call
+func ParseAuthExportMeResponse(rsp *http.Response) (*AuthExportMeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthExportMeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ExportDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers AuthExportMeResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers AuthExportMeResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthExportMeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseAuthDeleteMemoryResponse parses an HTTP response from a AuthDeleteMemoryWithResponse call
 func ParseAuthDeleteMemoryResponse(rsp *http.Response) (*AuthDeleteMemoryResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -12357,6 +13058,100 @@ func ParseAuthRefreshResponse(rsp *http.Response) (*AuthRefreshResponse, error) 
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers AuthRefreshResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAuthEraseUserResponse parses an HTTP response from a AuthEraseUserWithResponse call
+func ParseAuthEraseUserResponse(rsp *http.Response) (*AuthEraseUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthEraseUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AuthEraseUserResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthEraseUserResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -38,9 +38,9 @@ type (
 // ExportDocument is the body of GET /api/v1/auth/me/export, as the
 // document shows it; the handler writes it piece by piece.
 type ExportDocument struct {
-	UserID        string               `json:"user_id" doc:"The caller's id: the subject of their tokens."`
+	UserID        string               `json:"user_id" doc:"The caller's id: the subject of their tokens. account is null for a caller known only by a token's subject."`
 	ExportedAt    time.Time            `json:"exported_at"`
-	Account       *ExportAccount       `json:"account" doc:"The account of a login; null for a caller known only by a token's subject."`
+	Account       *ExportAccount       `json:"account"` // null for a caller known only by a token's subject
 	Memory        MemoryResponse       `json:"memory"`
 	Conversations []ExportConversation `json:"conversations" nullable:"false" doc:"Every conversation in every configured CAT, CATs by name, each newest first."`
 }
