@@ -349,18 +349,6 @@ type ErrorBody struct {
 	Status int64 `json:"status"`
 }
 
-// ExportAccount defines model for ExportAccount.
-type ExportAccount struct {
-	CreatedAt time.Time `json:"created_at"`
-	Email     string    `json:"email"`
-	Id        string    `json:"id"`
-	Name      string    `json:"name"`
-	Provider  string    `json:"provider"`
-	Role      string    `json:"role"`
-	Subject   string    `json:"subject"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
-
 // ExportConversation defines model for ExportConversation.
 type ExportConversation struct {
 	Catname   string          `json:"catname"`
@@ -373,7 +361,17 @@ type ExportConversation struct {
 
 // ExportDocument defines model for ExportDocument.
 type ExportDocument struct {
-	Account ExportAccount `json:"account"`
+	// Account The account of a login; null for a caller known only by a token's subject.
+	Account *struct {
+		CreatedAt time.Time `json:"created_at"`
+		Email     string    `json:"email"`
+		Id        string    `json:"id"`
+		Name      string    `json:"name"`
+		Provider  string    `json:"provider"`
+		Role      string    `json:"role"`
+		Subject   string    `json:"subject"`
+		UpdatedAt time.Time `json:"updated_at"`
+	} `json:"account"`
 
 	// Conversations Every conversation in every configured CAT, CATs by name, each newest first.
 	Conversations []ExportConversation `json:"conversations"`
@@ -1139,6 +1137,12 @@ type PostLegacyChatParams struct {
 	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
 }
 
+// AdminDeleteConversationParams defines parameters for AdminDeleteConversation.
+type AdminDeleteConversationParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
 // AuthLogoutJSONRequestBody defines body for AuthLogout for application/json ContentType.
 type AuthLogoutJSONRequestBody = RefreshBody
 
@@ -1643,6 +1647,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/cat/legacy_chat (the `PostLegacyChat` operationId).
 	PostLegacyChat(ctx context.Context, params *PostLegacyChatParams, body PostLegacyChatJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminDeleteConversation Delete a user's conversation (admin)
+	//
+	// Removes the conversation and its messages, whoever owns it. Admin token required. Its interactions stay in the analytics; erasing the user (DELETE /api/v1/auth/users/{user}) removes them too. A conversation already deleted is 404.
+	//
+	// Corresponds with DELETE /api/v1/cat/users/{user}/conversations/{id} (the `AdminDeleteConversation` operationId).
+	AdminDeleteConversation(ctx context.Context, user string, id string, params *AdminDeleteConversationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetHealthz Liveness
 	//
@@ -2444,6 +2455,23 @@ func (c *Client) PostLegacyChatWithBody(ctx context.Context, params *PostLegacyC
 // Corresponds with POST /api/v1/cat/legacy_chat (the `PostLegacyChat` operationId).
 func (c *Client) PostLegacyChat(ctx context.Context, params *PostLegacyChatParams, body PostLegacyChatJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostLegacyChatRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminDeleteConversation Delete a user's conversation (admin)
+//
+// Removes the conversation and its messages, whoever owns it. Admin token required. Its interactions stay in the analytics; erasing the user (DELETE /api/v1/auth/users/{user}) removes them too. A conversation already deleted is 404.
+//
+// Corresponds with DELETE /api/v1/cat/users/{user}/conversations/{id} (the `AdminDeleteConversation` operationId).
+func (c *Client) AdminDeleteConversation(ctx context.Context, user string, id string, params *AdminDeleteConversationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminDeleteConversationRequest(c.Server, user, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5266,6 +5294,74 @@ func NewPostLegacyChatRequestWithBody(server string, params *PostLegacyChatParam
 	return req, nil
 }
 
+// NewAdminDeleteConversationRequest constructs an http.Request for the AdminDeleteConversation method
+func NewAdminDeleteConversationRequest(server string, user string, id string, params *AdminDeleteConversationParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/users/%s/conversations/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetHealthzRequest constructs an http.Request for the GetHealthz method
 func NewGetHealthzRequest(server string) (*http.Request, error) {
 	var err error
@@ -5766,6 +5862,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/cat/legacy_chat (the `PostLegacyChat` operationId).
 	PostLegacyChatWithResponse(ctx context.Context, params *PostLegacyChatParams, body PostLegacyChatJSONRequestBody, reqEditors ...RequestEditorFn) (*PostLegacyChatResponse, error)
+
+	// AdminDeleteConversationWithResponse Delete a user's conversation (admin)
+	//
+	// Removes the conversation and its messages, whoever owns it. Admin token required. Its interactions stay in the analytics; erasing the user (DELETE /api/v1/auth/users/{user}) removes them too. A conversation already deleted is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/cat/users/{user}/conversations/{id} (the `AdminDeleteConversation` operationId).
+	AdminDeleteConversationWithResponse(ctx context.Context, user string, id string, params *AdminDeleteConversationParams, reqEditors ...RequestEditorFn) (*AdminDeleteConversationResponse, error)
 
 	// GetHealthzWithResponse Liveness
 	//
@@ -9626,6 +9731,96 @@ func (r PostLegacyChatResponse) ContentType() string {
 	return ""
 }
 
+// AdminDeleteConversationResponse401Headers the declared response headers of an HTTP 401 response for AdminDeleteConversation
+type AdminDeleteConversationResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AdminDeleteConversationResponse503Headers the declared response headers of an HTTP 503 response for AdminDeleteConversation
+type AdminDeleteConversationResponse503Headers struct {
+	RetryAfter *int
+}
+
+type AdminDeleteConversationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *RequestError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AdminDeleteConversationResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AdminDeleteConversationResponse503Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminDeleteConversationResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminDeleteConversationResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminDeleteConversationResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AdminDeleteConversationResponse) GetJSON422() *RequestError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminDeleteConversationResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AdminDeleteConversationResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminDeleteConversationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminDeleteConversationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminDeleteConversationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminDeleteConversationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetHealthzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10400,6 +10595,21 @@ func (c *ClientWithResponses) PostLegacyChatWithResponse(ctx context.Context, pa
 		return nil, err
 	}
 	return ParsePostLegacyChatResponse(rsp)
+}
+
+// AdminDeleteConversationWithResponse Delete a user's conversation (admin)
+//
+// Removes the conversation and its messages, whoever owns it. Admin token required. Its interactions stay in the analytics; erasing the user (DELETE /api/v1/auth/users/{user}) removes them too. A conversation already deleted is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/cat/users/{user}/conversations/{id} (the `AdminDeleteConversation` operationId).
+func (c *ClientWithResponses) AdminDeleteConversationWithResponse(ctx context.Context, user string, id string, params *AdminDeleteConversationParams, reqEditors ...RequestEditorFn) (*AdminDeleteConversationResponse, error) {
+	rsp, err := c.AdminDeleteConversation(ctx, user, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminDeleteConversationResponse(rsp)
 }
 
 // GetHealthzWithResponse Liveness
@@ -14214,6 +14424,93 @@ func ParsePostLegacyChatResponse(rsp *http.Response) (*PostLegacyChatResponse, e
 		response.Headers401 = &headers
 	case rsp.StatusCode == 503:
 		var headers PostLegacyChatResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAdminDeleteConversationResponse parses an HTTP response from a AdminDeleteConversationWithResponse call
+func ParseAdminDeleteConversationResponse(rsp *http.Response) (*AdminDeleteConversationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminDeleteConversationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AdminDeleteConversationResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers AdminDeleteConversationResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -263,3 +263,34 @@ func jsonOf(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestAdminDeletesConversation deletes bob's conversation as an admin:
+// only an admin may, only that one goes, a second time is 404.
+func TestAdminDeletesConversation(t *testing.T) {
+	w := newErasureWorld(t)
+	var doc authapi.ExportDocument
+	if err := json.Unmarshal(w.export(t, w.bob), &doc); err != nil {
+		t.Fatal(err)
+	}
+	c := doc.Conversations[1]
+	path := ChatPath + "/users/bob/conversations/" + c.ID + "?catname=" + c.Cat
+	if r := w.e.Call(t, http.MethodDelete, path, w.alice, nil); r.Status != http.StatusForbidden {
+		t.Fatalf("by a user: %d %s", r.Status, r.Body)
+	}
+	if r := w.e.Call(t, http.MethodDelete, ChatPath+"/users/alice/conversations/"+c.ID+"?catname="+c.Cat, w.admin, nil); r.Status != http.StatusNotFound {
+		t.Fatalf("under another user: %d %s", r.Status, r.Body)
+	}
+	if r := w.e.Call(t, http.MethodDelete, path, w.admin, nil); r.Status != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
+	}
+	if r := w.e.Call(t, http.MethodDelete, path, w.admin, nil); r.Status != http.StatusNotFound {
+		t.Fatalf("delete again: %d %s", r.Status, r.Body)
+	}
+	var after authapi.ExportDocument
+	if err := json.Unmarshal(w.export(t, w.bob), &after); err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Conversations) != 1 || after.Conversations[0].ID != doc.Conversations[0].ID {
+		t.Fatalf("bob's conversations after the deletion: %+v", after.Conversations)
+	}
+}

@@ -131,6 +131,22 @@ func registerPrivacy(api huma.API, a *authAPI, op operation) {
 	r.Content = map[string]*huma.MediaType{"application/json": {
 		Schema: oapi.Components.Schemas.Schema(reflect.TypeFor[ExportDocument](), true, ""),
 	}}
+	nullableAccount(oapi)
+}
+
+// nullableAccount makes the export's account an inline, nullable object:
+// huma refers to a struct's schema, and a reference cannot be nullable.
+func nullableAccount(oapi *huma.OpenAPI) {
+	schemas := oapi.Components.Schemas.Map()
+	doc, account := schemas["ExportDocument"], schemas["ExportAccount"]
+	if doc == nil || account == nil {
+		panic("authapi: the export's schemas are not registered")
+	}
+	inline := *account
+	inline.Nullable = true
+	inline.Description = "The account of a login; null for a caller known only by a token's subject."
+	doc.Properties["account"] = &inline
+	delete(schemas, "ExportAccount")
 }
 
 // privacyReady returns the privacy service, or 503 when the server has
