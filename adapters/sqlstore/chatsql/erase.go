@@ -15,23 +15,8 @@ import (
 func (s *Store) DeleteConversationsOf(ctx context.Context, userID string) (int, error) {
 	n := 0
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		rows, err := tx.QueryContext(ctx, `DELETE FROM chat_conversations WHERE user_id = ? RETURNING seq`, userID)
+		seqs, err := deletedSeqs(ctx, tx, userID)
 		if err != nil {
-			return err
-		}
-		var seqs []int64
-		for rows.Next() {
-			var seq int64
-			if err := rows.Scan(&seq); err != nil {
-				rows.Close()
-				return err
-			}
-			seqs = append(seqs, seq)
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		n = len(seqs)
@@ -39,7 +24,7 @@ func (s *Store) DeleteConversationsOf(ctx context.Context, userID string) (int, 
 		for len(seqs) > 0 {
 			part := seqs[:min(chunk, len(seqs))]
 			seqs = seqs[len(part):]
-			if _, err := tx.NewDelete().TableExpr("chat_messages").Where("conversation_seq IN (?)", bun.In(part)).Exec(ctx); err != nil {
+			if _, err := tx.NewDelete().TableExpr("chat_messages").Where("conversation_seq IN (?)", bun.List(part)).Exec(ctx); err != nil {
 				return err
 			}
 		}
@@ -49,4 +34,22 @@ func (s *Store) DeleteConversationsOf(ctx context.Context, userID string) (int, 
 		return 0, internal(err)
 	}
 	return n, nil
+}
+
+// deletedSeqs deletes the user's conversations and returns their seqs.
+func deletedSeqs(ctx context.Context, tx bun.Tx, userID string) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, `DELETE FROM chat_conversations WHERE user_id = ? RETURNING seq`, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var seqs []int64
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			return nil, err
+		}
+		seqs = append(seqs, seq)
+	}
+	return seqs, rows.Err()
 }

@@ -144,7 +144,7 @@ func (s *Service) Erase(ctx context.Context, userID string, by Actor) (Result, e
 			continue
 		}
 		families[t.Family] = true
-		id, until := session.SessionRevocation(t)
+		id, until := session.Revocation(t)
 		if !until.After(now) {
 			continue // the session ended on its own
 		}

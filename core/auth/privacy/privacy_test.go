@@ -93,7 +93,7 @@ func TestEraseOrderRevocationsAndAudit(t *testing.T) {
 	if order != "tokens u1, revoke, conversations u1, interactions u1, memory u1, user u1, audit" {
 		t.Fatalf("calls: %s", order)
 	}
-	id, until := session.SessionRevocation(live)
+	id, until := session.Revocation(live)
 	if got, ok := f.denied[id]; !ok || !got.Equal(until) || len(f.denied) != 1 {
 		t.Fatalf("denied = %v, want only the live session %s until %v", f.denied, id, until)
 	}
