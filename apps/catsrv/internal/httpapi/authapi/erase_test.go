@@ -3,6 +3,7 @@ package authapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,59 +12,81 @@ import (
 
 	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
 
+	"github.com/catsrv/catsrv/adapters/sqlstore/sqltest"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
 	"github.com/catsrv/catsrv/codec/jsonl"
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/auth"
 	"github.com/catsrv/catsrv/core/auth/privacy"
+	"github.com/catsrv/catsrv/ports"
 )
 
 // erasureWorld is a server over memory with three users' data in two
 // CATs: chats (conversations, messages and their interactions), memory,
 // and imported interactions of each user.
 type erasureWorld struct {
-	e                 *ChatEnv
+	do                func(t *testing.T, method, path, auth string, body any) Resp
+	audit             ports.AuditLog
+	cats              []string
 	alice, bob, carol string
 	admin             string
 }
 
-func newErasureWorld(t *testing.T) *erasureWorld {
+// newErasureWorldOver seeds the server do reaches: 60 interactions of
+// three users over the CATs, and for each user a chat in each CAT and a
+// memory.
+func newErasureWorldOver(t *testing.T, w *erasureWorld, store func([]analytics.Interaction)) *erasureWorld {
 	t.Helper()
-	e := NewChatEnv(t)
-	w := &erasureWorld{e: e, alice: e.Token(t, "alice", auth.RoleUser), bob: e.Token(t, "bob", auth.RoleUser),
-		carol: e.Token(t, "carol", auth.RoleUser), admin: e.Token(t, "root", auth.RoleAdmin)}
 	var seeded []analytics.Interaction
 	for i := range 60 {
 		user := []string{"alice", "bob", "carol"}[i%3]
-		cat := []string{LegacyCat, CustomCat}[i%2]
 		seeded = append(seeded, analytics.Interaction{
-			Time: Now.Add(-time.Duration(i) * time.Hour), Cat: cat, EventKind: analytics.EventKindAPI,
+			Time: Now.Add(-time.Duration(i) * time.Hour), Cat: w.cats[i%len(w.cats)], EventKind: analytics.EventKindAPI,
 			Question: fmt.Sprintf("question %d", i%7), Answer: fmt.Sprintf("answer %d", i%5),
 			Topic: []string{"billing", "shipping"}[i%2], Model: "qa", Persona: "default", UserID: user,
 		})
 	}
-	if _, err := e.Log.Append(t.Context(), analytics.Each(seeded)); err != nil {
-		t.Fatal(err)
-	}
+	store(seeded)
 	for _, who := range []string{w.alice, w.bob, w.carol} {
-		for _, cat := range []string{LegacyCat, CustomCat} {
-			r := e.Call(t, http.MethodPost, ChatPath+"/chat?catname="+cat, who,
+		for _, cat := range w.cats {
+			r := w.do(t, http.MethodPost, ChatPath+"/chat?catname="+cat, who,
 				map[string]any{"message": "hello, where is my parcel?", "context": map[string]any{"channel": "faq"}})
 			if r.Status != http.StatusOK {
 				t.Fatalf("chat in %s: %d %s", cat, r.Status, r.Body)
 			}
 		}
-		if r := e.Call(t, http.MethodPost, AuthPrefix+"/memory", who, `{"preferences":{"lang":"fr"}}`); r.Status != http.StatusOK {
+		if r := w.do(t, http.MethodPost, AuthPrefix+"/memory", who, `{"preferences":{"lang":"fr"}}`); r.Status != http.StatusOK {
 			t.Fatalf("memory: %d %s", r.Status, r.Body)
 		}
 	}
 	return w
 }
 
+var append_ = func(s []analytics.Interaction, v ...analytics.Interaction) []analytics.Interaction {
+	return append(s, v...)
+}
+
+// newErasureWorld is the world over memory, in CATs shop and mix.
+func newErasureWorld(t *testing.T) *erasureWorld {
+	t.Helper()
+	e := NewChatEnv(t)
+	do := func(t *testing.T, method, path, auth string, body any) Resp {
+		return e.Call(t, method, path, auth, body)
+	}
+	w := &erasureWorld{do: do, audit: e.Auth, cats: []string{LegacyCat, CustomCat},
+		alice: e.Token(t, "alice", auth.RoleUser), bob: e.Token(t, "bob", auth.RoleUser),
+		carol: e.Token(t, "carol", auth.RoleUser), admin: e.Token(t, "root", auth.RoleAdmin)}
+	return newErasureWorldOver(t, w, func(in []analytics.Interaction) {
+		if _, err := e.Log.Append(t.Context(), analytics.Each(in)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 // export is the caller's export, checked to be one valid document.
 func (w *erasureWorld) export(t *testing.T, who string) []byte {
 	t.Helper()
-	r := w.e.Call(t, http.MethodGet, AuthPrefix+"/me/export", who, nil)
+	r := w.do(t, http.MethodGet, AuthPrefix+"/me/export", who, nil)
 	if r.Status != http.StatusOK || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
 		t.Fatalf("export: %d %s", r.Status, r.Body)
 	}
@@ -78,7 +101,7 @@ func (w *erasureWorld) export(t *testing.T, who string) []byte {
 // one JSON line each, sorted.
 func (w *erasureWorld) chatLog(t *testing.T, cat string) []string {
 	t.Helper()
-	r := w.e.Call(t, http.MethodGet, "/api/v1/analytics/interactions/export?format=jsonl&limit=100000&start_date=2020-01-01&end_date=2030-01-01&catname="+cat, w.admin, nil)
+	r := w.do(t, http.MethodGet, "/api/v1/analytics/interactions/export?format=jsonl&limit=100000&start_date=2020-01-01&end_date=2030-01-01&catname="+cat, w.admin, nil)
 	if r.Status != http.StatusOK {
 		t.Fatalf("chat-log export: %d %s", r.Status, r.Body)
 	}
@@ -88,9 +111,9 @@ func (w *erasureWorld) chatLog(t *testing.T, cat string) []string {
 }
 
 // all is /all of the CAT over every date, decoded.
-func (w *erasureWorld) all(t *testing.T, cat string) map[string]any {
+func (w *erasureWorld) all(t *testing.T, route, cat string) map[string]any {
 	t.Helper()
-	r := w.e.Call(t, http.MethodGet, "/api/v1/analytics/all?start_date=2020-01-01&end_date=2030-01-01&catname="+cat, w.admin, nil)
+	r := w.do(t, http.MethodGet, "/api/v1/analytics"+route+"?start_date=2020-01-01&end_date=2030-01-01&catname="+cat, w.admin, nil)
 	if r.Status != http.StatusOK {
 		t.Fatalf("/all: %d %s", r.Status, r.Body)
 	}
@@ -106,14 +129,60 @@ func (w *erasureWorld) all(t *testing.T, cat string) map[string]any {
 // answers 204 and the audit log names no one.
 func TestEraseLeavesOthersUntouched(t *testing.T) {
 	w := newErasureWorld(t)
-	e := w.e
-	bobBefore, carolBefore := w.export(t, w.bob), w.export(t, w.carol)
-	logBefore := map[string][]string{LegacyCat: w.chatLog(t, LegacyCat), CustomCat: w.chatLog(t, CustomCat)}
+	checkErasure(t, w, 22, 2)
+}
 
-	if r := e.Call(t, http.MethodDelete, AuthPrefix+"/users/alice", w.bob, nil); r.Status != http.StatusForbidden {
+// TestEraseOverSQL is TestEraseLeavesOthersUntouched over SQLite and
+// PostgreSQL, with the raw log and the SQL rollups compared to the
+// reference.
+func TestEraseOverSQL(t *testing.T) {
+	for _, b := range sqltest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			e := NewSQLEnv(t, b)
+			w := &erasureWorld{audit: e.Records, cats: []string{LegacyCat},
+				alice: e.User, bob: e.Bearer(t, "bob", auth.RoleUser), carol: e.Bearer(t, "carol", auth.RoleUser), admin: e.Admin}
+			w.do = func(t *testing.T, method, path, auth string, body any) Resp {
+				raw, ok := body.(string)
+				if !ok && body != nil {
+					b, err := json.Marshal(body)
+					if err != nil {
+						t.Fatal(err)
+					}
+					raw = string(b)
+				}
+				r := e.Do(t, method, path, auth, raw)
+				return Resp{Status: r.Status, Header: r.Header, Body: r.Body}
+			}
+			newErasureWorldOver(t, w, func(in []analytics.Interaction) {
+				r := w.do(t, http.MethodPost, ChatPath+"/chat", w.alice, `{"message":"one more"}`)
+				if r.Status != http.StatusOK {
+					t.Fatalf("chat: %d %s", r.Status, r.Body)
+				}
+				if _, err := e.Store.Append(t.Context(), analytics.Each(in)); err != nil {
+					t.Fatal(err)
+				}
+			})
+			// alice: 20 seeded, the env's first chat, one more and one in
+			// the world; her two conversations (the env's and the world's).
+			checkErasure(t, w, 23, 3)
+		})
+	}
+}
+
+// checkErasure erases alice and checks the world: interactions and
+// conversations are what alice had.
+func checkErasure(t *testing.T, w *erasureWorld, interactions, conversations int) {
+	t.Helper()
+	bobBefore, carolBefore := w.export(t, w.bob), w.export(t, w.carol)
+	logBefore := map[string][]string{}
+	for _, cat := range w.cats {
+		logBefore[cat] = w.chatLog(t, cat)
+	}
+
+	if r := w.do(t, http.MethodDelete, AuthPrefix+"/users/alice", w.bob, nil); r.Status != http.StatusForbidden {
 		t.Fatalf("erasure by a non-admin: %d %s", r.Status, r.Body)
 	}
-	if r := e.Call(t, http.MethodDelete, AuthPrefix+"/users/alice", w.admin, nil); r.Status != http.StatusNoContent || len(r.Body) != 0 {
+	if r := w.do(t, http.MethodDelete, AuthPrefix+"/users/alice", w.admin, nil); r.Status != http.StatusNoContent || len(r.Body) != 0 {
 		t.Fatalf("erase alice: %d %s", r.Status, r.Body)
 	}
 
@@ -130,7 +199,7 @@ func TestEraseLeavesOthersUntouched(t *testing.T) {
 	if got := w.export(t, w.carol); !bytesEqualButTime(got, carolBefore) {
 		t.Fatalf("carol's export changed:\n%s\nwas\n%s", got, carolBefore)
 	}
-	for _, cat := range []string{LegacyCat, CustomCat} {
+	for _, cat := range w.cats {
 		after := w.chatLog(t, cat)
 		want := slices.DeleteFunc(slices.Clone(logBefore[cat]), func(l string) bool { return strings.Contains(l, `"user_id":"alice"`) })
 		if len(want) == len(logBefore[cat]) {
@@ -148,20 +217,27 @@ func TestEraseLeavesOthersUntouched(t *testing.T) {
 		}
 		q := analytics.Query{Cat: cat, Range: analytics.Range{Start: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2030, 1, 2, 0, 0, 0, 0, time.UTC)}}
 		ref := ResultMap(analytics.Aggregate(remaining, q))
-		if got, want := jsonOf(t, w.all(t, cat)), jsonOf(t, ref); got != want {
-			t.Fatalf("%s /all after erasure:\n%s\nreference over what remains:\n%s", cat, got, want)
+		for _, route := range []string{"/all", "/all_warehouse"} {
+			got, want := w.all(t, route, cat), maps.Clone(ref)
+			for _, k := range []string{"data_source", "performance_ms"} { // how, not what
+				delete(got, k)
+				delete(want, k)
+			}
+			if got, want := jsonOf(t, got), jsonOf(t, want); got != want {
+				t.Fatalf("%s %s after erasure:\n%s\nreference over what remains:\n%s", cat, route, got, want)
+			}
 		}
 	}
 
 	// Idempotent: nothing left, still 204; an unknown identity is 404.
-	if r := e.Call(t, http.MethodDelete, AuthPrefix+"/users/alice", w.admin, nil); r.Status != http.StatusNoContent {
+	if r := w.do(t, http.MethodDelete, AuthPrefix+"/users/alice", w.admin, nil); r.Status != http.StatusNoContent {
 		t.Fatalf("second erasure: %d %s", r.Status, r.Body)
 	}
-	if r := e.Call(t, http.MethodDelete, AuthPrefix+"/users/provider_a:nobody", w.admin, nil); r.Status != http.StatusNotFound {
+	if r := w.do(t, http.MethodDelete, AuthPrefix+"/users/provider_a:nobody", w.admin, nil); r.Status != http.StatusNotFound {
 		t.Fatalf("unknown identity: %d %s", r.Status, r.Body)
 	}
 
-	events, err := e.Auth.Events(t.Context(), auth.AuditFilter{})
+	events, err := w.audit.Events(t.Context(), auth.AuditFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +253,7 @@ func TestEraseLeavesOthersUntouched(t *testing.T) {
 	first := erasures[0]
 	if first.UserID != "root" || strings.Contains(first.Reason, "alice") ||
 		!strings.Contains(first.Reason, "by=admin erased="+privacy.ErasedRef("alice")+" ") ||
-		!strings.Contains(first.Reason, "memory=true sessions=0 conversations=2 interactions=22") {
+		!strings.Contains(first.Reason, fmt.Sprintf("memory=true sessions=0 conversations=%d interactions=%d", conversations, interactions)) {
 		t.Fatalf("first erasure event: %+v", first)
 	}
 	if !strings.Contains(erasures[1].Reason, "memory=false sessions=0 conversations=0 interactions=0") {
@@ -191,7 +267,7 @@ func TestEraseMe(t *testing.T) {
 	w := newErasureWorld(t)
 	bobBefore := w.export(t, w.bob)
 	for range 2 {
-		if r := w.e.Call(t, http.MethodDelete, AuthPrefix+"/me", w.alice, nil); r.Status != http.StatusNoContent {
+		if r := w.do(t, http.MethodDelete, AuthPrefix+"/me", w.alice, nil); r.Status != http.StatusNoContent {
 			t.Fatalf("erase me: %d %s", r.Status, r.Body)
 		}
 	}
@@ -205,7 +281,7 @@ func TestEraseMe(t *testing.T) {
 	if got := w.export(t, w.bob); !bytesEqualButTime(got, bobBefore) {
 		t.Fatal("bob's data changed")
 	}
-	events, err := w.e.Auth.Events(t.Context(), auth.AuditFilter{})
+	events, err := w.audit.Events(t.Context(), auth.AuditFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +290,7 @@ func TestEraseMe(t *testing.T) {
 			t.Fatalf("self-erasure event keeps the person: %+v", ev)
 		}
 	}
-	if r := w.e.Call(t, http.MethodDelete, AuthPrefix+"/me", "", nil); r.Status != http.StatusUnauthorized {
+	if r := w.do(t, http.MethodDelete, AuthPrefix+"/me", "", nil); r.Status != http.StatusUnauthorized {
 		t.Fatalf("anonymous erase: %d %s", r.Status, r.Body)
 	}
 }
@@ -274,16 +350,16 @@ func TestAdminDeletesConversation(t *testing.T) {
 	}
 	c := doc.Conversations[1]
 	path := ChatPath + "/users/bob/conversations/" + c.ID + "?catname=" + c.Cat
-	if r := w.e.Call(t, http.MethodDelete, path, w.alice, nil); r.Status != http.StatusForbidden {
+	if r := w.do(t, http.MethodDelete, path, w.alice, nil); r.Status != http.StatusForbidden {
 		t.Fatalf("by a user: %d %s", r.Status, r.Body)
 	}
-	if r := w.e.Call(t, http.MethodDelete, ChatPath+"/users/alice/conversations/"+c.ID+"?catname="+c.Cat, w.admin, nil); r.Status != http.StatusNotFound {
+	if r := w.do(t, http.MethodDelete, ChatPath+"/users/alice/conversations/"+c.ID+"?catname="+c.Cat, w.admin, nil); r.Status != http.StatusNotFound {
 		t.Fatalf("under another user: %d %s", r.Status, r.Body)
 	}
-	if r := w.e.Call(t, http.MethodDelete, path, w.admin, nil); r.Status != http.StatusNoContent {
+	if r := w.do(t, http.MethodDelete, path, w.admin, nil); r.Status != http.StatusNoContent {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	if r := w.e.Call(t, http.MethodDelete, path, w.admin, nil); r.Status != http.StatusNotFound {
+	if r := w.do(t, http.MethodDelete, path, w.admin, nil); r.Status != http.StatusNotFound {
 		t.Fatalf("delete again: %d %s", r.Status, r.Body)
 	}
 	var after authapi.ExportDocument
