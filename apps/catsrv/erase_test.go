@@ -1,7 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -118,5 +123,103 @@ func TestEraseCommand(t *testing.T) {
 	if last.Kind != privacy.AuditErasure || last.UserID != "" || !strings.HasPrefix(last.Reason, "by=cli erased="+privacy.ErasedRef(ids["1234"])) ||
 		strings.Contains(last.Reason, "1234") || strings.Contains(last.Reason, ids["1234"]) {
 		t.Fatalf("audit event %+v", last)
+	}
+}
+
+// TestServeErasesThroughTheIndex runs serve on demo data with the column
+// index as the warehouse: erasing a user over HTTP (the admin route) and
+// oneself (DELETE /me after a chat) leaves /all_warehouse (the index) equal
+// to /all (the raw log) and both short of exactly the erased rows.
+func TestServeErasesThroughTheIndex(t *testing.T) {
+	cfg := configDir(t)
+	db := "sqlite:" + filepath.Join(t.TempDir(), "catsrv.db")
+	demo := catsrv(t, nil, nil, "demo", "--interactions", "2000", "--cats", "demo", "--days", "30", "--seed", "3")
+	if imp := catsrv(t, strings.NewReader(demo.stdout), nil, "import", "--config", cfg, "--db", db, "-"); demo.code != 0 || imp.code != 0 {
+		t.Fatalf("demo/import: %s %s", demo.stderr, imp.stderr)
+	}
+	// The erased user: the one of the first api line, and how many api
+	// lines of the CAT are theirs.
+	victim, theirs := "", int64(0)
+	for _, line := range strings.Split(strings.TrimSpace(demo.stdout), "\n") {
+		var rec struct{ UserID, EventKind string }
+		if err := json.Unmarshal([]byte(line), &struct {
+			UserID    *string `json:"user_id"`
+			EventKind *string `json:"event_kind"`
+		}{&rec.UserID, &rec.EventKind}); err != nil {
+			t.Fatal(err)
+		}
+		if victim == "" && rec.UserID != "" && rec.EventKind == "api" {
+			victim = rec.UserID
+		}
+		if rec.UserID == victim && victim != "" && rec.EventKind == "api" {
+			theirs++
+		}
+	}
+	token := func(subject, role string) string {
+		r := catsrv(t, nil, nil, "token", "--config", cfg, "--subject", subject, "--role", role, "--ttl", "1h")
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		return lines[len(lines)-1]
+	}
+	admin, alice := token("ops", "admin"), token("alice", "user")
+
+	addr := freeAddr(t)
+	srv := exec.Command(binary, "serve", "--config", cfg, "--db", db, "--addr", addr)
+	srv.Env = []string{"PATH=" + os.Getenv("PATH"), "CATSRV_JWT_SECRET=" + testSecret}
+	var logs syncBuffer
+	srv.Stderr = &logs
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	base := "http://" + addr
+	waitReady(t, base+"/readyz")
+	call := func(method, path, bearer, body string) (int, []byte) {
+		var rd io.Reader
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		req, _ := http.NewRequestWithContext(context.Background(), method, base+path, rd)
+		req.Header.Set("Authorization", "Bearer "+bearer)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, b
+	}
+	answer := func(route string) map[string]any {
+		code, b := call(http.MethodGet, "/api/v1/analytics/"+route+"?catname=demo&start_date=2000-01-01&end_date=2100-01-01", admin, "")
+		var m map[string]any
+		if code != http.StatusOK || json.Unmarshal(b, &m) != nil {
+			t.Fatalf("%s: %d %s", route, code, b)
+		}
+		delete(m, "data_source")
+		delete(m, "performance_ms")
+		return m
+	}
+	if code, b := call(http.MethodPost, "/api/v1/cat/chat?catname=demo", alice, `{"message":"hello"}`); code != http.StatusOK {
+		t.Fatalf("chat: %d %s", code, b)
+	}
+	before := int64(answer("all")["total_interactions"].(float64))
+
+	if code, b := call(http.MethodDelete, "/api/v1/auth/users/"+victim, admin, ""); code != http.StatusNoContent {
+		t.Fatalf("erase %s: %d %s", victim, code, b)
+	}
+	if code, b := call(http.MethodDelete, "/api/v1/auth/me", alice, ""); code != http.StatusNoContent {
+		t.Fatalf("erase me: %d %s", code, b)
+	}
+	raw, index := answer("all"), answer("all_warehouse")
+	if got := int64(raw["total_interactions"].(float64)); got != before-theirs-1 {
+		t.Fatalf("total after erasing %s (%d rows) and alice (1): %d, was %d", victim, theirs, got, before)
+	}
+	rawJSON, _ := json.Marshal(raw)
+	indexJSON, _ := json.Marshal(index)
+	if string(rawJSON) != string(indexJSON) {
+		t.Fatalf("the index after erasure:\n%s\nthe raw log:\n%s", indexJSON, rawJSON)
 	}
 }
