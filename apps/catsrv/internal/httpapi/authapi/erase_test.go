@@ -62,10 +62,6 @@ func newErasureWorldOver(t *testing.T, w *erasureWorld, store func([]analytics.I
 	return w
 }
 
-var append_ = func(s []analytics.Interaction, v ...analytics.Interaction) []analytics.Interaction {
-	return append(s, v...)
-}
-
 // newErasureWorld is the world over memory, in CATs shop and mix.
 func newErasureWorld(t *testing.T) *erasureWorld {
 	t.Helper()
@@ -151,7 +147,7 @@ func TestEraseOverSQL(t *testing.T) {
 					raw = string(b)
 				}
 				r := e.Do(t, method, path, auth, raw)
-				return Resp{Status: r.Status, Header: r.Header, Body: r.Body}
+				return Resp(r)
 			}
 			newErasureWorldOver(t, w, func(in []analytics.Interaction) {
 				r := w.do(t, http.MethodPost, ChatPath+"/chat", w.alice, `{"message":"one more"}`)
