@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/auth"
@@ -103,8 +104,8 @@ func ErasedRef(userID string) string {
 // (errs.KindNotFound when there is none); anything else is the id itself
 // (an account id, or the subject of a token minted by catsrv token).
 func (s *Service) Resolve(ctx context.Context, ref string) (string, error) {
-	if ref == "" {
-		return "", errs.New(errs.KindInvalid, "user: empty")
+	if err := CheckUser(ref); err != nil {
+		return "", err
 	}
 	if p, sub, ok := strings.Cut(ref, ":"); ok && slices.Contains(auth.Providers, p) {
 		if sub == "" {
@@ -119,6 +120,21 @@ func (s *Service) Resolve(ctx context.Context, ref string) (string, error) {
 	return ref, nil
 }
 
+// CheckUser refuses a user reference no store could hold: empty, not
+// UTF-8, or with a NUL byte (errs.KindInvalid). Such a reference names no
+// one; refusing it keeps the stores from failing on it.
+func CheckUser(ref string) error {
+	switch {
+	case ref == "":
+		return errs.New(errs.KindInvalid, "user: empty")
+	case !utf8.ValidString(ref):
+		return errs.New(errs.KindInvalid, "user: not valid UTF-8")
+	case strings.IndexByte(ref, 0) >= 0:
+		return errs.New(errs.KindInvalid, "user: contains a NUL byte")
+	}
+	return nil
+}
+
 // Erase deletes everything catsrv holds about the person userID, in this
 // order: their refresh tokens, with every session they opened denied
 // until it would have expired (their access tokens stop working at once);
@@ -129,8 +145,8 @@ func (s *Service) Resolve(ctx context.Context, ref string) (string, error) {
 // succeeds (the result is Empty), and is audited too. A failure leaves
 // part of the data; erasing again finishes the work.
 func (s *Service) Erase(ctx context.Context, userID string, by Actor) (Result, error) {
-	if userID == "" {
-		return Result{}, errs.New(errs.KindInvalid, "user: empty")
+	if err := CheckUser(userID); err != nil {
+		return Result{}, err
 	}
 	var r Result
 	now := s.d.Clock.Now().UTC()

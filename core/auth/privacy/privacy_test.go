@@ -147,3 +147,15 @@ func TestErasedRefIsOneWay(t *testing.T) {
 		t.Fatalf("ErasedRef: %q, %q", a, b)
 	}
 }
+
+func TestCheckUserRefusesWhatNoStoreHolds(t *testing.T) {
+	for _, ref := range []string{"", "a\x00b", "caf\xc3"} {
+		if err := privacy.CheckUser(ref); errs.KindOf(err) != errs.KindInvalid {
+			t.Errorf("CheckUser(%q) = %v, want invalid", ref, err)
+		}
+	}
+	f := newFixture(t, nil)
+	if _, err := f.svc.Erase(t.Context(), "a\x00b", privacy.Actor{By: privacy.ByCLI}); errs.KindOf(err) != errs.KindInvalid || len(f.calls) != 0 {
+		t.Fatalf("Erase of a NUL id: %v, calls %v", err, f.calls)
+	}
+}

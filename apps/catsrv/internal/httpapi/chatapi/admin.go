@@ -7,6 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/catsrv/catsrv/core/auth"
+	"github.com/catsrv/catsrv/core/auth/privacy"
 	"github.com/catsrv/catsrv/core/chat"
 )
 
@@ -41,6 +42,9 @@ func (c *chatAPI) adminDelete(ctx context.Context, in *adminConversationInput) (
 		return nil, c.fail(ctx, err)
 	}
 	if err := auth.RequireAdmin(who.claims); err != nil {
+		return nil, c.fail(ctx, err)
+	}
+	if err := privacy.CheckUser(in.User); err != nil {
 		return nil, c.fail(ctx, err)
 	}
 	if err := c.d.Service.Delete(ctx, chat.Owner{Cat: who.owner.Cat, UserID: in.User}, in.ID); err != nil {
