@@ -110,7 +110,7 @@ func registerPrivacy(api huma.API, a *authAPI, op operation) {
 			"Idempotent: a user id answers 204 whether or not anything was left; a <provider>:<subject> whose account "+
 			"does not exist (never signed in, or already erased) answers 404.",
 		errors(map[int]string{
-			http.StatusBadRequest: "The user is empty or names a provider without a subject.",
+			http.StatusBadRequest: "The user is empty, not UTF-8, has a NUL byte, or names a provider without a subject.",
 			http.StatusForbidden:  "The caller is not an admin, or the session cookie came from an origin not allowed (CSRF).",
 			http.StatusNotFound:   "No account of that <provider>:<subject>.",
 		}), false, true)
