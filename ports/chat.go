@@ -1,6 +1,6 @@
 package ports
 
-//go:generate go tool moq -rm -pkg mocks -out mocks/chat_moq.go . ChatModel ConversationStore ConversationEraser TurnRecorder KnowledgeSource
+//go:generate go tool moq -rm -pkg mocks -out mocks/chat_moq.go . ChatModel ConversationStore ConversationPruner ConversationEraser TurnRecorder KnowledgeSource
 
 import (
 	"context"
@@ -55,6 +55,18 @@ type ConversationEraser interface {
 	// returns how many; deleting none is no error. It does not touch the
 	// interactions the turns recorded (ports.InteractionEraser does).
 	DeleteConversationsOf(ctx context.Context, userID string) (int, error)
+}
+
+// ConversationPruner deletes a CAT's conversations whose last activity
+// is older than a time: chat retention (chat.retention_days). Kept apart
+// from ConversationStore, whose methods act for one owner.
+type ConversationPruner interface {
+	// PruneConversations deletes the CAT's conversations whose UpdatedAt
+	// is before `before`, with their messages (searches no longer find
+	// them), at most batch per transaction (batch <= 0: a store default),
+	// until none is left or ctx ends, and returns how many. It leaves the
+	// interactions of their turns to analytics retention.
+	PruneConversations(ctx context.Context, cat string, before time.Time, batch int) (int, error)
 }
 
 // TurnRecorder stores a chat turn atomically: the conversation (created if

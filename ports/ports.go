@@ -5,7 +5,7 @@
 // Mocks for isolating core logic are generated into ports/mocks with moq.
 package ports
 
-//go:generate go tool moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog InteractionEraser RollupStore InteractionFeed DeletionFeed
+//go:generate go tool moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog InteractionEraser RollupStore InteractionFeed DeletionFeed JobLock
 
 import (
 	"context"
@@ -72,6 +72,16 @@ type InteractionEraser interface {
 	DeleteInteractions(ctx context.Context, d analytics.Deletion, batch int) (int, error)
 }
 
+// JobLock lets one instance at a time run a background job (retention)
+// when several share a database.
+type JobLock interface {
+	// TryLock takes the lock of the named job without waiting: ok is false
+	// when another holder (in this process or another) has it. The caller
+	// runs its pass and then calls release; a holder that dies releases
+	// the lock with it.
+	TryLock(ctx context.Context, job string) (release func(), ok bool, err error)
+}
+
 // RollupStore answers the same counts as InteractionLog from pre-aggregated
 // rollups that every Append keeps in step.
 type RollupStore interface {
@@ -108,11 +118,16 @@ type InteractionFeed interface {
 // equal to the log. Every committed deletion batch that removes api rows
 // gets a generation, increasing in commit order like the ids, and names
 // the CATs that lost rows; a follower that sees a generation above the
-// last it applied rebuilds those CATs (or everything) from a read that
-// starts after that generation was read, so it never keeps a deleted row.
+// last it applied rebuilds those CATs (ReadCat, up to the id it had
+// reached) from a read that starts after that generation was read, so it
+// never keeps a deleted row nor misses a remaining one.
 type DeletionFeed interface {
 	// ReadDeletions returns the highest deletion generation above after
 	// (after itself when none) and the CATs that lost api rows in the
 	// deletions above after, sorted.
 	ReadDeletions(ctx context.Context, after int64) (generation int64, cats []string, err error)
+	// ReadCat calls fn with every api interaction of the CAT whose id is
+	// at most upTo, in id order, from one read. It stops at fn's first
+	// error.
+	ReadCat(ctx context.Context, cat string, upTo int64, fn func(*FeedRow) error) error
 }

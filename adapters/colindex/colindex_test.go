@@ -116,6 +116,16 @@ func (m *memLog) ReadDeletions(_ context.Context, after int64) (int64, []string,
 	return int64(len(m.dels)), cats, nil
 }
 
+func (m *memLog) ReadCat(ctx context.Context, cat string, upTo int64, fn func(*ports.FeedRow) error) error {
+	_, err := m.ReadSince(ctx, 0, func(r *ports.FeedRow) error {
+		if r.ID > upTo || string(r.Cat) != cat {
+			return nil
+		}
+		return fn(r)
+	})
+	return err
+}
+
 func build(t *testing.T, src ports.InteractionFeed) *colindex.Index {
 	t.Helper()
 	idx, err := colindex.Build(t.Context(), src)

@@ -38,4 +38,10 @@
 // hold of the write lock, having read and coded them without it; a
 // large one builds a CAT's next columns beside those readers use and
 // swaps them in (see draft.go).
+//
+// Deleted rows (retention, erasure) reach the index through the source's
+// ports.DeletionFeed: when a refresh sees a deletion generation above the
+// one it reflects, it builds each CAT that lost rows anew from a read made
+// after seeing it and swaps it in whole (see [Index.Refresh]); [Eraser]
+// does so as soon as this process's deletion returns.
 package colindex

@@ -43,17 +43,52 @@ func Build(ctx context.Context, src ports.InteractionFeed) (*Index, error) {
 	return x, nil
 }
 
-// fresh builds a new index of the source's rows as of now, reflecting the
-// deletions up to generation gen (read before the rows).
-func (x *Index) fresh(ctx context.Context, gen int64) (*Index, error) {
-	y := &Index{src: x.src, dels: x.dels, delGen: gen, cats: map[string]*catIndex{}}
+// catFeed is the feed of one CAT's rows up to an id: what rebuildCat
+// reads.
+type catFeed struct {
+	src  ports.DeletionFeed
+	cat  string
+	upTo int64
+}
+
+func (f catFeed) ReadSince(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+	last := after
+	err := f.src.ReadCat(ctx, f.cat, f.upTo, func(r *ports.FeedRow) error {
+		if r.ID <= after {
+			return nil
+		}
+		last = r.ID
+		return fn(r)
+	})
+	return last, err
+}
+
+// rebuildCat replaces the CAT's rows by a new read of those the source
+// still holds up to the high-water mark (later ones come with the next
+// read as usual), built beside the old ones and swapped in under one hold
+// of the write lock: a query, which reads one CAT, sees the CAT before the
+// deletion or after it. The caller holds refreshMu.
+func (x *Index) rebuildCat(ctx context.Context, cat string) error {
+	y := &Index{src: catFeed{src: x.dels, cat: cat, upTo: x.high}, cats: map[string]*catIndex{}}
 	if err := y.readApply(ctx); err != nil {
-		return nil, err
+		return err
 	}
-	for _, c := range y.cats {
+	c := y.cats[cat]
+	if c != nil {
 		c.trim()
 	}
-	return y, nil
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if old := x.cats[cat]; old != nil {
+		x.rows -= old.at.len()
+	}
+	if c == nil {
+		delete(x.cats, cat)
+		return nil
+	}
+	x.cats[cat] = c
+	x.rows += c.at.len()
+	return nil
 }
 
 // Refresh applies the interactions stored since the last refresh, all
@@ -64,32 +99,29 @@ func (x *Index) fresh(ctx context.Context, gen int64) (*Index, error) {
 // until it applies.
 //
 // When the source reports deletions the index has not applied (a
-// ports.DeletionFeed generation above its own), the refresh instead
-// rebuilds the index from a new read of the whole source, made after the
-// generation was read, and swaps it in under one hold of the write lock:
-// queries see the index before the deletion or after it, never a part.
+// ports.DeletionFeed generation above its own), the refresh first
+// rebuilds each CAT that lost rows from a new read of its rows up to the
+// high-water mark, made after the generation was read, and swaps it in
+// under one hold of the write lock (rebuildCat): queries see a CAT before
+// the deletion or after it, never a part.
 func (x *Index) Refresh(ctx context.Context) error {
 	x.refreshMu.Lock()
 	defer x.refreshMu.Unlock()
 	if x.dels != nil {
-		gen, _, err := x.dels.ReadDeletions(ctx, x.delGen)
+		gen, cats, err := x.dels.ReadDeletions(ctx, x.delGen)
 		if err != nil {
 			return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed")
 		}
 		if gen > x.delGen {
-			if x.high == 0 && x.rows == 0 {
-				// Nothing held yet (the first build): no row to forget.
-				x.delGen = gen
-			} else {
-				y, err := x.fresh(ctx, gen)
-				if err != nil {
-					return err
+			// Before the first read nothing is held, so nothing to forget.
+			if x.high > 0 {
+				for _, cat := range cats {
+					if err := x.rebuildCat(ctx, cat); err != nil {
+						return err // delGen unchanged: the next refresh rebuilds them again
+					}
 				}
-				x.mu.Lock()
-				x.cats, x.high, x.rows, x.delGen = y.cats, y.high, y.rows, y.delGen
-				x.mu.Unlock()
-				return nil
 			}
+			x.delGen = gen
 		}
 	}
 	return x.readApply(ctx)

@@ -14,3 +14,10 @@ func TestConversationsContract(t *testing.T) {
 		return memstore.NewConversations(log), log
 	})
 }
+
+func TestConversationPrunerContract(t *testing.T) {
+	porttest.TestConversationPruner(t, func(*testing.T) (porttest.ChatStore, ports.ConversationPruner) {
+		s := memstore.NewConversations(memstore.New())
+		return s, s
+	})
+}

@@ -14,7 +14,7 @@ import (
 func TestInteractionEraserContract(t *testing.T) {
 	porttest.TestInteractionEraser(t, func(*testing.T) porttest.Erasable {
 		s := memstore.New()
-		return porttest.Erasable{Log: s, Eraser: s, Reads: map[string]ports.Aggregator{"memory": s}, OnBatch: s.SetAfterDeleteBatch, DefaultBatch: memstore.DefaultDeleteBatch}
+		return porttest.Erasable{Log: s, Eraser: s, Reads: map[string]ports.Aggregator{"memory": s}, OnBatch: s.SetAfterDeleteBatch, DefaultBatch: memstore.DefaultDeleteBatch, Browser: s}
 	})
 }
 

@@ -21,8 +21,9 @@ import (
 // (CAT, UTC day) that lost api rows are recomputed from the api rows that
 // remain there, and the CATs that lost api rows are recorded in
 // interaction_deletions, the deletion feed (ports.DeletionFeed) a column
-// index polls to learn that it must rebuild them. Dictionary entries stay:
-// a code no row refers to is never counted.
+// index polls to learn that it must rebuild them. When the deletion ends,
+// the dictionary entries only deleted rows used are deleted too
+// (deletegc.go), so no erased text stays behind.
 
 var (
 	_ ports.InteractionEraser = (*Store)(nil)
@@ -63,25 +64,35 @@ func (s *Store) DeleteInteractions(ctx context.Context, d analytics.Deletion, ba
 		batch = DefaultDeleteBatch
 	}
 	total := 0
+	dead := newDeadCodes()
 	for {
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
 		var n int
 		err := s.WriteTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+			// WriteTx may run fn again: collect the codes of the attempt
+			// that commits only.
+			attempt := newDeadCodes()
 			var err error
-			n, err = s.deleteBatch(ctx, tx.Tx, d, batch)
+			n, err = s.deleteBatch(ctx, tx.Tx, d, batch, attempt)
+			if err == nil {
+				dead.merge(attempt)
+			}
 			return err
 		})
 		if err != nil {
 			return total, err
 		}
 		total += n
-		if n == 0 {
-			return total, nil
-		}
-		if s.afterDeleteBatch != nil {
+		if n > 0 && s.afterDeleteBatch != nil {
 			s.afterDeleteBatch()
+		}
+		if dead.n > 0 && (n < batch || dead.n >= gcMaxCodes) {
+			if err := s.WriteTx(ctx, func(ctx context.Context, tx bun.Tx) error { return s.collect(ctx, tx.Tx, dead) }); err != nil {
+				return total, err
+			}
+			dead = newDeadCodes()
 		}
 		if n < batch {
 			return total, nil
@@ -91,12 +102,18 @@ func (s *Store) DeleteInteractions(ctx context.Context, d analytics.Deletion, ba
 
 // deleteBatch deletes the first (at most) limit rows d selects in tx and
 // rebuilds the blocks and rollups of the days they leave.
-func (s *Store) deleteBatch(ctx context.Context, tx *sql.Tx, d analytics.Deletion, limit int) (int, error) {
-	ids, touched, err := s.selectDeleted(ctx, tx, d, limit)
+func (s *Store) deleteBatch(ctx context.Context, tx *sql.Tx, d analytics.Deletion, limit int, dead *deadCodes) (int, error) {
+	ids, touched, err := s.selectDeleted(ctx, tx, d, limit, dead)
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
+	selected := len(ids)
 	ph := s.dialect.placeholders
+	if s.dialect == sqliteDialect {
+		if ids, err = s.keepHighest(ctx, tx, ids); err != nil {
+			return 0, err
+		}
+	}
 	for rest := ids; len(rest) > 0; {
 		chunk := rest[:min(len(rest), batchRows(s.dialect, 1))]
 		rest = rest[len(chunk):]
@@ -127,7 +144,7 @@ func (s *Store) deleteBatch(ctx context.Context, tx *sql.Tx, d analytics.Deletio
 			return 0, internal(err)
 		}
 	}
-	return len(ids), nil
+	return selected, nil
 }
 
 // dayCounts counts deleted api rows per CAT and UTC day.
@@ -150,7 +167,7 @@ func (c dayCounts) keys() []blockKey {
 
 // selectDeleted returns the ids of the first (at most) limit rows d
 // selects and the days of the api rows among them.
-func (s *Store) selectDeleted(ctx context.Context, tx *sql.Tx, d analytics.Deletion, limit int) ([]int64, dayCounts, error) {
+func (s *Store) selectDeleted(ctx context.Context, tx *sql.Tx, d analytics.Deletion, limit int, dead *deadCodes) ([]int64, dayCounts, error) {
 	var (
 		where []string
 		args  []any
@@ -168,9 +185,12 @@ func (s *Store) selectDeleted(ctx context.Context, tx *sql.Tx, d analytics.Delet
 		args = append(args, d.UserID)
 		where = append(where, "user_id = "+ph())
 	}
+	// Never a tombstone (keepHighest): no stored interaction has an empty
+	// event kind (Interaction.Validate).
+	where = append(where, "event_kind <> ''")
 	args = append(args, limit)
 	//nolint:gosec // fixed SQL text; the values are bound
-	query := "SELECT id, cat, " + s.microsExpr() + ", event_kind FROM interactions WHERE " +
+	query := "SELECT id, cat, " + s.microsExpr() + ", event_kind, dims FROM interactions WHERE " +
 		strings.Join(where, " AND ") + " ORDER BY id LIMIT " + ph()
 	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -185,13 +205,17 @@ func (s *Store) selectDeleted(ctx context.Context, tx *sql.Tx, d analytics.Delet
 			cat    string
 			micros int64
 			kind   string
+			dims   []byte
 		)
-		if err := rows.Scan(&id, &cat, &micros, &kind); err != nil {
+		if err := rows.Scan(&id, &cat, &micros, &kind, &dims); err != nil {
 			return nil, nil, internal(err)
 		}
 		ids = append(ids, id)
 		if kind == analytics.EventKindAPI {
 			touched[blockKey{cat: cat, day: dayOf(time.UnixMicro(micros))}]++
+			if err := dead.add(cat, dims); err != nil {
+				return nil, nil, internal(err)
+			}
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -302,4 +326,32 @@ func (s *Store) ReadDeletions(ctx context.Context, after int64) (int64, []string
 		return out, nil
 	})
 	return r.gen, r.cats, err
+}
+
+// keepHighest keeps SQLite from numbering new rows below the ids a
+// follower has seen: a rowid table gives a new row the highest id plus
+// one, so deleting the row with the highest id would hand its id out
+// again, and an index following the ids would never read the new row.
+// When the batch deletes the highest id, that row is blanked into a
+// tombstone instead (empty CAT, event kind, texts and user; no dims): no
+// query, listing or deletion ever selects it, and it keeps the id taken.
+// The previous tombstone, no longer the highest, goes. PostgreSQL's
+// identity column never hands an id out twice.
+func (s *Store) keepHighest(ctx context.Context, tx *sql.Tx, ids []int64) ([]int64, error) {
+	var highest int64
+	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM interactions").Scan(&highest); err != nil {
+		return nil, internal(err)
+	}
+	if !slices.Contains(ids, highest) {
+		return ids, nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE interactions SET cat = '', event_kind = '', question = '', answer = '',
+		topic = '', model = '', persona = '', question_id = '', answer_id = '', user_id = '', conversation_id = '', dims = NULL
+		WHERE id = ?`, highest); err != nil {
+		return nil, internal(err)
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM interactions WHERE event_kind = '' AND id < ?", highest); err != nil {
+		return nil, internal(err)
+	}
+	return slices.DeleteFunc(ids, func(id int64) bool { return id == highest }), nil
 }

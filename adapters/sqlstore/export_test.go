@@ -79,3 +79,6 @@ func SetPassPlanned(s *Store, hook func()) { s.passPlanned = hook }
 // SetAfterDeleteBatch installs fn to run after each committed batch of
 // DeleteInteractions.
 func (s *Store) SetAfterDeleteBatch(fn func()) { s.afterDeleteBatch = fn }
+
+// DeletionSteps is how many schema steps the deletion feed has.
+var DeletionSteps = len(deletionMigrations)

@@ -50,3 +50,22 @@ func (s *Store) ReadSince(ctx context.Context, after int64, fn func(*ports.FeedR
 		}
 	}
 }
+
+// ReadCat streams the CAT's api interactions with ids up to upTo, in id
+// order, to fn (ports.DeletionFeed). A read cut short by a lost connection
+// goes on after the last row fn was given, so fn sees each row once.
+func (s *Store) ReadCat(ctx context.Context, cat string, upTo int64, fn func(*ports.FeedRow) error) error {
+	if upTo <= 0 {
+		return nil
+	}
+	last := int64(0)
+	for attempt := 1; ; attempt++ {
+		var err error
+		if last, err = s.readFeed(ctx, cat, last, upTo, fn); err == nil {
+			return nil
+		}
+		if attempt == retryAttempts || !retryable(err) || ctx.Err() != nil || !sleep(ctx, backoff(attempt)) {
+			return giveUp(err)
+		}
+	}
+}

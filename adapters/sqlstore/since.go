@@ -16,6 +16,12 @@ var _ ports.InteractionFeed = (*Store)(nil)
 // commit in increasing order and a reader that remembers the last id it
 // saw never misses a row.
 func (s *Store) readSince(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+	return s.readFeed(ctx, "", after, 0, fn)
+}
+
+// readFeed streams the api interactions with ids in (after, upTo] (upTo 0:
+// no bound) to fn in id order: of one CAT, or of all when cat is "".
+func (s *Store) readFeed(ctx context.Context, cat string, after, upTo int64, fn func(*ports.FeedRow) error) (int64, error) {
 	micros := "occurred_at"
 	if s.dialect == postgresDialect {
 		micros = "CAST(EXTRACT(EPOCH FROM occurred_at) * 1000000 AS BIGINT)"
@@ -23,22 +29,31 @@ func (s *Store) readSince(ctx context.Context, after int64, fn func(*ports.FeedR
 	//nolint:gosec // fixed SQL text; the values are bound
 	query := "SELECT id, " + micros + ", cat, topic, model, persona, question_id, question, answer_id, answer" +
 		" FROM interactions WHERE id > " + s.dialect.placeholders(1, 1) +
-		" AND event_kind = " + s.dialect.placeholders(2, 1) + " ORDER BY id"
-	rows, err := s.db.DB.QueryContext(ctx, query, after, analytics.EventKindAPI)
+		" AND event_kind = " + s.dialect.placeholders(2, 1)
+	args := []any{after, analytics.EventKindAPI}
+	if cat != "" {
+		args = append(args, cat)
+		query += " AND cat = " + s.dialect.placeholders(len(args), 1)
+	}
+	if upTo > 0 {
+		args = append(args, upTo)
+		query += " AND id <= " + s.dialect.placeholders(len(args), 1)
+	}
+	rows, err := s.db.DB.QueryContext(ctx, query+" ORDER BY id", args...)
 	if err != nil {
 		return after, internal(err)
 	}
 	defer rows.Close()
 	var (
-		r                                          ports.FeedRow
-		cat, topic, model, persona, qid, q, aid, a sql.RawBytes
+		r                                             ports.FeedRow
+		rowCat, topic, model, persona, qid, q, aid, a sql.RawBytes
 	)
 	last := after
 	for rows.Next() {
-		if err := rows.Scan(&r.ID, &r.Micros, &cat, &topic, &model, &persona, &qid, &q, &aid, &a); err != nil {
+		if err := rows.Scan(&r.ID, &r.Micros, &rowCat, &topic, &model, &persona, &qid, &q, &aid, &a); err != nil {
 			return last, internal(err)
 		}
-		r.Cat, r.Topic, r.Model, r.Persona = cat, topic, model, persona
+		r.Cat, r.Topic, r.Model, r.Persona = rowCat, topic, model, persona
 		r.QuestionID, r.Question, r.AnswerID, r.Answer = qid, q, aid, a
 		if err := fn(&r); err != nil {
 			return last, err

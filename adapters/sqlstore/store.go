@@ -70,6 +70,8 @@ type Store struct {
 	// afterDeleteBatch, a test hook, runs after each committed batch of
 	// DeleteInteractions.
 	afterDeleteBatch func()
+	// localLocks are the job locks of a SQLite database (joblock.go).
+	localLocks localLocks
 }
 
 // Open connects to the database the DSN names and brings its schema up to

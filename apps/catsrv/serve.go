@@ -87,6 +87,8 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 	if authDeps.Privacy, err = privacyService(ctx, store, chats, catConfig, rollups); err != nil {
 		return err
 	}
+	stopRetention := startRetention(ctx, cfg.RetentionInterval, catConfig, store, rollups, chats, logger)
+	defer stopRetention()
 	chatService, err := service.New(service.Deps{
 		Cats: catConfig, Conversations: chats, Turns: chats,
 		Model:     openai.New(openai.Options{APIKey: cfg.AgentKey}),

@@ -30,6 +30,9 @@ type Cat struct {
 	Name     string   `config:"-" json:"name"`
 	Chat     Chat     `config:"cat" json:"cat"`
 	Security Security `config:"security" json:"security"`
+	// Analytics and ChatLog hold the retention keys (retention.go).
+	Analytics AnalyticsKeys `config:"analytics" json:"analytics"`
+	ChatLog   ChatLogKeys   `config:"chat" json:"chat"`
 }
 
 // Chat holds the cat.* keys.
@@ -167,6 +170,9 @@ func (c Cat) Validate() error {
 	}
 	if h := c.Security.JWT.ExpirationHours; h < 1 || h > 24*30 {
 		return errs.New(errs.KindInvalid, "security.jwt.expiration_hours: %d is not between 1 and 720", h)
+	}
+	if err := c.validateRetention(); err != nil {
+		return err
 	}
 	for _, o := range c.Security.CORS.AllowedOrigins {
 		if !ValidOrigin(o) {

@@ -3,8 +3,10 @@ package catconfig_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/catsrv/catsrv/core/catconfig"
+	"github.com/catsrv/catsrv/core/errs"
 )
 
 func TestValidate(t *testing.T) {
@@ -48,6 +50,32 @@ func TestValidName(t *testing.T) {
 	} {
 		if got := catconfig.ValidName(name); got != want {
 			t.Errorf("ValidName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestRetentionKeys(t *testing.T) {
+	c := catconfig.Defaults("c")
+	if c.InteractionRetention() != 0 || c.ConversationRetention() != 0 {
+		t.Fatalf("default retention %s, %s; want forever (0)", c.InteractionRetention(), c.ConversationRetention())
+	}
+	c.Analytics.RetentionDays, c.ChatLog.RetentionDays = 30, 7
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	if c.InteractionRetention() != 30*24*time.Hour || c.ConversationRetention() != 7*24*time.Hour {
+		t.Errorf("retention %s, %s", c.InteractionRetention(), c.ConversationRetention())
+	}
+	for _, bad := range []catconfig.Cat{
+		func() catconfig.Cat { c := catconfig.Defaults("c"); c.Analytics.RetentionDays = -1; return c }(),
+		func() catconfig.Cat {
+			c := catconfig.Defaults("c")
+			c.ChatLog.RetentionDays = catconfig.MaxRetentionDays + 1
+			return c
+		}(),
+	} {
+		if err := bad.Validate(); errs.KindOf(err) != errs.KindInvalid {
+			t.Errorf("Validate(%+v, %+v) = %v, want invalid", bad.Analytics, bad.ChatLog, err)
 		}
 	}
 }

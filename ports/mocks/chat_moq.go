@@ -460,6 +460,90 @@ func (mock *ConversationStoreMock) SearchConversationsCalls() []struct {
 	return calls
 }
 
+// Ensure, that ConversationPrunerMock does implement ports.ConversationPruner.
+// If this is not the case, regenerate this file with moq.
+var _ ports.ConversationPruner = &ConversationPrunerMock{}
+
+// ConversationPrunerMock is a mock implementation of ports.ConversationPruner.
+//
+//	func TestSomethingThatUsesConversationPruner(t *testing.T) {
+//
+//		// make and configure a mocked ports.ConversationPruner
+//		mockedConversationPruner := &ConversationPrunerMock{
+//			PruneConversationsFunc: func(ctx context.Context, cat string, before time.Time, batch int) (int, error) {
+//				panic("mock out the PruneConversations method")
+//			},
+//		}
+//
+//		// use mockedConversationPruner in code that requires ports.ConversationPruner
+//		// and then make assertions.
+//
+//	}
+type ConversationPrunerMock struct {
+	// PruneConversationsFunc mocks the PruneConversations method.
+	PruneConversationsFunc func(ctx context.Context, cat string, before time.Time, batch int) (int, error)
+
+	// calls tracks calls to the methods.
+	calls struct {
+		// PruneConversations holds details about calls to the PruneConversations method.
+		PruneConversations []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// Cat is the cat argument value.
+			Cat string
+			// Before is the before argument value.
+			Before time.Time
+			// Batch is the batch argument value.
+			Batch int
+		}
+	}
+	lockPruneConversations sync.RWMutex
+}
+
+// PruneConversations calls PruneConversationsFunc.
+func (mock *ConversationPrunerMock) PruneConversations(ctx context.Context, cat string, before time.Time, batch int) (int, error) {
+	if mock.PruneConversationsFunc == nil {
+		panic("ConversationPrunerMock.PruneConversationsFunc: method is nil but ConversationPruner.PruneConversations was just called")
+	}
+	callInfo := struct {
+		Ctx    context.Context
+		Cat    string
+		Before time.Time
+		Batch  int
+	}{
+		Ctx:    ctx,
+		Cat:    cat,
+		Before: before,
+		Batch:  batch,
+	}
+	mock.lockPruneConversations.Lock()
+	mock.calls.PruneConversations = append(mock.calls.PruneConversations, callInfo)
+	mock.lockPruneConversations.Unlock()
+	return mock.PruneConversationsFunc(ctx, cat, before, batch)
+}
+
+// PruneConversationsCalls gets all the calls that were made to PruneConversations.
+// Check the length with:
+//
+//	len(mockedConversationPruner.PruneConversationsCalls())
+func (mock *ConversationPrunerMock) PruneConversationsCalls() []struct {
+	Ctx    context.Context
+	Cat    string
+	Before time.Time
+	Batch  int
+} {
+	var calls []struct {
+		Ctx    context.Context
+		Cat    string
+		Before time.Time
+		Batch  int
+	}
+	mock.lockPruneConversations.RLock()
+	calls = mock.calls.PruneConversations
+	mock.lockPruneConversations.RUnlock()
+	return calls
+}
+
 // Ensure, that ConversationEraserMock does implement ports.ConversationEraser.
 // If this is not the case, regenerate this file with moq.
 var _ ports.ConversationEraser = &ConversationEraserMock{}

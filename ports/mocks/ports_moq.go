@@ -560,6 +560,9 @@ var _ ports.DeletionFeed = &DeletionFeedMock{}
 //
 //		// make and configure a mocked ports.DeletionFeed
 //		mockedDeletionFeed := &DeletionFeedMock{
+//			ReadCatFunc: func(ctx context.Context, cat string, upTo int64, fn func(*ports.FeedRow) error) error {
+//				panic("mock out the ReadCat method")
+//			},
 //			ReadDeletionsFunc: func(ctx context.Context, after int64) (int64, []string, error) {
 //				panic("mock out the ReadDeletions method")
 //			},
@@ -570,11 +573,25 @@ var _ ports.DeletionFeed = &DeletionFeedMock{}
 //
 //	}
 type DeletionFeedMock struct {
+	// ReadCatFunc mocks the ReadCat method.
+	ReadCatFunc func(ctx context.Context, cat string, upTo int64, fn func(*ports.FeedRow) error) error
+
 	// ReadDeletionsFunc mocks the ReadDeletions method.
 	ReadDeletionsFunc func(ctx context.Context, after int64) (int64, []string, error)
 
 	// calls tracks calls to the methods.
 	calls struct {
+		// ReadCat holds details about calls to the ReadCat method.
+		ReadCat []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// Cat is the cat argument value.
+			Cat string
+			// UpTo is the upTo argument value.
+			UpTo int64
+			// Fn is the fn argument value.
+			Fn func(*ports.FeedRow) error
+		}
 		// ReadDeletions holds details about calls to the ReadDeletions method.
 		ReadDeletions []struct {
 			// Ctx is the ctx argument value.
@@ -583,7 +600,52 @@ type DeletionFeedMock struct {
 			After int64
 		}
 	}
+	lockReadCat       sync.RWMutex
 	lockReadDeletions sync.RWMutex
+}
+
+// ReadCat calls ReadCatFunc.
+func (mock *DeletionFeedMock) ReadCat(ctx context.Context, cat string, upTo int64, fn func(*ports.FeedRow) error) error {
+	if mock.ReadCatFunc == nil {
+		panic("DeletionFeedMock.ReadCatFunc: method is nil but DeletionFeed.ReadCat was just called")
+	}
+	callInfo := struct {
+		Ctx  context.Context
+		Cat  string
+		UpTo int64
+		Fn   func(*ports.FeedRow) error
+	}{
+		Ctx:  ctx,
+		Cat:  cat,
+		UpTo: upTo,
+		Fn:   fn,
+	}
+	mock.lockReadCat.Lock()
+	mock.calls.ReadCat = append(mock.calls.ReadCat, callInfo)
+	mock.lockReadCat.Unlock()
+	return mock.ReadCatFunc(ctx, cat, upTo, fn)
+}
+
+// ReadCatCalls gets all the calls that were made to ReadCat.
+// Check the length with:
+//
+//	len(mockedDeletionFeed.ReadCatCalls())
+func (mock *DeletionFeedMock) ReadCatCalls() []struct {
+	Ctx  context.Context
+	Cat  string
+	UpTo int64
+	Fn   func(*ports.FeedRow) error
+} {
+	var calls []struct {
+		Ctx  context.Context
+		Cat  string
+		UpTo int64
+		Fn   func(*ports.FeedRow) error
+	}
+	mock.lockReadCat.RLock()
+	calls = mock.calls.ReadCat
+	mock.lockReadCat.RUnlock()
+	return calls
 }
 
 // ReadDeletions calls ReadDeletionsFunc.
@@ -619,5 +681,77 @@ func (mock *DeletionFeedMock) ReadDeletionsCalls() []struct {
 	mock.lockReadDeletions.RLock()
 	calls = mock.calls.ReadDeletions
 	mock.lockReadDeletions.RUnlock()
+	return calls
+}
+
+// Ensure, that JobLockMock does implement ports.JobLock.
+// If this is not the case, regenerate this file with moq.
+var _ ports.JobLock = &JobLockMock{}
+
+// JobLockMock is a mock implementation of ports.JobLock.
+//
+//	func TestSomethingThatUsesJobLock(t *testing.T) {
+//
+//		// make and configure a mocked ports.JobLock
+//		mockedJobLock := &JobLockMock{
+//			TryLockFunc: func(ctx context.Context, job string) (func(), bool, error) {
+//				panic("mock out the TryLock method")
+//			},
+//		}
+//
+//		// use mockedJobLock in code that requires ports.JobLock
+//		// and then make assertions.
+//
+//	}
+type JobLockMock struct {
+	// TryLockFunc mocks the TryLock method.
+	TryLockFunc func(ctx context.Context, job string) (func(), bool, error)
+
+	// calls tracks calls to the methods.
+	calls struct {
+		// TryLock holds details about calls to the TryLock method.
+		TryLock []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// Job is the job argument value.
+			Job string
+		}
+	}
+	lockTryLock sync.RWMutex
+}
+
+// TryLock calls TryLockFunc.
+func (mock *JobLockMock) TryLock(ctx context.Context, job string) (func(), bool, error) {
+	if mock.TryLockFunc == nil {
+		panic("JobLockMock.TryLockFunc: method is nil but JobLock.TryLock was just called")
+	}
+	callInfo := struct {
+		Ctx context.Context
+		Job string
+	}{
+		Ctx: ctx,
+		Job: job,
+	}
+	mock.lockTryLock.Lock()
+	mock.calls.TryLock = append(mock.calls.TryLock, callInfo)
+	mock.lockTryLock.Unlock()
+	return mock.TryLockFunc(ctx, job)
+}
+
+// TryLockCalls gets all the calls that were made to TryLock.
+// Check the length with:
+//
+//	len(mockedJobLock.TryLockCalls())
+func (mock *JobLockMock) TryLockCalls() []struct {
+	Ctx context.Context
+	Job string
+} {
+	var calls []struct {
+		Ctx context.Context
+		Job string
+	}
+	mock.lockTryLock.RLock()
+	calls = mock.calls.TryLock
+	mock.lockTryLock.RUnlock()
 	return calls
 }

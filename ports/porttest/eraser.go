@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/core/analytics/chatlog"
 	"github.com/catsrv/catsrv/core/errs"
 	"github.com/catsrv/catsrv/ports"
 )
@@ -30,6 +31,9 @@ type Erasable struct {
 	OnBatch func(fn func())
 	// DefaultBatch is the batch size of a deletion that names none.
 	DefaultBatch int
+	// Browser, when set, is the store's chat log: its daily counts and
+	// its listing must leave out the deleted rows too.
+	Browser ports.InteractionBrowser
 }
 
 // TestInteractionEraser runs the contract of ports.InteractionEraser
@@ -150,6 +154,9 @@ func (h *eraseHarness) check(when string) {
 	for range 3 {
 		queries = append(queries, g.query(h.ref))
 	}
+	if h.e.Browser != nil {
+		h.checkBrowser(when)
+	}
 	names := make([]string, 0, len(h.e.Reads))
 	for name := range h.e.Reads {
 		names = append(names, name)
@@ -265,4 +272,33 @@ func (h *eraseHarness) randomDeletion(round int) analytics.Deletion {
 		d.Cat = pick(h.r, append(genCats, "gamma"))
 	}
 	return d
+}
+
+// checkBrowser compares the chat log's daily counts and its first page
+// with the reference over what remains.
+func (h *eraseHarness) checkBrowser(when string) {
+	h.t.Helper()
+	for _, cat := range []string{catAlpha, catBeta} {
+		sel := analytics.Selection{Cat: cat}
+		got, err := h.e.Browser.Daily(h.t.Context(), sel)
+		if err != nil {
+			h.t.Fatalf("%s: Daily(%s): %v", when, cat, err)
+		}
+		if want := chatlog.Daily(h.ref, sel); !slices.Equal(got, want) {
+			h.t.Fatalf("%s: Daily(%s):\n got       %v\n reference %v", when, cat, got, want)
+		}
+		page, err := h.e.Browser.List(h.t.Context(), sel, chatlog.Page{Limit: chatlog.MaxPageSize})
+		if err != nil {
+			h.t.Fatalf("%s: List(%s): %v", when, cat, err)
+		}
+		want := 0
+		for _, i := range h.ref {
+			if sel.Matches(i) {
+				want++
+			}
+		}
+		if want <= chatlog.MaxPageSize && len(page.Entries) != want {
+			h.t.Fatalf("%s: List(%s) gave %d entries, the reference holds %d", when, cat, len(page.Entries), want)
+		}
+	}
 }

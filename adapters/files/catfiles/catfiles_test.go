@@ -88,6 +88,11 @@ func TestLoadValid(t *testing.T) {
 			files: map[string]string{"demo.yaml": "", "README.md": "x: 1", ".hidden.yaml": "bad: key", "notes.txt": ""},
 			want:  []catconfig.Cat{catconfig.Defaults("demo")}},
 		{name: "empty directory configures no CAT", files: map[string]string{}, want: []catconfig.Cat{}},
+		{name: "retention keys",
+			files: map[string]string{"demo.yaml": "analytics:\n  retention_days: 30\nchat:\n  retention_days: 7\n"},
+			want: []catconfig.Cat{cat("demo", func(c *catconfig.Cat) {
+				c.Analytics.RetentionDays, c.ChatLog.RetentionDays = 30, 7
+			})}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

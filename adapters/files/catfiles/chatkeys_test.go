@@ -32,6 +32,8 @@ func TestChatKeys(t *testing.T) {
 		}, ""},
 		{"number as a string", "cat:\n  agent:\n    temperature: \"hot\"\n", nil, "want a number"},
 		{"bad rule", "cat:\n  custom:\n    rules: [\"keyword refund => human\"]\n", nil, "cat.custom.rules[0]"},
+		{"negative retention", "analytics:\n  retention_days: -1\n", nil, "analytics.retention_days"},
+		{"retention as a string", "chat:\n  retention_days: forever\n", nil, "want an integer"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -35,6 +35,8 @@
 //	security.providers.provider_c.enabled    boolean          false
 //	security.analytics.public                boolean          false (true lets anyone read the CAT's analytics without an admin token)
 //	security.cors.allowed_origins            list of strings  [] (browser origins scheme://host[:port] allowed with credentials; the server allows the union over all CATs)
+//	analytics.retention_days                 integer          0 (keep forever; else days of interactions kept, 1 to 36500: see docs/operations.md, Retention)
+//	chat.retention_days                      integer          0 (keep forever; else days a conversation is kept after its last activity, 1 to 36500)
 //
 // Example demo.yaml:
 //

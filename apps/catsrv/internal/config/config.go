@@ -60,6 +60,9 @@ type Config struct {
 	AuthRateBurst int     `env:"CATSRV_AUTH_RATE_BURST" default:"20"`
 	// AuditRetention is how long audit events are kept; 0 is forever.
 	AuditRetention time.Duration `env:"CATSRV_AUDIT_RETENTION" default:"90d"`
+	// RetentionInterval is how often the retention job (per-CAT
+	// analytics.retention_days and chat.retention_days) runs; 0 is never.
+	RetentionInterval time.Duration `env:"CATSRV_RETENTION_INTERVAL" default:"1h"`
 	// Warehouse is "index" or "sql".
 	Warehouse string `env:"CATSRV_WAREHOUSE" default:"index"`
 

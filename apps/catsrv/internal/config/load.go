@@ -155,6 +155,14 @@ func decode(k *koanf.Koanf, all []setting) (*Config, error) {
 		c.AuditRetention, ok = parseRetention(strings.TrimSpace(v))
 		return ok, nil
 	})
+	d.parse(&c.RetentionInterval, "must be a duration of at least 1m (e.g. 1h), or off", func(v string) (ok bool, err error) {
+		if v = strings.TrimSpace(v); v == "off" || v == "0" {
+			c.RetentionInterval = 0
+			return true, nil
+		}
+		c.RetentionInterval, err = time.ParseDuration(v)
+		return err == nil && c.RetentionInterval >= time.Minute, nil
+	})
 	d.parse(&c.Warehouse, "must be index or sql", func(v string) (bool, error) {
 		c.Warehouse = v
 		if v != "index" && v != "sql" {

@@ -1,0 +1,100 @@
+package porttest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/ports"
+)
+
+// DeletionFeedStore is a log whose rows can be deleted and followed: what
+// a column index follows.
+type DeletionFeedStore interface {
+	ports.InteractionLog
+	ports.InteractionEraser
+	ports.InteractionFeed
+	ports.DeletionFeed
+}
+
+// TestDeletionFeed runs the contract of ports.DeletionFeed: each deletion
+// that removes api rows raises the generation and names the CATs that lost
+// them (a deletion of other event kinds only, or of nothing, need not);
+// ReadCat gives one CAT's remaining api rows up to an id, in id order; ids
+// given after a deletion are above every id read before it.
+func TestDeletionFeed(t *testing.T, open func(t *testing.T) DeletionFeedStore) {
+	s := open(t)
+	ctx := t.Context()
+	log := mixedLog()
+	for k := range log {
+		log[k] = withCat(log[k], []string{catAlpha, catBeta}[k%2])
+	}
+	if _, err := s.Append(ctx, analytics.Each(log)); err != nil {
+		t.Fatal(err)
+	}
+	gen0, cats, err := s.ReadDeletions(ctx, 0)
+	if err != nil || len(cats) != 0 {
+		t.Fatalf("ReadDeletions before any deletion = %d, %v, %v; want no CAT", gen0, cats, err)
+	}
+	high, err := s.ReadSince(ctx, 0, func(*ports.FeedRow) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	readCat := func(cat string, upTo int64) []int64 {
+		t.Helper()
+		var ids []int64
+		if err := s.ReadCat(ctx, cat, upTo, func(r *ports.FeedRow) error {
+			if string(r.Cat) != cat || r.ID > upTo {
+				t.Errorf("ReadCat(%s, %d) gave row %d of %s", cat, upTo, r.ID, r.Cat)
+			}
+			ids = append(ids, r.ID)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	alphaBefore := readCat(catAlpha, high)
+	if len(alphaBefore) == 0 || !slices.IsSorted(alphaBefore) {
+		t.Fatalf("ReadCat(alpha) = %v, want its api rows in id order", alphaBefore)
+	}
+
+	// Deleting alpha's rows of day 0 (the newest ids among them too).
+	if _, err := s.DeleteInteractions(ctx, analytics.Deletion{Cat: catAlpha, Before: day(1)}, 0); err != nil {
+		t.Fatal(err)
+	}
+	gen1, cats, err := s.ReadDeletions(ctx, gen0)
+	if err != nil || gen1 <= gen0 || !slices.Equal(cats, []string{catAlpha}) {
+		t.Fatalf("ReadDeletions(%d) = %d, %v, %v; want a higher generation naming alpha", gen0, gen1, cats, err)
+	}
+	if again, cats, err := s.ReadDeletions(ctx, gen1); err != nil || again != gen1 || len(cats) != 0 {
+		t.Errorf("ReadDeletions(%d) = %d, %v, %v; want nothing new", gen1, again, cats, err)
+	}
+	alphaAfter := readCat(catAlpha, high)
+	if len(alphaAfter) >= len(alphaBefore) {
+		t.Errorf("ReadCat(alpha) after the deletion = %v, before %v", alphaAfter, alphaBefore)
+	}
+	if got := readCat(catAlpha, alphaAfter[0]); !slices.Equal(got, alphaAfter[:1]) {
+		t.Errorf("ReadCat(alpha, %d) = %v, want only that row", alphaAfter[0], got)
+	}
+
+	// Deleting everything, then appending: the new ids are above high.
+	if _, err := s.DeleteInteractions(ctx, analytics.Deletion{Before: day(30)}, 0); err != nil {
+		t.Fatal(err)
+	}
+	gen2, cats, err := s.ReadDeletions(ctx, gen1)
+	if err != nil || gen2 <= gen1 || !slices.Equal(cats, []string{catAlpha, catBeta}) {
+		t.Fatalf("ReadDeletions(%d) = %d, %v, %v; want a higher generation naming alpha and beta", gen1, gen2, cats, err)
+	}
+	if _, err := s.Append(ctx, analytics.Each([]analytics.Interaction{event(day(5).Add(time.Hour), "t", "m", "p", "q", "a")})); err != nil {
+		t.Fatal(err)
+	}
+	var fresh []int64
+	if _, err := s.ReadSince(ctx, high, func(r *ports.FeedRow) error { fresh = append(fresh, r.ID); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(fresh) != 1 {
+		t.Errorf("ReadSince(%d) after deleting everything and appending one row = %v, want that row", high, fresh)
+	}
+}
