@@ -366,3 +366,73 @@ func TestAdminDeletesConversation(t *testing.T) {
 		t.Fatalf("bob's conversations after the deletion: %+v", after.Conversations)
 	}
 }
+
+// TestEraseMeEndsTheSession erases a signed-in user through the session
+// cookie: the origin check applies, the cookies are cleared, every token
+// of the login (access before and after a refresh, refresh) stops working
+// at once, the account and memory are gone, and the same identity signs up
+// afresh as a new account.
+func TestEraseMeEndsTheSession(t *testing.T) {
+	e := NewAuthEnv(t)
+	b := e.Browser(t)
+	b.Login(auth.ProviderA)
+	first := b.Cookie("catsrv_access", "/")
+	claims, err := e.Tokens.Verify(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := b.Do(http.MethodPost, AuthPrefix+"/memory", `{"preferences":{"lang":"fr"}}`, b.SameOrigin()...); r.Status != http.StatusOK {
+		t.Fatalf("memory: %d %s", r.Status, r.Body)
+	}
+	if r := b.Do(http.MethodPost, AuthPrefix+"/refresh", "", b.SameOrigin()...); r.Status != http.StatusOK {
+		t.Fatalf("refresh: %d %s", r.Status, r.Body)
+	}
+	access, refresh := b.Cookie("catsrv_access", "/"), b.Cookie("catsrv_refresh", AuthPrefix+"/refresh")
+	if r := b.Do(http.MethodDelete, AuthPrefix+"/me", "", "Origin", RefusedOrigin); r.Status != http.StatusForbidden {
+		t.Fatalf("erase from a foreign origin: %d %s", r.Status, r.Body)
+	}
+	r := b.Do(http.MethodDelete, AuthPrefix+"/me", "", b.SameOrigin()...)
+	if r.Status != http.StatusNoContent {
+		t.Fatalf("erase me: %d %s", r.Status, r.Body)
+	}
+	if b.Cookie("catsrv_access", "/") != "" || b.Cookie("catsrv_refresh", AuthPrefix+"/refresh") != "" {
+		t.Fatal("the erasure left session cookies")
+	}
+	other := e.Browser(t)
+	for name, tok := range map[string]string{"first access token": first, "refreshed access token": access} {
+		if r := other.Do(http.MethodGet, AuthPrefix+"/memory", "", "Authorization", "Bearer "+tok); r.Status != http.StatusUnauthorized {
+			t.Errorf("%s after erasure: %d %s", name, r.Status, r.Body)
+		}
+	}
+	if r := other.Do(http.MethodPost, AuthPrefix+"/refresh", `{"refresh_token":"`+refresh+`"}`); r.Status != http.StatusUnauthorized {
+		t.Errorf("refresh token after erasure: %d %s", r.Status, r.Body)
+	}
+	if r := other.Do(http.MethodDelete, AuthPrefix+"/me", "", "Authorization", "Bearer "+access); r.Status != http.StatusUnauthorized {
+		t.Errorf("second erasure with the erased session: %d %s, want 401 (documented)", r.Status, r.Body)
+	}
+	if _, err := e.Store.User(t.Context(), claims.Subject); err == nil {
+		t.Fatal("the account survived the erasure")
+	}
+	if m, err := e.Store.Memory(t.Context(), claims.Subject); err != nil || len(m.Preferences) != 0 {
+		t.Fatalf("memory after erasure: %+v, %v", m, err)
+	}
+	again := e.Browser(t)
+	again.Login(auth.ProviderA)
+	c2, err := e.Tokens.Verify(again.Cookie("catsrv_access", "/"))
+	if err != nil || c2.Subject == claims.Subject {
+		t.Fatalf("login after erasure: %+v, %v; want a new account", c2, err)
+	}
+	events, err := e.Store.Events(t.Context(), auth.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range events {
+		if ev.Kind == privacy.AuditErasure {
+			if ev.UserID != "" || ev.IP != "" || !strings.Contains(ev.Reason, "by=self erased="+privacy.ErasedRef(claims.Subject)+" account=true memory=true sessions=1 ") {
+				t.Fatalf("erasure event: %+v", ev)
+			}
+			return
+		}
+	}
+	t.Fatal("no erasure event")
+}

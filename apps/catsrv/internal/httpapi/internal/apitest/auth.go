@@ -21,6 +21,7 @@ import (
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/auth"
 	"github.com/catsrv/catsrv/core/auth/prefs"
+	"github.com/catsrv/catsrv/core/auth/privacy"
 	"github.com/catsrv/catsrv/core/auth/session"
 	"github.com/catsrv/catsrv/core/auth/tokens"
 	"github.com/catsrv/catsrv/core/catconfig"
@@ -110,6 +111,9 @@ func NewAuthEnv(t *testing.T, opts ...AuthOption) *AuthEnv {
 		AllowedOrigins: []string{AllowedOrigin},
 		PostLoginURL:   PostLoginURL,
 	}
+	convs := memstore.NewConversations(memstore.New())
+	deps.Privacy = privacy.New(privacy.Deps{Users: e.Store, UserEraser: e.Store, Refresh: e.Store, Revocations: e.Store,
+		Memory: e.Store, Audit: e.Store, Conversations: convs, Interactions: memstore.New(), Clock: e.Clock, Cats: cats, Store: convs})
 	for _, o := range opts {
 		o(deps)
 	}
