@@ -373,7 +373,7 @@ type ExportDocument struct {
 		UpdatedAt time.Time `json:"updated_at"`
 	} `json:"account"`
 
-	// Conversations Every conversation in every configured CAT, CATs by name, each newest first.
+	// Conversations Every conversation of the caller, in every CAT (configured now or not), CATs by name, each newest first.
 	Conversations []ExportConversation `json:"conversations"`
 	ExportedAt    time.Time            `json:"exported_at"`
 	Memory        MemoryResponse       `json:"memory"`

@@ -47,9 +47,14 @@ type ConversationStore interface {
 	SearchConversations(ctx context.Context, owner chat.Owner, query string, limit int) ([]chat.SearchHit, error)
 }
 
-// ConversationEraser deletes every conversation of a user, whatever the
-// CAT: the conversation part of erasing a person.
+// ConversationEraser finds and deletes every conversation of a user,
+// whatever the CAT: the conversation part of exporting and erasing a
+// person.
 type ConversationEraser interface {
+	// ConversationCats returns the CATs in which the user has
+	// conversations, by name (configured now or not), so that an export
+	// can list them through ConversationStore, CAT by CAT.
+	ConversationCats(ctx context.Context, userID string) ([]string, error)
 	// DeleteConversationsOf deletes the user's conversations in every
 	// CAT, with their messages and their search index entries, and
 	// returns how many; deleting none is no error. It does not touch the

@@ -144,6 +144,20 @@ func (s *Conversations) DeleteConversation(_ context.Context, owner chat.Owner, 
 	return nil
 }
 
+// ConversationCats returns the CATs of the user's conversations, by name.
+func (s *Conversations) ConversationCats(_ context.Context, userID string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cats := []string{}
+	for _, c := range s.convs {
+		if c.c.Owner.UserID == userID && !slices.Contains(cats, c.c.Owner.Cat) {
+			cats = append(cats, c.c.Owner.Cat)
+		}
+	}
+	slices.Sort(cats)
+	return cats, nil
+}
+
 // DeleteConversationsOf removes every conversation of the user, in every
 // CAT.
 func (s *Conversations) DeleteConversationsOf(_ context.Context, userID string) (int, error) {

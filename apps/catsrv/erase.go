@@ -38,7 +38,7 @@ func eraseCmd(ctx context.Context, args []string, env environ, stdout io.Writer)
 		return fmt.Errorf("opening database: %w", err)
 	}
 	defer store.Close()
-	svc, err := privacyService(ctx, store, nil, nil, nil)
+	svc, err := privacyService(ctx, store, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -55,11 +55,11 @@ func eraseCmd(ctx context.Context, args []string, env environ, stdout io.Writer)
 	return err
 }
 
-// privacyService wires erasure and export over the database. chats and
-// cats may be nil (the CLI opens the conversation store itself and does
-// not export); with the column index as the warehouse, deletions reach it
+// privacyService wires erasure and export over the database. chats may
+// be nil (the CLI opens the conversation store itself); with the column
+// index as the warehouse, deletions reach it
 // before Erase returns.
-func privacyService(ctx context.Context, store *sqlstore.Store, chats *chatsql.Store, cats ports.CatDirectory, rollups ports.RollupStore) (*privacy.Service, error) {
+func privacyService(ctx context.Context, store *sqlstore.Store, chats *chatsql.Store, rollups ports.RollupStore) (*privacy.Service, error) {
 	records, err := authsql.Open(ctx, store)
 	if err != nil {
 		return nil, fmt.Errorf("auth tables: %w", err)
@@ -75,6 +75,6 @@ func privacyService(ctx context.Context, store *sqlstore.Store, chats *chatsql.S
 	}
 	return privacy.New(privacy.Deps{
 		Users: records, UserEraser: records, Refresh: records, Revocations: records, Memory: records, Audit: records,
-		Conversations: chats, Interactions: interactions, Store: chats, Cats: cats, Clock: clock.System{},
+		Conversations: chats, Interactions: interactions, Store: chats, Clock: clock.System{},
 	}), nil
 }

@@ -84,7 +84,7 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 	if err != nil {
 		return fmt.Errorf("loading runtime CAT configuration: %w", err)
 	}
-	if authDeps.Privacy, err = privacyService(ctx, store, chats, catConfig, rollups); err != nil {
+	if authDeps.Privacy, err = privacyService(ctx, store, chats, rollups); err != nil {
 		return err
 	}
 	stopRetention := startRetention(ctx, cfg.RetentionInterval, catConfig, store, rollups, chats, logger)

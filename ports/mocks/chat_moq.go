@@ -554,6 +554,9 @@ var _ ports.ConversationEraser = &ConversationEraserMock{}
 //
 //		// make and configure a mocked ports.ConversationEraser
 //		mockedConversationEraser := &ConversationEraserMock{
+//			ConversationCatsFunc: func(ctx context.Context, userID string) ([]string, error) {
+//				panic("mock out the ConversationCats method")
+//			},
 //			DeleteConversationsOfFunc: func(ctx context.Context, userID string) (int, error) {
 //				panic("mock out the DeleteConversationsOf method")
 //			},
@@ -564,11 +567,21 @@ var _ ports.ConversationEraser = &ConversationEraserMock{}
 //
 //	}
 type ConversationEraserMock struct {
+	// ConversationCatsFunc mocks the ConversationCats method.
+	ConversationCatsFunc func(ctx context.Context, userID string) ([]string, error)
+
 	// DeleteConversationsOfFunc mocks the DeleteConversationsOf method.
 	DeleteConversationsOfFunc func(ctx context.Context, userID string) (int, error)
 
 	// calls tracks calls to the methods.
 	calls struct {
+		// ConversationCats holds details about calls to the ConversationCats method.
+		ConversationCats []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// UserID is the userID argument value.
+			UserID string
+		}
 		// DeleteConversationsOf holds details about calls to the DeleteConversationsOf method.
 		DeleteConversationsOf []struct {
 			// Ctx is the ctx argument value.
@@ -577,7 +590,44 @@ type ConversationEraserMock struct {
 			UserID string
 		}
 	}
+	lockConversationCats      sync.RWMutex
 	lockDeleteConversationsOf sync.RWMutex
+}
+
+// ConversationCats calls ConversationCatsFunc.
+func (mock *ConversationEraserMock) ConversationCats(ctx context.Context, userID string) ([]string, error) {
+	if mock.ConversationCatsFunc == nil {
+		panic("ConversationEraserMock.ConversationCatsFunc: method is nil but ConversationEraser.ConversationCats was just called")
+	}
+	callInfo := struct {
+		Ctx    context.Context
+		UserID string
+	}{
+		Ctx:    ctx,
+		UserID: userID,
+	}
+	mock.lockConversationCats.Lock()
+	mock.calls.ConversationCats = append(mock.calls.ConversationCats, callInfo)
+	mock.lockConversationCats.Unlock()
+	return mock.ConversationCatsFunc(ctx, userID)
+}
+
+// ConversationCatsCalls gets all the calls that were made to ConversationCats.
+// Check the length with:
+//
+//	len(mockedConversationEraser.ConversationCatsCalls())
+func (mock *ConversationEraserMock) ConversationCatsCalls() []struct {
+	Ctx    context.Context
+	UserID string
+} {
+	var calls []struct {
+		Ctx    context.Context
+		UserID string
+	}
+	mock.lockConversationCats.RLock()
+	calls = mock.calls.ConversationCats
+	mock.lockConversationCats.RUnlock()
+	return calls
 }
 
 // DeleteConversationsOf calls DeleteConversationsOfFunc.

@@ -372,6 +372,11 @@ func testDeleteConversationsOf(t *testing.T, h *convHarness) {
 		t.Fatal(err)
 	}
 	before := h.total("demo") + h.total("other")
+	for user, want := range map[string][]string{"alice": {"demo", "other"}, "bob": {"demo"}, "nobody": {}} {
+		if cats, err := h.s.ConversationCats(ctx, user); err != nil || !slices.Equal(cats, want) {
+			t.Fatalf("ConversationCats(%s) = %v, %v; want %v", user, cats, err, want)
+		}
+	}
 	n, err := h.s.DeleteConversationsOf(ctx, "alice")
 	if err != nil || n != 2 {
 		t.Fatalf("DeleteConversationsOf(alice) = %d, %v; want 2", n, err)
@@ -397,6 +402,9 @@ func testDeleteConversationsOf(t *testing.T, h *convHarness) {
 	}
 	if hits := h.search(bob, "refund", 10); !slices.Equal(hitIDs(hits), []string{"b1"}) {
 		t.Fatalf("bob's search after alice's erasure = %v", hitIDs(hits))
+	}
+	if cats, err := h.s.ConversationCats(ctx, "alice"); err != nil || len(cats) != 0 {
+		t.Fatalf("ConversationCats(alice) after erasure = %v, %v", cats, err)
 	}
 	if after := h.total("demo") + h.total("other"); after != before {
 		t.Fatalf("interactions %d -> %d: DeleteConversationsOf must not touch the log", before, after)

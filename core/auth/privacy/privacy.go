@@ -39,8 +39,9 @@ const (
 	ByCLI   = "cli"   // an operator, with catsrv erase
 )
 
-// Deps are the ports of a Service. Export needs Users, Memory, Cats and
-// Store; erasure needs the erasers, Revocations, Audit and Clock.
+// Deps are the ports of a Service. Export needs Users, Memory,
+// Conversations and Store; erasure needs the erasers, Revocations, Audit
+// and Clock.
 type Deps struct {
 	Users         ports.UserStore
 	UserEraser    ports.UserEraser
@@ -51,7 +52,6 @@ type Deps struct {
 	Interactions  ports.InteractionEraser
 	Audit         ports.AuditLog
 	Clock         ports.Clock
-	Cats          ports.CatDirectory
 	Store         ports.ConversationStore
 	// Batch is how many interactions one transaction deletes (0: the
 	// store's default).
@@ -240,21 +240,22 @@ type Thread struct {
 	Messages     []chat.Message
 }
 
-// Conversations yields every conversation of the person in every
-// configured CAT (CATs by name, conversations newest first), each with its
+// Conversations yields every conversation of the person in every CAT
+// they have conversations in, configured now or not (CATs by name,
+// conversations newest first), each with its
 // messages, reading one page of a CAT's list at a time and one
 // conversation's messages at a time: the export never holds them all. A
 // conversation deleted while it runs is skipped. It stops at the first
 // error, which it yields.
 func (s *Service) Conversations(ctx context.Context, userID string) iter.Seq2[Thread, error] {
 	return func(yield func(Thread, error) bool) {
-		cats, err := s.d.Cats.Cats(ctx)
+		cats, err := s.d.Conversations.ConversationCats(ctx, userID)
 		if err != nil {
 			yield(Thread{}, err)
 			return
 		}
-		for _, c := range cats {
-			owner := chat.Owner{Cat: c.Name, UserID: userID}
+		for _, cat := range cats {
+			owner := chat.Owner{Cat: cat, UserID: userID}
 			page := chat.Page{Limit: chat.MaxLimit}
 			for {
 				p, err := s.d.Store.Conversations(ctx, owner, page)

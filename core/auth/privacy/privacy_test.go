@@ -10,6 +10,7 @@ import (
 	"github.com/catsrv/catsrv/core/auth"
 	"github.com/catsrv/catsrv/core/auth/privacy"
 	"github.com/catsrv/catsrv/core/auth/session"
+	"github.com/catsrv/catsrv/core/chat"
 	"github.com/catsrv/catsrv/core/errs"
 	"github.com/catsrv/catsrv/ports/mocks"
 )
@@ -157,5 +158,43 @@ func TestCheckUserRefusesWhatNoStoreHolds(t *testing.T) {
 	f := newFixture(t, nil)
 	if _, err := f.svc.Erase(t.Context(), "a\x00b", privacy.Actor{By: privacy.ByCLI}); errs.KindOf(err) != errs.KindInvalid || len(f.calls) != 0 {
 		t.Fatalf("Erase of a NUL id: %v, calls %v", err, f.calls)
+	}
+}
+
+// TestConversationsReadsEveryCATPageByPage: the export lists the CATs the
+// person has conversations in (configured or not), pages through each,
+// reads each conversation's messages, and skips one deleted meanwhile.
+func TestConversationsReadsEveryCATPageByPage(t *testing.T) {
+	pages := map[string][]chat.ConversationPage{
+		"gone": {{Conversations: []chat.Conversation{{ID: "g1"}}, Next: "n1"}, {Conversations: []chat.Conversation{{ID: "g2"}, {ID: "deleted"}}}},
+		"shop": {{Conversations: []chat.Conversation{{ID: "s1"}}}},
+	}
+	var asked []string
+	store := &mocks.ConversationStoreMock{
+		ConversationsFunc: func(_ context.Context, o chat.Owner, p chat.Page) (chat.ConversationPage, error) {
+			asked = append(asked, o.Cat+"@"+p.After)
+			page := pages[o.Cat][0]
+			pages[o.Cat] = pages[o.Cat][1:]
+			return page, nil
+		},
+		ConversationFunc: func(_ context.Context, o chat.Owner, id string) (chat.Conversation, []chat.Message, error) {
+			if id == "deleted" {
+				return chat.Conversation{}, nil, errs.New(errs.KindNotFound, "conversation not found")
+			}
+			return chat.Conversation{ID: id, Owner: o}, []chat.Message{{Content: "m " + id}}, nil
+		},
+	}
+	svc := privacy.New(privacy.Deps{Store: store, Conversations: &mocks.ConversationEraserMock{
+		ConversationCatsFunc: func(context.Context, string) ([]string, error) { return []string{"gone", "shop"}, nil },
+	}})
+	var got []string
+	for th, err := range svc.Conversations(t.Context(), "u1") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, th.Conversation.Owner.Cat+"/"+th.Conversation.ID+":"+th.Messages[0].Content)
+	}
+	if strings.Join(got, ",") != "gone/g1:m g1,gone/g2:m g2,shop/s1:m s1" || strings.Join(asked, ",") != "gone@,gone@n1,shop@" {
+		t.Fatalf("threads %v, pages asked %v", got, asked)
 	}
 }

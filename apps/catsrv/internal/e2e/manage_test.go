@@ -83,7 +83,7 @@ func newChatSite(t *testing.T) *chatSite {
 				Audit: records, Cats: cats, Clock: clk}),
 			Memory: memory, Cats: cats, DefaultCat: "demo",
 			Privacy: privacy.New(privacy.Deps{Users: records, UserEraser: records, Refresh: records, Revocations: records,
-				Memory: records, Audit: records, Conversations: chats, Interactions: store, Clock: clk, Cats: cats, Store: chats}),
+				Memory: records, Audit: records, Conversations: chats, Interactions: store, Clock: clk, Store: chats}),
 		},
 		Chat: &chatapi.Deps{Service: svc, Config: cats, Memory: memory, DefaultCat: "demo", AgentKeySet: func(string) bool { return false }},
 	})

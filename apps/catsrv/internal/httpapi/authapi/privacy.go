@@ -42,7 +42,7 @@ type ExportDocument struct {
 	ExportedAt    time.Time            `json:"exported_at"`
 	Account       *ExportAccount       `json:"account"` // null for a caller known only by a token's subject
 	Memory        MemoryResponse       `json:"memory"`
-	Conversations []ExportConversation `json:"conversations" nullable:"false" doc:"Every conversation in every configured CAT, CATs by name, each newest first."`
+	Conversations []ExportConversation `json:"conversations" nullable:"false" doc:"Every conversation of the caller, in every CAT (configured now or not), CATs by name, each newest first."`
 }
 
 // ExportAccount is the account part of an export.

@@ -113,7 +113,7 @@ func NewAuthEnv(t *testing.T, opts ...AuthOption) *AuthEnv {
 	}
 	convs := memstore.NewConversations(memstore.New())
 	deps.Privacy = privacy.New(privacy.Deps{Users: e.Store, UserEraser: e.Store, Refresh: e.Store, Revocations: e.Store,
-		Memory: e.Store, Audit: e.Store, Conversations: convs, Interactions: memstore.New(), Clock: e.Clock, Cats: cats, Store: convs})
+		Memory: e.Store, Audit: e.Store, Conversations: convs, Interactions: memstore.New(), Clock: e.Clock, Store: convs})
 	for _, o := range opts {
 		o(deps)
 	}

@@ -207,7 +207,7 @@ func (e *ChatEnv) Restart(t *testing.T) {
 	}
 	erasure := privacy.New(privacy.Deps{
 		Users: e.Auth, UserEraser: e.Auth, Refresh: e.Auth, Revocations: e.Auth, Memory: e.Auth, Audit: e.Auth,
-		Conversations: e.Convs, Interactions: e.Log, Clock: e.Clock, Cats: cats, Store: e.Convs,
+		Conversations: e.Convs, Interactions: e.Log, Clock: e.Clock, Store: e.Convs,
 	})
 	_, h := httpapi.New(httpapi.Deps{
 		Tokens: e.Tokens, Logger: slog.New(slog.DiscardHandler),

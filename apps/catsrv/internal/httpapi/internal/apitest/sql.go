@@ -113,7 +113,7 @@ func NewSQLEnv(t testing.TB, b sqltest.Backend) *SQLEnv {
 	e.Records, e.Store = records, store
 	authDeps := &authapi.Deps{
 		Privacy: privacy.New(privacy.Deps{Users: records, UserEraser: records, Refresh: records, Revocations: records,
-			Memory: records, Audit: records, Conversations: chats, Interactions: store, Clock: clk, Cats: cats, Store: chats}),
+			Memory: records, Audit: records, Conversations: chats, Interactions: store, Clock: clk, Store: chats}),
 		Sessions: session.New(session.Deps{Tokens: tok, Users: records, Refresh: records, Revocations: records,
 			Audit: records, Cats: cats, Clock: clk, RefreshLifetime: 24 * time.Hour}),
 		States:         session.NewStateSealer([]byte(Secret), clk),
