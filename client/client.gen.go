@@ -349,6 +349,47 @@ type ErrorBody struct {
 	Status int64 `json:"status"`
 }
 
+// ExportConversation defines model for ExportConversation.
+type ExportConversation struct {
+	Catname   string          `json:"catname"`
+	CreatedAt time.Time       `json:"created_at"`
+	Id        string          `json:"id"`
+	Messages  []ExportMessage `json:"messages"`
+	Name      string          `json:"name"`
+	UpdatedAt time.Time       `json:"updated_at"`
+}
+
+// ExportDocument defines model for ExportDocument.
+type ExportDocument struct {
+	// Account The account of a login; null for a caller known only by a token's subject.
+	Account *struct {
+		CreatedAt time.Time `json:"created_at"`
+		Email     string    `json:"email"`
+		Id        string    `json:"id"`
+		Name      string    `json:"name"`
+		Provider  string    `json:"provider"`
+		Role      string    `json:"role"`
+		Subject   string    `json:"subject"`
+		UpdatedAt time.Time `json:"updated_at"`
+	} `json:"account"`
+
+	// Conversations Every conversation of the caller, in every CAT (configured now or not), CATs by name, each newest first.
+	Conversations []ExportConversation `json:"conversations"`
+	ExportedAt    time.Time            `json:"exported_at"`
+	Memory        MemoryResponse       `json:"memory"`
+
+	// UserId The caller's id: the subject of their tokens. account is null for a caller known only by a token's subject.
+	UserId string `json:"user_id"`
+}
+
+// ExportMessage defines model for ExportMessage.
+type ExportMessage struct {
+	Content string    `json:"content"`
+	Model   *string   `json:"model,omitempty"`
+	Role    string    `json:"role"`
+	Time    time.Time `json:"time"`
+}
+
 // HealthStatus defines model for HealthStatus.
 type HealthStatus struct {
 	Status HealthStatusStatus `json:"status"`
@@ -1097,6 +1138,12 @@ type PostLegacyChatParams struct {
 	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
 }
 
+// AdminDeleteConversationParams defines parameters for AdminDeleteConversation.
+type AdminDeleteConversationParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
 // AuthLogoutJSONRequestBody defines body for AuthLogout for application/json ContentType.
 type AuthLogoutJSONRequestBody = RefreshBody
 
@@ -1359,6 +1406,20 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/auth/logout (the `AuthLogout` operationId).
 	AuthLogout(ctx context.Context, body AuthLogoutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AuthEraseMe Erase the caller
+	//
+	// Erases everything catsrv holds about the caller: account, memory, refresh tokens and sessions (every session's access tokens stop working), conversations and messages, and interactions (every aggregate updated). The audit log records that an erasure happened, not whom. Idempotent: 204 again for a bearer token minted by catsrv token; a session's own token is revoked by the erasure, so a second call with it is 401.
+	//
+	// Corresponds with DELETE /api/v1/auth/me (the `AuthEraseMe` operationId).
+	AuthEraseMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthExportMe Export the caller's data
+	//
+	// Everything catsrv holds about the caller (account, memory, conversations with their messages) as one JSON document, streamed conversation by conversation. A failure after the first byte ends the document early (it is then not valid JSON).
+	//
+	// Corresponds with GET /api/v1/auth/me/export (the `AuthExportMe` operationId).
+	AuthExportMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AuthDeleteMemory Clear the caller's memory
 	//
 	// Idempotent.
@@ -1455,6 +1516,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/auth/refresh (the `AuthRefresh` operationId).
 	AuthRefresh(ctx context.Context, body AuthRefreshJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthEraseUser Erase a user (admin)
+	//
+	// Erases everything catsrv holds about a user, as DELETE /me does for the caller. Admin token required. Idempotent: a user id answers 204 whether or not anything was left; a <provider>:<subject> whose account does not exist (never signed in, or already erased) answers 404.
+	//
+	// Corresponds with DELETE /api/v1/auth/users/{user} (the `AuthEraseUser` operationId).
+	AuthEraseUser(ctx context.Context, user string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostAgentChatWithBody Chat with the agent model
 	//
@@ -1580,6 +1648,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/cat/legacy_chat (the `PostLegacyChat` operationId).
 	PostLegacyChat(ctx context.Context, params *PostLegacyChatParams, body PostLegacyChatJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminDeleteConversation Delete a user's conversation (admin)
+	//
+	// Removes the conversation and its messages, whoever owns it. Admin token required. Its interactions stay in the analytics; erasing the user (DELETE /api/v1/auth/users/{user}) removes them too. A conversation already deleted is 404.
+	//
+	// Corresponds with DELETE /api/v1/cat/users/{user}/conversations/{id} (the `AdminDeleteConversation` operationId).
+	AdminDeleteConversation(ctx context.Context, user string, id string, params *AdminDeleteConversationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetHealthz Liveness
 	//
@@ -1838,6 +1913,40 @@ func (c *Client) AuthLogout(ctx context.Context, body AuthLogoutJSONRequestBody,
 	return c.Client.Do(req)
 }
 
+// AuthEraseMe Erase the caller
+//
+// Erases everything catsrv holds about the caller: account, memory, refresh tokens and sessions (every session's access tokens stop working), conversations and messages, and interactions (every aggregate updated). The audit log records that an erasure happened, not whom. Idempotent: 204 again for a bearer token minted by catsrv token; a session's own token is revoked by the erasure, so a second call with it is 401.
+//
+// Corresponds with DELETE /api/v1/auth/me (the `AuthEraseMe` operationId).
+func (c *Client) AuthEraseMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthEraseMeRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthExportMe Export the caller's data
+//
+// Everything catsrv holds about the caller (account, memory, conversations with their messages) as one JSON document, streamed conversation by conversation. A failure after the first byte ends the document early (it is then not valid JSON).
+//
+// Corresponds with GET /api/v1/auth/me/export (the `AuthExportMe` operationId).
+func (c *Client) AuthExportMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthExportMeRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // AuthDeleteMemory Clear the caller's memory
 //
 // Idempotent.
@@ -2055,6 +2164,23 @@ func (c *Client) AuthRefreshWithBody(ctx context.Context, contentType string, bo
 // Corresponds with POST /api/v1/auth/refresh (the `AuthRefresh` operationId).
 func (c *Client) AuthRefresh(ctx context.Context, body AuthRefreshJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAuthRefreshRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthEraseUser Erase a user (admin)
+//
+// Erases everything catsrv holds about a user, as DELETE /me does for the caller. Admin token required. Idempotent: a user id answers 204 whether or not anything was left; a <provider>:<subject> whose account does not exist (never signed in, or already erased) answers 404.
+//
+// Corresponds with DELETE /api/v1/auth/users/{user} (the `AuthEraseUser` operationId).
+func (c *Client) AuthEraseUser(ctx context.Context, user string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthEraseUserRequest(c.Server, user)
 	if err != nil {
 		return nil, err
 	}
@@ -2330,6 +2456,23 @@ func (c *Client) PostLegacyChatWithBody(ctx context.Context, params *PostLegacyC
 // Corresponds with POST /api/v1/cat/legacy_chat (the `PostLegacyChat` operationId).
 func (c *Client) PostLegacyChat(ctx context.Context, params *PostLegacyChatParams, body PostLegacyChatJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostLegacyChatRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminDeleteConversation Delete a user's conversation (admin)
+//
+// Removes the conversation and its messages, whoever owns it. Admin token required. Its interactions stay in the analytics; erasing the user (DELETE /api/v1/auth/users/{user}) removes them too. A conversation already deleted is 404.
+//
+// Corresponds with DELETE /api/v1/cat/users/{user}/conversations/{id} (the `AdminDeleteConversation` operationId).
+func (c *Client) AdminDeleteConversation(ctx context.Context, user string, id string, params *AdminDeleteConversationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminDeleteConversationRequest(c.Server, user, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3723,6 +3866,60 @@ func NewAuthLogoutRequestWithBody(server string, contentType string, body io.Rea
 	return req, nil
 }
 
+// NewAuthEraseMeRequest constructs an http.Request for the AuthEraseMe method
+func NewAuthEraseMeRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/me")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAuthExportMeRequest constructs an http.Request for the AuthExportMe method
+func NewAuthExportMeRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/me/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewAuthDeleteMemoryRequest constructs an http.Request for the AuthDeleteMemory method
 func NewAuthDeleteMemoryRequest(server string) (*http.Request, error) {
 	var err error
@@ -4390,6 +4587,40 @@ func NewAuthRefreshRequestWithBody(server string, contentType string, body io.Re
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAuthEraseUserRequest constructs an http.Request for the AuthEraseUser method
+func NewAuthEraseUserRequest(server string, user string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/users/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -5064,6 +5295,74 @@ func NewPostLegacyChatRequestWithBody(server string, params *PostLegacyChatParam
 	return req, nil
 }
 
+// NewAdminDeleteConversationRequest constructs an http.Request for the AdminDeleteConversation method
+func NewAdminDeleteConversationRequest(server string, user string, id string, params *AdminDeleteConversationParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/users/%s/conversations/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetHealthzRequest constructs an http.Request for the GetHealthz method
 func NewGetHealthzRequest(server string) (*http.Request, error) {
 	var err error
@@ -5288,6 +5587,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/auth/logout (the `AuthLogout` operationId).
 	AuthLogoutWithResponse(ctx context.Context, body AuthLogoutJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthLogoutResponse, error)
 
+	// AuthEraseMeWithResponse Erase the caller
+	//
+	// Erases everything catsrv holds about the caller: account, memory, refresh tokens and sessions (every session's access tokens stop working), conversations and messages, and interactions (every aggregate updated). The audit log records that an erasure happened, not whom. Idempotent: 204 again for a bearer token minted by catsrv token; a session's own token is revoked by the erasure, so a second call with it is 401.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/auth/me (the `AuthEraseMe` operationId).
+	AuthEraseMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthEraseMeResponse, error)
+
+	// AuthExportMeWithResponse Export the caller's data
+	//
+	// Everything catsrv holds about the caller (account, memory, conversations with their messages) as one JSON document, streamed conversation by conversation. A failure after the first byte ends the document early (it is then not valid JSON).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/auth/me/export (the `AuthExportMe` operationId).
+	AuthExportMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthExportMeResponse, error)
+
 	// AuthDeleteMemoryWithResponse Clear the caller's memory
 	//
 	// Idempotent.
@@ -5402,6 +5719,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/auth/refresh (the `AuthRefresh` operationId).
 	AuthRefreshWithResponse(ctx context.Context, body AuthRefreshJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthRefreshResponse, error)
+
+	// AuthEraseUserWithResponse Erase a user (admin)
+	//
+	// Erases everything catsrv holds about a user, as DELETE /me does for the caller. Admin token required. Idempotent: a user id answers 204 whether or not anything was left; a <provider>:<subject> whose account does not exist (never signed in, or already erased) answers 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/auth/users/{user} (the `AuthEraseUser` operationId).
+	AuthEraseUserWithResponse(ctx context.Context, user string, reqEditors ...RequestEditorFn) (*AuthEraseUserResponse, error)
 
 	// PostAgentChatWithBodyWithResponse Chat with the agent model
 	//
@@ -5537,6 +5863,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/cat/legacy_chat (the `PostLegacyChat` operationId).
 	PostLegacyChatWithResponse(ctx context.Context, params *PostLegacyChatParams, body PostLegacyChatJSONRequestBody, reqEditors ...RequestEditorFn) (*PostLegacyChatResponse, error)
+
+	// AdminDeleteConversationWithResponse Delete a user's conversation (admin)
+	//
+	// Removes the conversation and its messages, whoever owns it. Admin token required. Its interactions stay in the analytics; erasing the user (DELETE /api/v1/auth/users/{user}) removes them too. A conversation already deleted is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/cat/users/{user}/conversations/{id} (the `AdminDeleteConversation` operationId).
+	AdminDeleteConversationWithResponse(ctx context.Context, user string, id string, params *AdminDeleteConversationParams, reqEditors ...RequestEditorFn) (*AdminDeleteConversationResponse, error)
 
 	// GetHealthzWithResponse Liveness
 	//
@@ -6738,6 +7073,172 @@ func (r AuthLogoutResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AuthLogoutResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AuthEraseMeResponse204Headers the declared response headers of an HTTP 204 response for AuthEraseMe
+type AuthEraseMeResponse204Headers struct {
+	SetCookie *string
+}
+
+// AuthEraseMeResponse401Headers the declared response headers of an HTTP 401 response for AuthEraseMe
+type AuthEraseMeResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AuthEraseMeResponse503Headers the declared response headers of an HTTP 503 response for AuthEraseMe
+type AuthEraseMeResponse503Headers struct {
+	RetryAfter *int
+}
+
+type AuthEraseMeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *AuthEraseMeResponse204Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AuthEraseMeResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthEraseMeResponse503Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AuthEraseMeResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AuthEraseMeResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AuthEraseMeResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthEraseMeResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthEraseMeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthEraseMeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthEraseMeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthEraseMeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AuthExportMeResponse200Headers the declared response headers of an HTTP 200 response for AuthExportMe
+type AuthExportMeResponse200Headers struct {
+	ContentDisposition *string
+}
+
+// AuthExportMeResponse401Headers the declared response headers of an HTTP 401 response for AuthExportMe
+type AuthExportMeResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AuthExportMeResponse503Headers the declared response headers of an HTTP 503 response for AuthExportMe
+type AuthExportMeResponse503Headers struct {
+	RetryAfter *int
+}
+
+type AuthExportMeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ExportDocument
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AuthExportMeResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AuthExportMeResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthExportMeResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuthExportMeResponse) GetJSON200() *ExportDocument {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AuthExportMeResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AuthExportMeResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthExportMeResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthExportMeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthExportMeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthExportMeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthExportMeResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8024,6 +8525,103 @@ func (r AuthRefreshResponse) ContentType() string {
 	return ""
 }
 
+// AuthEraseUserResponse401Headers the declared response headers of an HTTP 401 response for AuthEraseUser
+type AuthEraseUserResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AuthEraseUserResponse503Headers the declared response headers of an HTTP 503 response for AuthEraseUser
+type AuthEraseUserResponse503Headers struct {
+	RetryAfter *int
+}
+
+type AuthEraseUserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AuthEraseUserResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AuthEraseUserResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AuthEraseUserResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AuthEraseUserResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AuthEraseUserResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AuthEraseUserResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AuthEraseUserResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AuthEraseUserResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AuthEraseUserResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthEraseUserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthEraseUserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthEraseUserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthEraseUserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostAgentChatResponse401Headers the declared response headers of an HTTP 401 response for PostAgentChat
 type PostAgentChatResponse401Headers struct {
 	WWWAuthenticate *string
@@ -9134,6 +9732,96 @@ func (r PostLegacyChatResponse) ContentType() string {
 	return ""
 }
 
+// AdminDeleteConversationResponse401Headers the declared response headers of an HTTP 401 response for AdminDeleteConversation
+type AdminDeleteConversationResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// AdminDeleteConversationResponse503Headers the declared response headers of an HTTP 503 response for AdminDeleteConversation
+type AdminDeleteConversationResponse503Headers struct {
+	RetryAfter *int
+}
+
+type AdminDeleteConversationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *RequestError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AdminDeleteConversationResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AdminDeleteConversationResponse503Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminDeleteConversationResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminDeleteConversationResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminDeleteConversationResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AdminDeleteConversationResponse) GetJSON422() *RequestError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminDeleteConversationResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AdminDeleteConversationResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminDeleteConversationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminDeleteConversationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminDeleteConversationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminDeleteConversationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetHealthzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9447,6 +10135,36 @@ func (c *ClientWithResponses) AuthLogoutWithResponse(ctx context.Context, body A
 	return ParseAuthLogoutResponse(rsp)
 }
 
+// AuthEraseMeWithResponse Erase the caller
+//
+// Erases everything catsrv holds about the caller: account, memory, refresh tokens and sessions (every session's access tokens stop working), conversations and messages, and interactions (every aggregate updated). The audit log records that an erasure happened, not whom. Idempotent: 204 again for a bearer token minted by catsrv token; a session's own token is revoked by the erasure, so a second call with it is 401.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/auth/me (the `AuthEraseMe` operationId).
+func (c *ClientWithResponses) AuthEraseMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthEraseMeResponse, error) {
+	rsp, err := c.AuthEraseMe(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthEraseMeResponse(rsp)
+}
+
+// AuthExportMeWithResponse Export the caller's data
+//
+// Everything catsrv holds about the caller (account, memory, conversations with their messages) as one JSON document, streamed conversation by conversation. A failure after the first byte ends the document early (it is then not valid JSON).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/auth/me/export (the `AuthExportMe` operationId).
+func (c *ClientWithResponses) AuthExportMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthExportMeResponse, error) {
+	rsp, err := c.AuthExportMe(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthExportMeResponse(rsp)
+}
+
 // AuthDeleteMemoryWithResponse Clear the caller's memory
 //
 // Idempotent.
@@ -9638,6 +10356,21 @@ func (c *ClientWithResponses) AuthRefreshWithResponse(ctx context.Context, body 
 		return nil, err
 	}
 	return ParseAuthRefreshResponse(rsp)
+}
+
+// AuthEraseUserWithResponse Erase a user (admin)
+//
+// Erases everything catsrv holds about a user, as DELETE /me does for the caller. Admin token required. Idempotent: a user id answers 204 whether or not anything was left; a <provider>:<subject> whose account does not exist (never signed in, or already erased) answers 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/auth/users/{user} (the `AuthEraseUser` operationId).
+func (c *ClientWithResponses) AuthEraseUserWithResponse(ctx context.Context, user string, reqEditors ...RequestEditorFn) (*AuthEraseUserResponse, error) {
+	rsp, err := c.AuthEraseUser(ctx, user, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthEraseUserResponse(rsp)
 }
 
 // PostAgentChatWithBodyWithResponse Chat with the agent model
@@ -9863,6 +10596,21 @@ func (c *ClientWithResponses) PostLegacyChatWithResponse(ctx context.Context, pa
 		return nil, err
 	}
 	return ParsePostLegacyChatResponse(rsp)
+}
+
+// AdminDeleteConversationWithResponse Delete a user's conversation (admin)
+//
+// Removes the conversation and its messages, whoever owns it. Admin token required. Its interactions stay in the analytics; erasing the user (DELETE /api/v1/auth/users/{user}) removes them too. A conversation already deleted is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/cat/users/{user}/conversations/{id} (the `AdminDeleteConversation` operationId).
+func (c *ClientWithResponses) AdminDeleteConversationWithResponse(ctx context.Context, user string, id string, params *AdminDeleteConversationParams, reqEditors ...RequestEditorFn) (*AdminDeleteConversationResponse, error) {
+	rsp, err := c.AdminDeleteConversation(ctx, user, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminDeleteConversationResponse(rsp)
 }
 
 // GetHealthzWithResponse Liveness
@@ -11009,6 +11757,169 @@ func ParseAuthLogoutResponse(rsp *http.Response) (*AuthLogoutResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers AuthLogoutResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAuthEraseMeResponse parses an HTTP response from a AuthEraseMeWithResponse call
+func ParseAuthEraseMeResponse(rsp *http.Response) (*AuthEraseMeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthEraseMeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers AuthEraseMeResponse204Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 401:
+		var headers AuthEraseMeResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthEraseMeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAuthExportMeResponse parses an HTTP response from a AuthExportMeWithResponse call
+func ParseAuthExportMeResponse(rsp *http.Response) (*AuthExportMeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthExportMeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ExportDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers AuthExportMeResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers AuthExportMeResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthExportMeResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -12371,6 +13282,100 @@ func ParseAuthRefreshResponse(rsp *http.Response) (*AuthRefreshResponse, error) 
 	return response, nil
 }
 
+// ParseAuthEraseUserResponse parses an HTTP response from a AuthEraseUserWithResponse call
+func ParseAuthEraseUserResponse(rsp *http.Response) (*AuthEraseUserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthEraseUserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AuthEraseUserResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers AuthEraseUserResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParsePostAgentChatResponse parses an HTTP response from a PostAgentChatWithResponse call
 func ParsePostAgentChatResponse(rsp *http.Response) (*PostAgentChatResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -13420,6 +14425,93 @@ func ParsePostLegacyChatResponse(rsp *http.Response) (*PostLegacyChatResponse, e
 		response.Headers401 = &headers
 	case rsp.StatusCode == 503:
 		var headers PostLegacyChatResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAdminDeleteConversationResponse parses an HTTP response from a AdminDeleteConversationWithResponse call
+func ParseAdminDeleteConversationResponse(rsp *http.Response) (*AdminDeleteConversationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminDeleteConversationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers AdminDeleteConversationResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers AdminDeleteConversationResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -1,6 +1,6 @@
 package ports
 
-//go:generate go tool moq -rm -pkg mocks -out mocks/auth_moq.go . UserStore RefreshTokenStore Revocations AuditLog MemoryStore IdentityProvider
+//go:generate go tool moq -rm -pkg mocks -out mocks/auth_moq.go . UserStore UserEraser RefreshTokenStore RefreshTokenEraser Revocations AuditLog MemoryStore IdentityProvider
 
 import (
 	"context"
@@ -18,6 +18,17 @@ type UserStore interface {
 	UpsertUser(ctx context.Context, id auth.Identity, at time.Time) (auth.User, error)
 	// User returns an account by id, or errs.KindNotFound.
 	User(ctx context.Context, id string) (auth.User, error)
+}
+
+// UserEraser finds accounts by identity and deletes them: the account part
+// of erasing a person.
+type UserEraser interface {
+	// UserByIdentity returns the account of (provider, subject), or
+	// errs.KindNotFound.
+	UserByIdentity(ctx context.Context, provider, subject string) (auth.User, error)
+	// DeleteUser deletes the account with this id and reports whether
+	// there was one; deleting none is no error.
+	DeleteUser(ctx context.Context, id string) (bool, error)
 }
 
 // RefreshTokenStore keeps the hashes of refresh tokens.
@@ -38,6 +49,15 @@ type RefreshTokenStore interface {
 	// already revoked keep their time). Revoking an unknown family is not
 	// an error.
 	RevokeFamily(ctx context.Context, family string, at time.Time) error
+}
+
+// RefreshTokenEraser deletes the refresh tokens of a user.
+type RefreshTokenEraser interface {
+	// DeleteRefreshTokens deletes every refresh token of the user, used,
+	// revoked or live, and returns them as they were stored, so that the
+	// caller can deny their sessions' access tokens; a deleted token is
+	// unknown to ConsumeRefresh from then on.
+	DeleteRefreshTokens(ctx context.Context, userID string) ([]auth.RefreshToken, error)
 }
 
 // Revocations is a deny list of identifiers (access token ids, used login

@@ -1,6 +1,6 @@
 package ports
 
-//go:generate go tool moq -rm -pkg mocks -out mocks/chat_moq.go . ChatModel ConversationStore ConversationPruner TurnRecorder KnowledgeSource
+//go:generate go tool moq -rm -pkg mocks -out mocks/chat_moq.go . ChatModel ConversationStore ConversationPruner ConversationEraser TurnRecorder KnowledgeSource
 
 import (
 	"context"
@@ -45,6 +45,21 @@ type ConversationStore interface {
 	// the text that matched. The search is full-text and indexed in
 	// durable stores; stores may also match stems of the terms.
 	SearchConversations(ctx context.Context, owner chat.Owner, query string, limit int) ([]chat.SearchHit, error)
+}
+
+// ConversationEraser finds and deletes every conversation of a user,
+// whatever the CAT: the conversation part of exporting and erasing a
+// person.
+type ConversationEraser interface {
+	// ConversationCats returns the CATs in which the user has
+	// conversations, by name (configured now or not), so that an export
+	// can list them through ConversationStore, CAT by CAT.
+	ConversationCats(ctx context.Context, userID string) ([]string, error)
+	// DeleteConversationsOf deletes the user's conversations in every
+	// CAT, with their messages and their search index entries, and
+	// returns how many; deleting none is no error. It does not touch the
+	// interactions the turns recorded (ports.InteractionEraser does).
+	DeleteConversationsOf(ctx context.Context, userID string) (int, error)
 }
 
 // ConversationPruner deletes a CAT's conversations whose last activity

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,11 +17,13 @@ import (
 )
 
 var (
-	_ ports.UserStore         = (*Auth)(nil)
-	_ ports.RefreshTokenStore = (*Auth)(nil)
-	_ ports.Revocations       = (*Auth)(nil)
-	_ ports.AuditLog          = (*Auth)(nil)
-	_ ports.MemoryStore       = (*Auth)(nil)
+	_ ports.UserStore          = (*Auth)(nil)
+	_ ports.RefreshTokenStore  = (*Auth)(nil)
+	_ ports.Revocations        = (*Auth)(nil)
+	_ ports.AuditLog           = (*Auth)(nil)
+	_ ports.MemoryStore        = (*Auth)(nil)
+	_ ports.UserEraser         = (*Auth)(nil)
+	_ ports.RefreshTokenEraser = (*Auth)(nil)
 )
 
 // Auth keeps accounts, refresh tokens, revocations, the audit log and the
@@ -221,4 +224,49 @@ func cloneMemory(m auth.Memory) auth.Memory {
 		p[k] = slices.Clone(v)
 	}
 	return auth.Memory{Preferences: p, UpdatedAt: m.UpdatedAt}
+}
+
+// UserByIdentity returns the account of (provider, subject).
+func (a *Auth) UserByIdentity(_ context.Context, provider, subject string) (auth.User, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	uid, ok := a.byIdentity[[2]string{provider, subject}]
+	if !ok {
+		return auth.User{}, errs.New(errs.KindNotFound, "user not found")
+	}
+	return a.users[uid], nil
+}
+
+// DeleteUser deletes an account.
+func (a *Auth) DeleteUser(_ context.Context, id string) (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	u, ok := a.users[id]
+	if !ok {
+		return false, nil
+	}
+	delete(a.users, id)
+	delete(a.byIdentity, [2]string{u.Provider, u.Subject})
+	return true, nil
+}
+
+// DeleteRefreshTokens deletes every refresh token of a user and returns
+// them, oldest first.
+func (a *Auth) DeleteRefreshTokens(_ context.Context, userID string) ([]auth.RefreshToken, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := []auth.RefreshToken{}
+	for h, t := range a.refresh {
+		if t.UserID == userID {
+			out = append(out, t)
+			delete(a.refresh, h)
+		}
+	}
+	slices.SortFunc(out, func(x, y auth.RefreshToken) int {
+		if c := x.IssuedAt.Compare(y.IssuedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Hash, y.Hash)
+	})
+	return out, nil
 }

@@ -15,8 +15,9 @@ import (
 )
 
 var (
-	_ ports.ConversationStore = (*Conversations)(nil)
-	_ ports.TurnRecorder      = (*Conversations)(nil)
+	_ ports.ConversationStore  = (*Conversations)(nil)
+	_ ports.TurnRecorder       = (*Conversations)(nil)
+	_ ports.ConversationEraser = (*Conversations)(nil)
 )
 
 // Conversations keeps conversations in memory and records chat turns,
@@ -141,6 +142,35 @@ func (s *Conversations) DeleteConversation(_ context.Context, owner chat.Owner, 
 	}
 	delete(s.convs, id)
 	return nil
+}
+
+// ConversationCats returns the CATs of the user's conversations, by name.
+func (s *Conversations) ConversationCats(_ context.Context, userID string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cats := []string{}
+	for _, c := range s.convs {
+		if c.c.Owner.UserID == userID && !slices.Contains(cats, c.c.Owner.Cat) {
+			cats = append(cats, c.c.Owner.Cat)
+		}
+	}
+	slices.Sort(cats)
+	return cats, nil
+}
+
+// DeleteConversationsOf removes every conversation of the user, in every
+// CAT.
+func (s *Conversations) DeleteConversationsOf(_ context.Context, userID string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for id, c := range s.convs {
+		if c.c.Owner.UserID == userID {
+			delete(s.convs, id)
+			n++
+		}
+	}
+	return n, nil
 }
 
 // SearchConversations scans every conversation of the owner: a hit has

@@ -17,6 +17,7 @@ func TestCommandHelpAndBadFlags(t *testing.T) {
 		"token":   {"-config", "-subject", "-role", "-ttl"},
 		"openapi": {},
 		"audit":   {"-db", "-since", "-user", "-limit", "-json"},
+		"erase":   {"-db", "-user"},
 	}
 	for cmd, want := range flags {
 		for _, help := range []string{"--help", "-h"} {

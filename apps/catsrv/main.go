@@ -1,5 +1,5 @@
 // Command catsrv is the catsrv service binary: the HTTP app (serve) and the
-// operator's tools (import, demo, token, openapi, audit). It is the one composition
+// operator's tools (import, demo, token, openapi, audit, erase). It is the one composition
 // root: the only place adapters are chosen and wired into core services.
 package main
 
@@ -22,6 +22,7 @@ var commands = []struct{ name, synopsis string }{
 	{"token", "[--config DIR] --subject S --role R [--ttl D]"},
 	{"openapi", ""},
 	{"audit", "[--db DSN] [--since D] [--user U] [--limit N] [--json]"},
+	{"erase", "[--db DSN] --user PROVIDER:SUBJECT|ID"},
 }
 
 // usage is the general usage text: every command, the main variables.
@@ -98,6 +99,8 @@ func dispatch(ctx context.Context, args []string, env environ, stdin io.Reader, 
 		return openapiCmd(args[1:], stdout)
 	case "audit":
 		return auditCmd(ctx, args[1:], env, stdout)
+	case "erase":
+		return eraseCmd(ctx, args[1:], env, stdout)
 	case "help", "-h", "--help":
 		_, err := fmt.Fprint(stdout, usage)
 		return err

@@ -114,6 +114,9 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	if authDeps.Privacy, err = privacyService(ctx, store, chats, rollups); err != nil {
+		return err
+	}
 	stopRetention := startRetention(ctx, cfg.RetentionInterval, catConfig, store, rollups, chats, logger)
 	defer stopRetention()
 	chatService, err := service.New(service.Deps{

@@ -139,6 +139,134 @@ func (mock *UserStoreMock) UserCalls() []struct {
 	return calls
 }
 
+// Ensure, that UserEraserMock does implement ports.UserEraser.
+// If this is not the case, regenerate this file with moq.
+var _ ports.UserEraser = &UserEraserMock{}
+
+// UserEraserMock is a mock implementation of ports.UserEraser.
+//
+//	func TestSomethingThatUsesUserEraser(t *testing.T) {
+//
+//		// make and configure a mocked ports.UserEraser
+//		mockedUserEraser := &UserEraserMock{
+//			DeleteUserFunc: func(ctx context.Context, id string) (bool, error) {
+//				panic("mock out the DeleteUser method")
+//			},
+//			UserByIdentityFunc: func(ctx context.Context, provider string, subject string) (auth.User, error) {
+//				panic("mock out the UserByIdentity method")
+//			},
+//		}
+//
+//		// use mockedUserEraser in code that requires ports.UserEraser
+//		// and then make assertions.
+//
+//	}
+type UserEraserMock struct {
+	// DeleteUserFunc mocks the DeleteUser method.
+	DeleteUserFunc func(ctx context.Context, id string) (bool, error)
+
+	// UserByIdentityFunc mocks the UserByIdentity method.
+	UserByIdentityFunc func(ctx context.Context, provider string, subject string) (auth.User, error)
+
+	// calls tracks calls to the methods.
+	calls struct {
+		// DeleteUser holds details about calls to the DeleteUser method.
+		DeleteUser []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// ID is the id argument value.
+			ID string
+		}
+		// UserByIdentity holds details about calls to the UserByIdentity method.
+		UserByIdentity []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// Provider is the provider argument value.
+			Provider string
+			// Subject is the subject argument value.
+			Subject string
+		}
+	}
+	lockDeleteUser     sync.RWMutex
+	lockUserByIdentity sync.RWMutex
+}
+
+// DeleteUser calls DeleteUserFunc.
+func (mock *UserEraserMock) DeleteUser(ctx context.Context, id string) (bool, error) {
+	if mock.DeleteUserFunc == nil {
+		panic("UserEraserMock.DeleteUserFunc: method is nil but UserEraser.DeleteUser was just called")
+	}
+	callInfo := struct {
+		Ctx context.Context
+		ID  string
+	}{
+		Ctx: ctx,
+		ID:  id,
+	}
+	mock.lockDeleteUser.Lock()
+	mock.calls.DeleteUser = append(mock.calls.DeleteUser, callInfo)
+	mock.lockDeleteUser.Unlock()
+	return mock.DeleteUserFunc(ctx, id)
+}
+
+// DeleteUserCalls gets all the calls that were made to DeleteUser.
+// Check the length with:
+//
+//	len(mockedUserEraser.DeleteUserCalls())
+func (mock *UserEraserMock) DeleteUserCalls() []struct {
+	Ctx context.Context
+	ID  string
+} {
+	var calls []struct {
+		Ctx context.Context
+		ID  string
+	}
+	mock.lockDeleteUser.RLock()
+	calls = mock.calls.DeleteUser
+	mock.lockDeleteUser.RUnlock()
+	return calls
+}
+
+// UserByIdentity calls UserByIdentityFunc.
+func (mock *UserEraserMock) UserByIdentity(ctx context.Context, provider string, subject string) (auth.User, error) {
+	if mock.UserByIdentityFunc == nil {
+		panic("UserEraserMock.UserByIdentityFunc: method is nil but UserEraser.UserByIdentity was just called")
+	}
+	callInfo := struct {
+		Ctx      context.Context
+		Provider string
+		Subject  string
+	}{
+		Ctx:      ctx,
+		Provider: provider,
+		Subject:  subject,
+	}
+	mock.lockUserByIdentity.Lock()
+	mock.calls.UserByIdentity = append(mock.calls.UserByIdentity, callInfo)
+	mock.lockUserByIdentity.Unlock()
+	return mock.UserByIdentityFunc(ctx, provider, subject)
+}
+
+// UserByIdentityCalls gets all the calls that were made to UserByIdentity.
+// Check the length with:
+//
+//	len(mockedUserEraser.UserByIdentityCalls())
+func (mock *UserEraserMock) UserByIdentityCalls() []struct {
+	Ctx      context.Context
+	Provider string
+	Subject  string
+} {
+	var calls []struct {
+		Ctx      context.Context
+		Provider string
+		Subject  string
+	}
+	mock.lockUserByIdentity.RLock()
+	calls = mock.calls.UserByIdentity
+	mock.lockUserByIdentity.RUnlock()
+	return calls
+}
+
 // Ensure, that RefreshTokenStoreMock does implement ports.RefreshTokenStore.
 // If this is not the case, regenerate this file with moq.
 var _ ports.RefreshTokenStore = &RefreshTokenStoreMock{}
@@ -370,6 +498,78 @@ func (mock *RefreshTokenStoreMock) SaveRefreshCalls() []struct {
 	mock.lockSaveRefresh.RLock()
 	calls = mock.calls.SaveRefresh
 	mock.lockSaveRefresh.RUnlock()
+	return calls
+}
+
+// Ensure, that RefreshTokenEraserMock does implement ports.RefreshTokenEraser.
+// If this is not the case, regenerate this file with moq.
+var _ ports.RefreshTokenEraser = &RefreshTokenEraserMock{}
+
+// RefreshTokenEraserMock is a mock implementation of ports.RefreshTokenEraser.
+//
+//	func TestSomethingThatUsesRefreshTokenEraser(t *testing.T) {
+//
+//		// make and configure a mocked ports.RefreshTokenEraser
+//		mockedRefreshTokenEraser := &RefreshTokenEraserMock{
+//			DeleteRefreshTokensFunc: func(ctx context.Context, userID string) ([]auth.RefreshToken, error) {
+//				panic("mock out the DeleteRefreshTokens method")
+//			},
+//		}
+//
+//		// use mockedRefreshTokenEraser in code that requires ports.RefreshTokenEraser
+//		// and then make assertions.
+//
+//	}
+type RefreshTokenEraserMock struct {
+	// DeleteRefreshTokensFunc mocks the DeleteRefreshTokens method.
+	DeleteRefreshTokensFunc func(ctx context.Context, userID string) ([]auth.RefreshToken, error)
+
+	// calls tracks calls to the methods.
+	calls struct {
+		// DeleteRefreshTokens holds details about calls to the DeleteRefreshTokens method.
+		DeleteRefreshTokens []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// UserID is the userID argument value.
+			UserID string
+		}
+	}
+	lockDeleteRefreshTokens sync.RWMutex
+}
+
+// DeleteRefreshTokens calls DeleteRefreshTokensFunc.
+func (mock *RefreshTokenEraserMock) DeleteRefreshTokens(ctx context.Context, userID string) ([]auth.RefreshToken, error) {
+	if mock.DeleteRefreshTokensFunc == nil {
+		panic("RefreshTokenEraserMock.DeleteRefreshTokensFunc: method is nil but RefreshTokenEraser.DeleteRefreshTokens was just called")
+	}
+	callInfo := struct {
+		Ctx    context.Context
+		UserID string
+	}{
+		Ctx:    ctx,
+		UserID: userID,
+	}
+	mock.lockDeleteRefreshTokens.Lock()
+	mock.calls.DeleteRefreshTokens = append(mock.calls.DeleteRefreshTokens, callInfo)
+	mock.lockDeleteRefreshTokens.Unlock()
+	return mock.DeleteRefreshTokensFunc(ctx, userID)
+}
+
+// DeleteRefreshTokensCalls gets all the calls that were made to DeleteRefreshTokens.
+// Check the length with:
+//
+//	len(mockedRefreshTokenEraser.DeleteRefreshTokensCalls())
+func (mock *RefreshTokenEraserMock) DeleteRefreshTokensCalls() []struct {
+	Ctx    context.Context
+	UserID string
+} {
+	var calls []struct {
+		Ctx    context.Context
+		UserID string
+	}
+	mock.lockDeleteRefreshTokens.RLock()
+	calls = mock.calls.DeleteRefreshTokens
+	mock.lockDeleteRefreshTokens.RUnlock()
 	return calls
 }
 

@@ -544,6 +544,128 @@ func (mock *ConversationPrunerMock) PruneConversationsCalls() []struct {
 	return calls
 }
 
+// Ensure, that ConversationEraserMock does implement ports.ConversationEraser.
+// If this is not the case, regenerate this file with moq.
+var _ ports.ConversationEraser = &ConversationEraserMock{}
+
+// ConversationEraserMock is a mock implementation of ports.ConversationEraser.
+//
+//	func TestSomethingThatUsesConversationEraser(t *testing.T) {
+//
+//		// make and configure a mocked ports.ConversationEraser
+//		mockedConversationEraser := &ConversationEraserMock{
+//			ConversationCatsFunc: func(ctx context.Context, userID string) ([]string, error) {
+//				panic("mock out the ConversationCats method")
+//			},
+//			DeleteConversationsOfFunc: func(ctx context.Context, userID string) (int, error) {
+//				panic("mock out the DeleteConversationsOf method")
+//			},
+//		}
+//
+//		// use mockedConversationEraser in code that requires ports.ConversationEraser
+//		// and then make assertions.
+//
+//	}
+type ConversationEraserMock struct {
+	// ConversationCatsFunc mocks the ConversationCats method.
+	ConversationCatsFunc func(ctx context.Context, userID string) ([]string, error)
+
+	// DeleteConversationsOfFunc mocks the DeleteConversationsOf method.
+	DeleteConversationsOfFunc func(ctx context.Context, userID string) (int, error)
+
+	// calls tracks calls to the methods.
+	calls struct {
+		// ConversationCats holds details about calls to the ConversationCats method.
+		ConversationCats []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// UserID is the userID argument value.
+			UserID string
+		}
+		// DeleteConversationsOf holds details about calls to the DeleteConversationsOf method.
+		DeleteConversationsOf []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// UserID is the userID argument value.
+			UserID string
+		}
+	}
+	lockConversationCats      sync.RWMutex
+	lockDeleteConversationsOf sync.RWMutex
+}
+
+// ConversationCats calls ConversationCatsFunc.
+func (mock *ConversationEraserMock) ConversationCats(ctx context.Context, userID string) ([]string, error) {
+	if mock.ConversationCatsFunc == nil {
+		panic("ConversationEraserMock.ConversationCatsFunc: method is nil but ConversationEraser.ConversationCats was just called")
+	}
+	callInfo := struct {
+		Ctx    context.Context
+		UserID string
+	}{
+		Ctx:    ctx,
+		UserID: userID,
+	}
+	mock.lockConversationCats.Lock()
+	mock.calls.ConversationCats = append(mock.calls.ConversationCats, callInfo)
+	mock.lockConversationCats.Unlock()
+	return mock.ConversationCatsFunc(ctx, userID)
+}
+
+// ConversationCatsCalls gets all the calls that were made to ConversationCats.
+// Check the length with:
+//
+//	len(mockedConversationEraser.ConversationCatsCalls())
+func (mock *ConversationEraserMock) ConversationCatsCalls() []struct {
+	Ctx    context.Context
+	UserID string
+} {
+	var calls []struct {
+		Ctx    context.Context
+		UserID string
+	}
+	mock.lockConversationCats.RLock()
+	calls = mock.calls.ConversationCats
+	mock.lockConversationCats.RUnlock()
+	return calls
+}
+
+// DeleteConversationsOf calls DeleteConversationsOfFunc.
+func (mock *ConversationEraserMock) DeleteConversationsOf(ctx context.Context, userID string) (int, error) {
+	if mock.DeleteConversationsOfFunc == nil {
+		panic("ConversationEraserMock.DeleteConversationsOfFunc: method is nil but ConversationEraser.DeleteConversationsOf was just called")
+	}
+	callInfo := struct {
+		Ctx    context.Context
+		UserID string
+	}{
+		Ctx:    ctx,
+		UserID: userID,
+	}
+	mock.lockDeleteConversationsOf.Lock()
+	mock.calls.DeleteConversationsOf = append(mock.calls.DeleteConversationsOf, callInfo)
+	mock.lockDeleteConversationsOf.Unlock()
+	return mock.DeleteConversationsOfFunc(ctx, userID)
+}
+
+// DeleteConversationsOfCalls gets all the calls that were made to DeleteConversationsOf.
+// Check the length with:
+//
+//	len(mockedConversationEraser.DeleteConversationsOfCalls())
+func (mock *ConversationEraserMock) DeleteConversationsOfCalls() []struct {
+	Ctx    context.Context
+	UserID string
+} {
+	var calls []struct {
+		Ctx    context.Context
+		UserID string
+	}
+	mock.lockDeleteConversationsOf.RLock()
+	calls = mock.calls.DeleteConversationsOf
+	mock.lockDeleteConversationsOf.RUnlock()
+	return calls
+}
+
 // Ensure, that TurnRecorderMock does implement ports.TurnRecorder.
 // If this is not the case, regenerate this file with moq.
 var _ ports.TurnRecorder = &TurnRecorderMock{}

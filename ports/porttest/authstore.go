@@ -18,7 +18,9 @@ import (
 // AuthStore is every auth port but memory, as one adapter implements them.
 type AuthStore interface {
 	ports.UserStore
+	ports.UserEraser
 	ports.RefreshTokenStore
+	ports.RefreshTokenEraser
 	ports.Revocations
 	ports.AuditLog
 }
@@ -41,6 +43,8 @@ func TestAuthStore(t *testing.T, open func(t *testing.T) AuthStore) {
 		{"AuditFilters", testAuditFilters},
 		{"AuditPrune", testAuditPrune},
 		{"AuditRetentionPruner", testAuditRetention},
+		{"DeleteUser", testDeleteUser},
+		{"DeleteRefreshTokens", testDeleteRefreshTokens},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, open(t)) })
@@ -423,4 +427,95 @@ func testAuditRetention(t *testing.T, s AuthStore) {
 	ticks <- clk.Now()
 	wait(2)
 	checkAudit(t, s, all[5:])
+}
+
+// testDeleteUser finds accounts by identity and deletes one, leaving the
+// other; the identity may sign up again as a new account.
+func testDeleteUser(t *testing.T, s AuthStore) {
+	ctx := t.Context()
+	a, err := s.UpsertUser(ctx, auth.Identity{Provider: "provider_a", Subject: "s1", Email: "a@x", Name: "A"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.UpsertUser(ctx, auth.Identity{Provider: "provider_a", Subject: "s2", Email: "b@x", Name: "B"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.UserByIdentity(ctx, "provider_a", "s1"); err != nil || got != a {
+		t.Fatalf("UserByIdentity = %+v, %v; want %+v", got, err, a)
+	}
+	if _, err := s.UserByIdentity(ctx, "provider_b", "s1"); errs.KindOf(err) != errs.KindNotFound {
+		t.Fatalf("UserByIdentity of another provider: %v, want not found", err)
+	}
+	if ok, err := s.DeleteUser(ctx, a.ID); err != nil || !ok {
+		t.Fatalf("DeleteUser = %v, %v; want true", ok, err)
+	}
+	if ok, err := s.DeleteUser(ctx, a.ID); err != nil || ok {
+		t.Fatalf("second DeleteUser = %v, %v; want false, no error", ok, err)
+	}
+	if _, err := s.User(ctx, a.ID); errs.KindOf(err) != errs.KindNotFound {
+		t.Fatalf("User after delete: %v, want not found", err)
+	}
+	if _, err := s.UserByIdentity(ctx, "provider_a", "s1"); errs.KindOf(err) != errs.KindNotFound {
+		t.Fatalf("UserByIdentity after delete: %v, want not found", err)
+	}
+	if got, err := s.User(ctx, b.ID); err != nil || got != b {
+		t.Fatalf("the other user after delete = %+v, %v; want %+v", got, err, b)
+	}
+	again, err := s.UpsertUser(ctx, auth.Identity{Provider: "provider_a", Subject: "s1"}, t0.Add(time.Hour))
+	if err != nil || again.ID == a.ID || !again.CreatedAt.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("sign-up after delete = %+v, %v; want a new account", again, err)
+	}
+}
+
+// testDeleteRefreshTokens deletes every token of one user, whatever its
+// state, returns them as stored, and leaves the others' tokens.
+func testDeleteRefreshTokens(t *testing.T, s AuthStore) {
+	ctx := t.Context()
+	mk := func(hash, family, user string, issued time.Time) auth.RefreshToken {
+		rt := auth.RefreshToken{Hash: hash, Family: family, UserID: user, Cat: "demo", IssuedAt: issued, FamilyExpiresAt: t0.Add(24 * time.Hour)}
+		if err := s.SaveRefresh(ctx, rt); err != nil {
+			t.Fatal(err)
+		}
+		return rt
+	}
+	a1 := mk("h1", "f1", "alice", t0)
+	a2 := mk("h2", "f1", "alice", t0.Add(time.Minute))
+	a3 := mk("h3", "f2", "alice", t0.Add(2*time.Minute))
+	b1 := mk("h4", "f3", "bob", t0)
+	if _, fresh, err := s.ConsumeRefresh(ctx, "h1", t0.Add(time.Minute)); err != nil || !fresh {
+		t.Fatal(err)
+	}
+	a1.UsedAt = t0.Add(time.Minute)
+	if err := s.RevokeFamily(ctx, "f2", t0.Add(3*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	a3.RevokedAt = t0.Add(3 * time.Minute)
+	got, err := s.DeleteRefreshTokens(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []auth.RefreshToken{a1, a2, a3}
+	if !slices.EqualFunc(got, want, sameToken) {
+		t.Fatalf("DeleteRefreshTokens = %+v, want %+v", got, want)
+	}
+	for _, h := range []string{"h1", "h2", "h3"} {
+		if _, err := s.RefreshToken(ctx, h); errs.KindOf(err) != errs.KindNotFound {
+			t.Fatalf("token %s after delete: %v, want not found", h, err)
+		}
+		if _, _, err := s.ConsumeRefresh(ctx, h, t0.Add(time.Hour)); errs.KindOf(err) != errs.KindNotFound {
+			t.Fatalf("consume %s after delete: %v, want not found", h, err)
+		}
+	}
+	if rt, err := s.RefreshToken(ctx, "h4"); err != nil || !sameToken(rt, b1) {
+		t.Fatalf("bob's token = %+v, %v", rt, err)
+	}
+	if got, err := s.DeleteRefreshTokens(ctx, "alice"); err != nil || len(got) != 0 {
+		t.Fatalf("second DeleteRefreshTokens = %+v, %v; want none", got, err)
+	}
+}
+
+func sameToken(a, b auth.RefreshToken) bool {
+	return a.Hash == b.Hash && a.Family == b.Family && a.UserID == b.UserID && a.Cat == b.Cat &&
+		a.IssuedAt.Equal(b.IssuedAt) && a.FamilyExpiresAt.Equal(b.FamilyExpiresAt) && a.UsedAt.Equal(b.UsedAt) && a.RevokedAt.Equal(b.RevokedAt)
 }

@@ -18,6 +18,7 @@ import (
 type ChatStore interface {
 	ports.ConversationStore
 	ports.TurnRecorder
+	ports.ConversationEraser
 }
 
 // TestConversationStore runs the contract of ports.ConversationStore and
@@ -38,6 +39,7 @@ func TestConversationStore(t *testing.T, open func(t *testing.T) (store ChatStor
 		{"ListPagesNewestFirst", testListPages},
 		{"Rename", testRename},
 		{"Delete", testDelete},
+		{"DeleteConversationsOf", testDeleteConversationsOf},
 		{"SearchRanksAndScopes", testSearchRanks},
 		{"SearchAllTerms", testSearchAllTerms},
 		{"SearchRejects", testSearchRejects},
@@ -352,5 +354,68 @@ func testSearchRejects(t *testing.T, h *convHarness) {
 		if _, err := h.s.SearchConversations(t.Context(), alice, c.q, c.limit); errs.KindOf(err) != errs.KindInvalid {
 			t.Errorf("SearchConversations(%q, %d) = %v, want invalid", c.q, c.limit, err)
 		}
+	}
+}
+
+// testDeleteConversationsOf erases alice's conversations in every CAT and
+// leaves bob's exactly as they were, searchable; the interactions of the
+// turns stay (they are the interaction eraser's). Deleting again deletes
+// none.
+func testDeleteConversationsOf(t *testing.T, h *convHarness) {
+	ctx := t.Context()
+	h.turn(alice, "a1", "Alice one", true, c0, "refund please", "sure")
+	h.turn(alice, "a1", "", false, c0.Add(time.Minute), "refund again", "done")
+	h.turn(aliceElsewhere, "a2", "Alice two", true, c0.Add(2*time.Minute), "refund elsewhere", "ok")
+	h.turn(bob, "b1", "Bob one", true, c0.Add(3*time.Minute), "refund for bob", "fine")
+	bobConv, bobMsgs, err := h.s.Conversation(ctx, bob, "b1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := h.total("demo") + h.total("other")
+	for user, want := range map[string][]string{"alice": {"demo", "other"}, "bob": {"demo"}, "nobody": {}} {
+		if cats, err := h.s.ConversationCats(ctx, user); err != nil || !slices.Equal(cats, want) {
+			t.Fatalf("ConversationCats(%s) = %v, %v; want %v", user, cats, err, want)
+		}
+	}
+	n, err := h.s.DeleteConversationsOf(ctx, "alice")
+	if err != nil || n != 2 {
+		t.Fatalf("DeleteConversationsOf(alice) = %d, %v; want 2", n, err)
+	}
+	for _, o := range []struct {
+		owner chat.Owner
+		id    string
+	}{{alice, "a1"}, {aliceElsewhere, "a2"}} {
+		if _, _, err := h.s.Conversation(ctx, o.owner, o.id); errs.KindOf(err) != errs.KindNotFound {
+			t.Fatalf("%s after erasure: %v, want not found", o.id, err)
+		}
+		page, err := h.s.Conversations(ctx, o.owner, chat.Page{})
+		if err != nil || len(page.Conversations) != 0 {
+			t.Fatalf("list of %v after erasure = %+v, %v", o.owner, page.Conversations, err)
+		}
+		if hits := h.search(o.owner, "refund", 10); len(hits) != 0 {
+			t.Fatalf("search of %v after erasure = %v", o.owner, hitIDs(hits))
+		}
+	}
+	c, msgs, err := h.s.Conversation(ctx, bob, "b1")
+	if err != nil || !sameConversation(c, bobConv) || !sameMessages(msgs, bobMsgs) {
+		t.Fatalf("bob's conversation after alice's erasure = %+v %+v, %v", c, msgs, err)
+	}
+	if hits := h.search(bob, "refund", 10); !slices.Equal(hitIDs(hits), []string{"b1"}) {
+		t.Fatalf("bob's search after alice's erasure = %v", hitIDs(hits))
+	}
+	if cats, err := h.s.ConversationCats(ctx, "alice"); err != nil || len(cats) != 0 {
+		t.Fatalf("ConversationCats(alice) after erasure = %v, %v", cats, err)
+	}
+	if after := h.total("demo") + h.total("other"); after != before {
+		t.Fatalf("interactions %d -> %d: DeleteConversationsOf must not touch the log", before, after)
+	}
+	// A new conversation of alice's works after the erasure, and a second
+	// erasure finds only it.
+	h.turn(alice, "a3", "Alice again", true, c0.Add(4*time.Minute), "hello", "hi")
+	if n, err := h.s.DeleteConversationsOf(ctx, "alice"); err != nil || n != 1 {
+		t.Fatalf("second DeleteConversationsOf = %d, %v; want 1", n, err)
+	}
+	if n, err := h.s.DeleteConversationsOf(ctx, "alice"); err != nil || n != 0 {
+		t.Fatalf("third DeleteConversationsOf = %d, %v; want 0", n, err)
 	}
 }

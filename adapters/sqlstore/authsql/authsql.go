@@ -22,11 +22,13 @@ import (
 )
 
 var (
-	_ ports.UserStore         = (*Store)(nil)
-	_ ports.RefreshTokenStore = (*Store)(nil)
-	_ ports.Revocations       = (*Store)(nil)
-	_ ports.AuditLog          = (*Store)(nil)
-	_ ports.MemoryStore       = (*Store)(nil)
+	_ ports.UserStore          = (*Store)(nil)
+	_ ports.RefreshTokenStore  = (*Store)(nil)
+	_ ports.Revocations        = (*Store)(nil)
+	_ ports.AuditLog           = (*Store)(nil)
+	_ ports.MemoryStore        = (*Store)(nil)
+	_ ports.UserEraser         = (*Store)(nil)
+	_ ports.RefreshTokenEraser = (*Store)(nil)
 )
 
 // Component names this package's schema in schema_migrations.
@@ -36,6 +38,9 @@ const Component = "auth"
 // one that has shipped.
 var migrations = []sqlstore.Migration{
 	{Version: 1, Name: "users, refresh tokens, revocations, audit log, memory", Statements: schema},
+	{Version: 2, Name: "refresh tokens by user, for erasure", Statements: func(string) []string {
+		return []string{`CREATE INDEX auth_refresh_tokens_user ON auth_refresh_tokens (user_id)`}
+	}},
 }
 
 func schema(dialect string) []string {

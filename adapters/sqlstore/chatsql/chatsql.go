@@ -38,9 +38,10 @@ import (
 )
 
 var (
-	_ ports.ConversationStore = (*Store)(nil)
-	_ ports.TurnRecorder      = (*Store)(nil)
-	_ ports.CatOverrideStore  = (*Store)(nil)
+	_ ports.ConversationStore  = (*Store)(nil)
+	_ ports.TurnRecorder       = (*Store)(nil)
+	_ ports.CatOverrideStore   = (*Store)(nil)
+	_ ports.ConversationEraser = (*Store)(nil)
 )
 
 // Component names this package's schema in schema_migrations.
@@ -57,6 +58,9 @@ const maxIndexedBodyChars = 100000
 var migrations = []sqlstore.Migration{
 	{Version: 1, Name: "conversations, messages, search index, CAT overrides", Statements: schema},
 	{Version: 2, Name: "versioned CAT overrides", Statements: overrideSchema},
+	{Version: 3, Name: "conversations by user, for erasure", Statements: func(string) []string {
+		return []string{`CREATE INDEX chat_conversations_user ON chat_conversations (user_id)`}
+	}},
 }
 
 func schema(dialect string) []string {

@@ -318,3 +318,12 @@ func storeFailed(err error, message string) error {
 	}
 	return errs.Wrap(errs.KindInternal, err, message)
 }
+
+// Revocation is the deny-list entry that ends the login rt belongs
+// to: every access token issued for it carries the family's sid, and none
+// outlives the family. Revoking it (ports.Revocations) has the effect of a
+// logout of that session; erasure uses it for every login of the erased
+// user.
+func Revocation(rt auth.RefreshToken) (id string, until time.Time) {
+	return revokedSessionPrefix + sessionID(rt.Family), rt.FamilyExpiresAt.Add(tokens.Leeway)
+}

@@ -232,6 +232,7 @@ func checkChatLog(t *testing.T, s *site, view pageView) {
 	var page struct {
 		Interactions []struct {
 			Question, Answer, Topic, Model, Persona string
+			UserID                                  string `json:"user_id"`
 		} `json:"interactions"`
 	}
 	s.api(t, "/interactions", view.Query+"&limit=20", &page)
@@ -239,7 +240,7 @@ func checkChatLog(t *testing.T, s *site, view pageView) {
 		t.Fatalf("chat log shows %d rows, API %d", len(view.Log), len(page.Interactions))
 	}
 	for k, i := range page.Interactions {
-		if got := view.Log[k][1:]; !slices.Equal(got, []string{i.Question, i.Answer, i.Topic, i.Model, i.Persona}) {
+		if got := view.Log[k][1:7]; !slices.Equal(got, []string{i.Question, i.Answer, i.Topic, i.Model, i.Persona, i.UserID}) {
 			t.Errorf("chat log row %d = %q, API %+v", k, got, i)
 		}
 	}
@@ -284,6 +285,7 @@ func checkCSVExport(ctx context.Context, t *testing.T, s *site, view pageView, d
 		Interactions []struct {
 			Time                                    time.Time
 			Question, Answer, Topic, Model, Persona string
+			UserID                                  string `json:"user_id"`
 		} `json:"interactions"`
 	}
 	s.api(t, "/interactions", view.Query+"&limit=1000", &page)

@@ -110,3 +110,15 @@ export async function providers() {
     return [];
   }
 }
+
+// remove sends DELETE to an API path (absolute, under /api/v1) with the
+// admin token; it resolves when the server answered 2xx.
+export async function remove(path) {
+  let res;
+  try {
+    res = await fetch(path, { method: 'DELETE', headers: headers(), credentials: 'same-origin' });
+  } catch (e) {
+    throw new ApiError(0, 'The server cannot be reached: ' + e.message);
+  }
+  if (!res.ok) throw new ApiError(res.status, await messageOf(res));
+}

@@ -18,6 +18,57 @@ export function initLog(onFail) {
   $('log-prev').addEventListener('click', () => { if (cursors.length > 1) { cursors.pop(); show(); } });
   $('export-csv').addEventListener('click', () => exportAs('csv'));
   $('export-jsonl').addEventListener('click', () => exportAs('jsonl'));
+  document.querySelector('#chatlog tbody').addEventListener('click', (ev) => {
+    const b = ev.target.closest('button[data-action]');
+    if (b) ask(b.dataset.action, b.dataset.user, b.dataset.conversation);
+  });
+  $('confirm-no').addEventListener('click', closeConfirm);
+  $('confirm-yes').addEventListener('click', () => { const act = pending; closeConfirm(); if (act) act(); });
+}
+
+// pending is what the confirmation panel does on yes.
+let pending = null;
+
+function closeConfirm() {
+  pending = null;
+  $('confirm').hidden = true;
+}
+
+// ask shows the confirmation of a deletion; yes runs it and reloads the
+// page of the log.
+function ask(action, user, conversation) {
+  const cat = new URLSearchParams(params).get('catname') || '';
+  let text, path, done;
+  if (action === 'delete-conversation') {
+    text = 'Delete conversation ' + conversation + ' of user ' + user + ' (its messages)? Its interactions stay in the analytics.';
+    path = '/api/v1/cat/users/' + encodeURIComponent(user) + '/conversations/' + encodeURIComponent(conversation) + '?catname=' + encodeURIComponent(cat);
+    done = 'Deleted conversation ' + conversation + '.';
+  } else {
+    text = 'Erase user ' + user + '? Their account, memory, sessions, conversations and interactions in every CAT are deleted for good.';
+    path = '/api/v1/auth/users/' + encodeURIComponent(user);
+    done = 'Erased user ' + user + '.';
+  }
+  $('confirm-text').textContent = text;
+  pending = async () => {
+    try {
+      await api.remove(path);
+      $('status').textContent = done;
+      await show();
+    } catch (e) {
+      fail(e);
+    }
+  };
+  $('confirm').hidden = false;
+  $('confirm-no').focus();
+}
+
+function manage(i) {
+  let out = '';
+  if (i.conversation_id && i.user_id) {
+    out += '<button type="button" data-action="delete-conversation" data-user="' + esc(i.user_id) + '" data-conversation="' + esc(i.conversation_id) + '">Delete conversation</button>';
+  }
+  if (i.user_id) out += '<button type="button" data-action="erase-user" data-user="' + esc(i.user_id) + '">Erase user</button>';
+  return out;
 }
 
 // loadLog starts the log over for a new selection. It resolves to
@@ -48,8 +99,8 @@ async function show() {
   next = page.next_cursor;
   tbody.innerHTML = page.interactions.length
     ? page.interactions.map((i) => '<tr><td class="nowrap">' + esc(i.time.replace('T', ' ').replace(/(\.\d+)?Z$/, '')) + '</td><td>' + esc(i.question) +
-      '</td><td>' + esc(i.answer) + '</td><td>' + esc(i.topic) + '</td><td>' + esc(i.model) + '</td><td>' + esc(i.persona) + '</td></tr>').join('')
-    : '<tr><td colspan="6" class="empty">No interactions in this range.</td></tr>';
+      '</td><td>' + esc(i.answer) + '</td><td>' + esc(i.topic) + '</td><td>' + esc(i.model) + '</td><td>' + esc(i.persona) + '</td><td>' + esc(i.user_id) + '</td><td class="manage">' + manage(i) + '</td></tr>').join('')
+    : '<tr><td colspan="8" class="empty">No interactions in this range.</td></tr>';
   $('log-prev').disabled = cursors.length === 1;
   $('log-next').disabled = !next;
   const from = (cursors.length - 1) * PAGE + 1;

@@ -17,6 +17,7 @@ import (
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 	"github.com/catsrv/catsrv/core/auth"
 	"github.com/catsrv/catsrv/core/auth/prefs"
+	"github.com/catsrv/catsrv/core/auth/privacy"
 	"github.com/catsrv/catsrv/core/auth/session"
 	"github.com/catsrv/catsrv/core/catconfig"
 	"github.com/catsrv/catsrv/core/errs"
@@ -37,7 +38,10 @@ type Deps struct {
 	Sessions *session.Service
 	States   *session.StateSealer
 	Memory   *prefs.Service
-	Cats     ports.CatDirectory
+	// Privacy erases and exports people's data; without it those routes
+	// answer 503.
+	Privacy *privacy.Service
+	Cats    ports.CatDirectory
 	// Providers holds the providers whose credentials are configured, by
 	// name (auth.ProviderA …, and the generic ones of OIDC); a provider
 	// missing here answers 503.

@@ -191,6 +191,7 @@ func Register(api huma.API, d Deps) {
 	del.Security = authSecurity
 	huma.Register(api, del, a.deleteMemory)
 	setDescription(oapi, Prefix+"/memory", http.MethodDelete, "200", memoryDesc)
+	registerPrivacy(api, a, op)
 	liftHeaderDescriptions(oapi)
 	// The login flow's operations (start, callback, providers, refresh)
 	// need no credentials: they declare no security of their own.

@@ -74,6 +74,7 @@ func Register(api huma.API, d Deps) {
 	c := &chatAPI{d: d, log: log}
 	registerChat(api, c)
 	registerConversations(api, c)
+	registerAdmin(api, c)
 	registerConfig(api, c)
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/auth"
 	"github.com/catsrv/catsrv/core/auth/prefs"
+	"github.com/catsrv/catsrv/core/auth/privacy"
 	"github.com/catsrv/catsrv/core/auth/session"
 	"github.com/catsrv/catsrv/core/auth/tokens"
 	"github.com/catsrv/catsrv/core/catconfig"
@@ -136,6 +137,9 @@ func NewGenericAuthEnv(t *testing.T, setup GenericSetup, opts ...AuthOption) *Au
 			providers[name] = p
 		}
 	}
+	convs := memstore.NewConversations(memstore.New())
+	deps.Privacy = privacy.New(privacy.Deps{Users: e.Store, UserEraser: e.Store, Refresh: e.Store, Revocations: e.Store,
+		Memory: e.Store, Audit: e.Store, Conversations: convs, Interactions: memstore.New(), Clock: e.Clock, Store: convs})
 	for _, o := range opts {
 		o(deps)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/auth/prefs"
+	"github.com/catsrv/catsrv/core/auth/privacy"
 	"github.com/catsrv/catsrv/core/auth/session"
 	"github.com/catsrv/catsrv/core/auth/tokens"
 	"github.com/catsrv/catsrv/core/catconfig"
@@ -136,6 +137,7 @@ type ChatEnv struct {
 	Model     *FakeModel
 	Convs     *memstore.Conversations
 	Memory    *prefs.Service
+	Auth      *memstore.Auth
 	Clock     *TickingClock
 	Dir       string
 	// rateLimit is the auth routes' rate limit (zero: the defaults).
@@ -182,7 +184,7 @@ func NewChatEnv(t *testing.T) *ChatEnv {
 	if _, err := memory.Update(t.Context(), "carol", []byte(`{"preferences":{"persona":"pirate"}}`)); err != nil {
 		t.Fatal(err)
 	}
-	e.Memory, e.Clock, e.Dir = memory, clk, dir
+	e.Memory, e.Clock, e.Dir, e.Auth = memory, clk, dir, authStore
 	e.Convs = memstore.NewConversations(e.Log)
 	e.Restart(t)
 	e.Srv = httptest.NewServer(e)
@@ -203,10 +205,14 @@ func (e *ChatEnv) Restart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	erasure := privacy.New(privacy.Deps{
+		Users: e.Auth, UserEraser: e.Auth, Refresh: e.Auth, Revocations: e.Auth, Memory: e.Auth, Audit: e.Auth,
+		Conversations: e.Convs, Interactions: e.Log, Clock: e.Clock, Store: e.Convs,
+	})
 	_, h := httpapi.New(httpapi.Deps{
 		Tokens: e.Tokens, Logger: slog.New(slog.DiscardHandler),
-		Reporter: reporter.New(cats, e.Log, e.Log, e.Clock),
-		Auth: &authapi.Deps{Sessions: e.Sessions, Memory: e.Memory, Cats: cats, DefaultCat: LegacyCat,
+		Reporter: reporter.New(cats, e.Log, e.Log, e.Clock), Browser: e.Log,
+		Auth: &authapi.Deps{Sessions: e.Sessions, Memory: e.Memory, Privacy: erasure, Cats: cats, DefaultCat: LegacyCat,
 			Cookies: authapi.CookiePolicy{SameSite: http.SameSiteLaxMode}, AllowedOrigins: []string{AllowedOrigin},
 			RateLimit: e.RateLimit},
 		Chat: &chatapi.Deps{Service: svc, Config: cats, Memory: e.Memory, DefaultCat: LegacyCat,

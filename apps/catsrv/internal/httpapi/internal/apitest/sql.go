@@ -21,6 +21,7 @@ import (
 	"github.com/catsrv/catsrv/adapters/memstore"
 	"github.com/catsrv/catsrv/adapters/oauth"
 	"github.com/catsrv/catsrv/adapters/openai"
+	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/authsql"
 	"github.com/catsrv/catsrv/adapters/sqlstore/chatsql"
 	"github.com/catsrv/catsrv/adapters/sqlstore/sqltest"
@@ -29,6 +30,7 @@ import (
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/auth"
 	"github.com/catsrv/catsrv/core/auth/prefs"
+	"github.com/catsrv/catsrv/core/auth/privacy"
 	"github.com/catsrv/catsrv/core/auth/session"
 	"github.com/catsrv/catsrv/core/auth/tokens"
 	"github.com/catsrv/catsrv/core/catconfig"
@@ -57,6 +59,9 @@ type SQLEnv struct {
 	Conv string
 	// audit is the audit log the app writes.
 	Audit ports.AuditLog
+	// Records is the auth store, Store the interaction log.
+	Records *authsql.Store
+	Store   *sqlstore.Store
 }
 
 // NewSQLEnv builds the app over a fresh database of the backend.
@@ -105,7 +110,10 @@ func NewSQLEnv(t testing.TB, b sqltest.Backend) *SQLEnv {
 		t.Fatal(err)
 	}
 	memory := prefs.New(records, prefs.DefaultLimits, clk)
+	e.Records, e.Store = records, store
 	authDeps := &authapi.Deps{
+		Privacy: privacy.New(privacy.Deps{Users: records, UserEraser: records, Refresh: records, Revocations: records,
+			Memory: records, Audit: records, Conversations: chats, Interactions: store, Clock: clk, Store: chats}),
 		Sessions: session.New(session.Deps{Tokens: tok, Users: records, Refresh: records, Revocations: records,
 			Audit: records, Cats: cats, Clock: clk, RefreshLifetime: 24 * time.Hour}),
 		States:         session.NewStateSealer([]byte(Secret), clk),

@@ -1,0 +1,70 @@
+package authsql
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/catsrv/catsrv/adapters/sqlstore"
+	"github.com/catsrv/catsrv/core/auth"
+)
+
+// The erasure of a person's auth records (ports.UserEraser,
+// ports.RefreshTokenEraser). The deletions are not retried on a lost
+// connection: what they report (whether there was an account, which
+// tokens there were) would be lost with it.
+
+// UserByIdentity returns the account of (provider, subject).
+func (s *Store) UserByIdentity(ctx context.Context, provider, subject string) (auth.User, error) {
+	return sqlstore.Retry(ctx, func(ctx context.Context) (auth.User, error) {
+		return s.userWhere(ctx, "provider = ? AND subject = ?", provider, subject)
+	})
+}
+
+// DeleteUser deletes an account.
+func (s *Store) DeleteUser(ctx context.Context, id string) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM auth_users WHERE id = ?`, id)
+	if err != nil {
+		return false, internal(err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, internal(err)
+	}
+	return n > 0, nil
+}
+
+// DeleteRefreshTokens deletes every refresh token of a user in one
+// statement and returns them, oldest first.
+func (s *Store) DeleteRefreshTokens(ctx context.Context, userID string) ([]auth.RefreshToken, error) {
+	rows, err := s.db.QueryContext(ctx, `DELETE FROM auth_refresh_tokens WHERE user_id = ? RETURNING `+refreshColumns, userID)
+	if err != nil {
+		return nil, internal(err)
+	}
+	defer rows.Close()
+	out := []auth.RefreshToken{}
+	for rows.Next() {
+		var t auth.RefreshToken
+		var issued, expires, used, revoked int64
+		if err := rows.Scan(&t.Hash, &t.Family, &t.UserID, &t.Cat, &issued, &expires, &used, &revoked); err != nil {
+			return nil, internal(err)
+		}
+		t.IssuedAt, t.FamilyExpiresAt, t.UsedAt, t.RevokedAt = fromMicros(issued), fromMicros(expires), fromMicros(used), fromMicros(revoked)
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, internal(err)
+	}
+	sortTokens(out)
+	return out, nil
+}
+
+// sortTokens orders tokens by issue time, then hash.
+func sortTokens(ts []auth.RefreshToken) {
+	slices.SortFunc(ts, func(x, y auth.RefreshToken) int {
+		if c := x.IssuedAt.Compare(y.IssuedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Hash, y.Hash)
+	})
+}
