@@ -2,7 +2,8 @@
 // format at the edge (import, demo, export), not an adapter of a port. One
 // JSON object a line with the fields time (RFC 3339), cat, event_kind,
 // question, answer, topic, model, persona (all required) and question_id,
-// answer_id, user_id, conversation_id (optional). Unknown fields are
+// answer_id, user_id, conversation_id and interaction_id (optional; a log
+// stores one interaction per CAT and interaction_id). Unknown fields are
 // ignored, blank lines skipped.
 package jsonl
 
@@ -51,6 +52,7 @@ type record struct {
 	AnswerID       string `json:"answer_id"`
 	UserID         string `json:"user_id"`
 	ConversationID string `json:"conversation_id"`
+	InteractionID  string `json:"interaction_id"`
 }
 
 // Decode yields every non-blank line of r, valid or not, streaming: memory
@@ -120,6 +122,7 @@ func (ld *lineDecoder) decode(raw []byte) (analytics.Interaction, error) {
 		Model: rec.Model, Persona: rec.Persona,
 		QuestionID: rec.QuestionID, AnswerID: rec.AnswerID,
 		UserID: rec.UserID, ConversationID: rec.ConversationID,
+		InteractionID: rec.InteractionID,
 	}
 	if err := i.Validate(); err != nil {
 		return analytics.Interaction{}, err
