@@ -19,13 +19,18 @@ import (
 type Store struct {
 	mu           sync.RWMutex
 	interactions []analytics.Interaction
+	// ids holds the (CAT, interaction id) of every stored interaction
+	// that has an id.
+	ids map[[2]string]struct{}
 }
 
 // New returns an empty store.
 func New() *Store { return &Store{} }
 
 // Append stores the interactions, normalized; nothing if the sequence
-// yields an error or an interaction is invalid.
+// yields an error or an interaction is invalid. An interaction whose
+// (CAT, interaction id) is already stored, or came earlier in the same
+// sequence, is skipped and not counted.
 func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
 	var batch []analytics.Interaction
 	for i, err := range interactions {
@@ -42,8 +47,21 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.interactions = append(s.interactions, batch...)
-	return len(batch), nil
+	stored := 0
+	for _, i := range batch {
+		if key, ok := i.DedupeKey(); ok {
+			if _, dup := s.ids[key]; dup {
+				continue
+			}
+			if s.ids == nil {
+				s.ids = map[[2]string]struct{}{}
+			}
+			s.ids[key] = struct{}{}
+		}
+		s.interactions = append(s.interactions, i)
+		stored++
+	}
+	return stored, nil
 }
 
 // Answer counts the wanted parts of the query's answer with the core's
