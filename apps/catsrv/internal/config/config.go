@@ -60,6 +60,10 @@ type Config struct {
 	AuthRateBurst int     `env:"CATSRV_AUTH_RATE_BURST" default:"20"`
 	// AuditRetention is how long audit events are kept; 0 is forever.
 	AuditRetention time.Duration `env:"CATSRV_AUDIT_RETENTION" default:"90d"`
+	// IngestMaxBytes and IngestMaxLines bound one batch of POST
+	// /api/v1/analytics/interactions: its body and its interactions.
+	IngestMaxBytes int64 `env:"CATSRV_INGEST_MAX_BYTES" default:"16777216"`
+	IngestMaxLines int   `env:"CATSRV_INGEST_MAX_LINES" default:"10000"`
 	// Warehouse is "index" or "sql".
 	Warehouse string `env:"CATSRV_WAREHOUSE" default:"index"`
 

@@ -186,6 +186,7 @@ func TestEverySettingIsRead(t *testing.T) {
 		"CATSRV_COOKIE_INSECURE":      "true",
 		"CATSRV_CORS_ALLOWED_ORIGINS": "https://a.example",
 		"CATSRV_REFRESH_TTL":          "2h", "CATSRV_MEMORY_MAX_BYTES": "2048",
+		"CATSRV_INGEST_MAX_BYTES": "4096", "CATSRV_INGEST_MAX_LINES": "5",
 		"CATSRV_AUTH_RATE_LIMIT": "off", "CATSRV_AUTH_RATE_BURST": "3",
 		"CATSRV_AUDIT_RETENTION": "2d", "CATSRV_WAREHOUSE": "sql",
 		"CATSRV_PROVIDER_A_CLIENT_ID": "x", "CATSRV_PROVIDER_A_API_KEY": "x", "CATSRV_PROVIDER_A_BASE_URL": "x",
@@ -239,6 +240,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		"CATSRV_COOKIE_INSECURE=maybe", "CATSRV_COOKIE_SAMESITE=none", "CATSRV_PUBLIC_URL=ftp://x",
 		"CATSRV_REFRESH_TTL=1m", "CATSRV_AUTH_RATE_LIMIT=-1", "CATSRV_AUTH_RATE_BURST=0",
 		"CATSRV_AUDIT_RETENTION=10m", "CATSRV_ADMINS=alice", "CATSRV_CORS_ALLOWED_ORIGINS=*",
+		"CATSRV_INGEST_MAX_BYTES=10", "CATSRV_INGEST_MAX_BYTES=2147483648", "CATSRV_INGEST_MAX_LINES=0", "CATSRV_INGEST_MAX_LINES=x",
 	} {
 		name, _, _ := strings.Cut(entry, "=")
 		if _, err := Load([]string{entry}, nil); err == nil || !strings.Contains(err.Error(), name) {
