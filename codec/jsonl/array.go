@@ -18,7 +18,11 @@ import (
 // element read; a failing reader ends it with a ReadFailed Line. The
 // caller bounds the input: the array is read element by element, but one
 // element may be as large as the input.
-func DecodeArray(r io.Reader) iter.Seq[Line] {
+func DecodeArray(r io.Reader) iter.Seq[Line] { return DecodeArrayFor(r, "") }
+
+// DecodeArrayFor is DecodeArray with cat as the CAT of every element that
+// leaves its cat out.
+func DecodeArrayFor(r io.Reader, cat string) iter.Seq[Line] {
 	return func(yield func(Line) bool) {
 		dec := json.NewDecoder(r)
 		no := 1
@@ -42,7 +46,7 @@ func DecodeArray(r io.Reader) iter.Seq[Line] {
 			yield(Line{No: no, Err: errs.New(errs.KindInvalid, "bad JSON: want an array of interactions")})
 			return
 		}
-		var ld lineDecoder
+		ld := lineDecoder{cat: cat}
 		var raw json.RawMessage
 		for ; dec.More(); no++ {
 			raw = raw[:0]

@@ -2,6 +2,7 @@ package jsonl_test
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -113,4 +114,24 @@ func FuzzDecodeArray(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestDecodeForFillsOnlyAMissingCat(t *testing.T) {
+	noCat := strings.Replace(validLine, `"cat":"demo",`, "", 1)
+	other := with("cat", `"other"`)
+	var got []string
+	for l := range jsonl.DecodeFor(strings.NewReader(noCat+"\n"+other+"\n"), "shop") {
+		got = append(got, l.Interaction.Cat)
+	}
+	for l := range jsonl.DecodeArrayFor(strings.NewReader("["+noCat+","+other+"]"), "shop") {
+		got = append(got, l.Interaction.Cat)
+	}
+	if want := []string{"shop", "other", "shop", "other"}; !slices.Equal(got, want) {
+		t.Fatalf("CATs %q, want %q", got, want)
+	}
+	for l := range jsonl.Decode(strings.NewReader(noCat)) {
+		if l.Err == nil || !strings.Contains(l.Err.Error(), "missing field: cat") {
+			t.Fatalf("Decode of a line without cat: %+v", l)
+		}
+	}
 }

@@ -59,10 +59,14 @@ type record struct {
 // use is bounded by MaxLineBytes whatever the input size. Each invalid line
 // carries an errs.KindInvalid (or KindTooLarge) error naming the problem.
 // If r fails, the last Line has No == ReadFailed and the reader's error.
-func Decode(r io.Reader) iter.Seq[Line] {
+func Decode(r io.Reader) iter.Seq[Line] { return DecodeFor(r, "") }
+
+// DecodeFor is Decode with cat as the CAT of every line that leaves its
+// cat out (the ingestion route's catname); lines that name a CAT keep it.
+func DecodeFor(r io.Reader, cat string) iter.Seq[Line] {
 	return func(yield func(Line) bool) {
 		lr := lineReader{r: bufio.NewReaderSize(r, 64<<10)}
-		var ld lineDecoder
+		ld := lineDecoder{cat: cat}
 		for no := 1; ; no++ {
 			raw, tooLong, err := lr.next()
 			if errors.Is(err, io.EOF) {
@@ -97,6 +101,7 @@ func Decode(r io.Reader) iter.Seq[Line] {
 type lineDecoder struct {
 	rec     record
 	scratch []byte
+	cat     string // the CAT of lines without one, "" for none
 }
 
 // decode parses and validates one line: by the fast path when it can,
@@ -111,6 +116,9 @@ func (ld *lineDecoder) decode(raw []byte) (analytics.Interaction, error) {
 	}
 	if rec.Time == "" {
 		return analytics.Interaction{}, errs.New(errs.KindInvalid, "missing field: time")
+	}
+	if rec.Cat == "" {
+		rec.Cat = ld.cat
 	}
 	t, err := time.Parse(time.RFC3339Nano, rec.Time)
 	if err != nil {

@@ -59,6 +59,7 @@ func NewAPI(mux *http.ServeMux, a *Authenticator) huma.API {
 // logging and the panic recovery.
 func Finish(api huma.API, mux *http.ServeMux, origins OriginPolicy, log *slog.Logger) http.Handler {
 	DocumentHumaErrors(api) // of the operations registered, which huma serves
+	documentConfinedRoles(api)
 	PruneSchemas(api.OpenAPI())
 	warmOpenAPI(mux)
 	return Observe(log, WithCORS(origins, mux))

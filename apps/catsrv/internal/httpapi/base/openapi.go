@@ -208,3 +208,33 @@ func refs(doc []byte) []string {
 	}
 	return out
 }
+
+// confinedRoleForbidden documents the 403 Authenticate gives a token whose
+// role may not call an operation at all.
+const confinedRoleForbidden = "The bearer token's role may not call this operation: an ingest token may only ingest."
+
+// documentConfinedRoles adds the 403 of Authenticate to every operation
+// that takes a bearer token and documents no 403 of its own.
+func documentConfinedRoles(api huma.API) {
+	for _, item := range api.OpenAPI().Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Put, item.Post, item.Delete, item.Patch} {
+			if op == nil || op.Responses == nil || op.Responses["403"] != nil || !takesBearer(op) {
+				continue
+			}
+			op.Responses["403"] = DocumentErrors(api, map[int]ErrorDoc{
+				http.StatusForbidden: {Description: confinedRoleForbidden, Shape: PlainError},
+			}, http.StatusForbidden)["403"]
+		}
+	}
+}
+
+// takesBearer reports whether an operation's security lists the bearer
+// scheme.
+func takesBearer(op *huma.Operation) bool {
+	for _, req := range op.Security {
+		if _, ok := req[BearerScheme]; ok {
+			return true
+		}
+	}
+	return false
+}
