@@ -65,21 +65,24 @@ func registerIngest(api huma.API, s *routes) {
 		Security:      adminOnly,
 		DefaultStatus: http.StatusOK,
 		Metadata:      map[string]any{base.IngestsMetadata: true},
-		RequestBody: &huma.RequestBody{
-			Required:    true,
-			Description: "JSON Lines (one interaction object a line) or a JSON array of interaction objects.",
-			Content: map[string]*huma.MediaType{
-				contentNDJSON: {Schema: &huma.Schema{Type: huma.TypeString,
-					Description: "One IngestRecord object a line; blank lines are skipped."}},
-				contentJSON: {Schema: &huma.Schema{Type: huma.TypeArray, Items: record}},
-			},
-		},
 		Responses: base.DocumentErrors(api, ingestErrors, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
 			http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity,
 			http.StatusInternalServerError, http.StatusServiceUnavailable),
 		Middlewares: huma.Middlewares{rejectMalformedQuery(api), keepBody, base.Authenticate},
 	}
 	huma.Register(api, op, s.ingest)
+	// Documented only once registered: with a request body in the
+	// operation, huma would read and check the body itself, buffering it
+	// whole, before the handler decodes it as it streams in.
+	api.OpenAPI().Paths[op.Path].Post.RequestBody = &huma.RequestBody{
+		Required:    true,
+		Description: "JSON Lines (one interaction object a line) or a JSON array of interaction objects.",
+		Content: map[string]*huma.MediaType{
+			contentNDJSON: {Schema: &huma.Schema{Type: huma.TypeString,
+				Description: "One IngestRecord object a line; blank lines are skipped."}},
+			contentJSON: {Schema: &huma.Schema{Type: huma.TypeArray, Items: record}},
+		},
+	}
 }
 
 // requestBody is what keepBody hands the handler: the body unread.
