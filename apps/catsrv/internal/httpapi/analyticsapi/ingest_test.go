@@ -53,7 +53,7 @@ func ingestBackends() []string {
 	return out
 }
 
-func newIngestEnv(t *testing.T, backend string, limits analyticsapi.IngestLimits) *ingestEnv {
+func newIngestEnv(t testing.TB, backend string, limits analyticsapi.IngestLimits) *ingestEnv {
 	t.Helper()
 	t.Cleanup(httpapi.UseSpecErrors())
 	clk := clock.NewFixed(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
@@ -96,7 +96,7 @@ func newIngestEnv(t *testing.T, backend string, limits analyticsapi.IngestLimits
 	return e
 }
 
-func (e *ingestEnv) bearer(t *testing.T, issue func() (string, auth.Claims, error)) string {
+func (e *ingestEnv) bearer(t testing.TB, issue func() (string, auth.Claims, error)) string {
 	t.Helper()
 	tok, _, err := issue()
 	if err != nil {
