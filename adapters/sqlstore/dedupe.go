@@ -46,7 +46,7 @@ func interactionIDArg(i analytics.Interaction) any {
 // needs the batch's own ids; a pipelined PostgreSQL import looks up on
 // another connection and keeps every id it stored.
 func (w *writer) dedupe(on sqlRunner, batch []analytics.Interaction) ([]analytics.Interaction, error) {
-	byCat := map[string][]any{}
+	byCat := map[string][]string{}
 	if w.conn == nil {
 		clear(w.ids)
 	}
@@ -65,9 +65,12 @@ func (w *writer) dedupe(on sqlRunner, batch []analytics.Interaction) ([]analytic
 	}
 	stored := map[[2]string]struct{}{}
 	for cat, ids := range byCat {
-		for start := 0; start < len(ids); start += idLookupChunk {
-			chunk := ids[start:min(len(ids), start+idLookupChunk)]
-			if err := w.storedIDs(on, cat, chunk, stored); err != nil {
+		chunk := idLookupChunk
+		if w.dialect == postgresDialect {
+			chunk = len(ids) // one array parameter
+		}
+		for start := 0; start < len(ids); start += chunk {
+			if err := w.storedIDs(on, cat, ids[start:min(len(ids), start+chunk)], stored); err != nil {
 				return nil, err
 			}
 		}
@@ -88,13 +91,25 @@ func (w *writer) dedupe(on sqlRunner, batch []analytics.Interaction) ([]analytic
 	return kept, nil
 }
 
-// storedIDs adds to stored the ids among ids that cat already has.
-func (w *writer) storedIDs(on sqlRunner, cat string, ids []any, stored map[[2]string]struct{}) error {
-	//nolint:gosec // fixed SQL text; the values are bound
-	query := "SELECT interaction_id FROM interactions WHERE cat = " + w.dialect.placeholders(1, 1) +
-		" AND interaction_id IN (" + w.dialect.placeholders(2, len(ids)) + ")"
-	args := append(make([]any, 0, len(ids)+1), cat)
-	args = append(args, ids...)
+// storedIDs adds to stored the ids among ids that cat already has. On
+// PostgreSQL the ids are one array parameter: a prepared IN list of
+// parameters gets a generic plan that searches the index by CAT alone and
+// filters every row of the CAT.
+func (w *writer) storedIDs(on sqlRunner, cat string, ids []string, stored map[[2]string]struct{}) error {
+	var query string
+	var args []any
+	if w.dialect == postgresDialect {
+		query = "SELECT interaction_id FROM interactions WHERE cat = $1 AND interaction_id = ANY($2) AND interaction_id IS NOT NULL"
+		args = []any{cat, ids}
+	} else {
+		//nolint:gosec // fixed SQL text; the values are bound
+		query = "SELECT interaction_id FROM interactions WHERE cat = ? AND interaction_id IN (" +
+			w.dialect.placeholders(2, len(ids)) + ") AND interaction_id IS NOT NULL"
+		args = append(make([]any, 0, len(ids)+1), cat)
+		for _, id := range ids {
+			args = append(args, id)
+		}
+	}
 	rows, err := on.QueryContext(w.ctx, query, args...)
 	if err != nil {
 		return internal(err)
