@@ -24,6 +24,7 @@ type memLog struct {
 	*memstore.Store
 	mu   sync.Mutex
 	rows []analytics.Interaction // row k has id k+1
+	ids  map[[2]string]bool      // the (CAT, interaction id) of the rows
 }
 
 func newMemLog() *memLog { return &memLog{Store: memstore.New()} }
@@ -40,13 +41,24 @@ func (m *memLog) Append(ctx context.Context, in iter.Seq2[analytics.Interaction,
 			}
 		}
 	}
+	// One Append at a time, so that the feed gets the rows the store kept:
+	// an interaction whose id the CAT already has is not stored again.
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	n, err := m.Store.Append(ctx, tee)
 	if err != nil {
 		return n, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	if m.ids == nil {
+		m.ids = map[[2]string]bool{}
+	}
 	for _, i := range seen {
+		if key, ok := i.DedupeKey(); ok {
+			if m.ids[key] {
+				continue
+			}
+			m.ids[key] = true
+		}
 		m.rows = append(m.rows, i.Normalize())
 	}
 	return n, nil
