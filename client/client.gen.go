@@ -6364,15 +6364,13 @@ type IngestInteractionsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *IngestBody
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *RequestError
+	JSON400 *ErrorBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
-	// JSON408 the response for an HTTP 408 `application/json` response
-	JSON408 *RequestError
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *ErrorBody
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -6395,7 +6393,7 @@ func (r IngestInteractionsResponse) GetJSON200() *IngestBody {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r IngestInteractionsResponse) GetJSON400() *RequestError {
+func (r IngestInteractionsResponse) GetJSON400() *ErrorBody {
 	return r.JSON400
 }
 
@@ -6412,11 +6410,6 @@ func (r IngestInteractionsResponse) GetJSON403() *ErrorBody {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r IngestInteractionsResponse) GetJSON404() *ErrorBody {
 	return r.JSON404
-}
-
-// GetJSON408 returns the response for an HTTP 408 `application/json` response
-func (r IngestInteractionsResponse) GetJSON408() *RequestError {
-	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -10847,7 +10840,7 @@ func ParseIngestInteractionsResponse(rsp *http.Response) (*IngestInteractionsRes
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest RequestError
+		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -10873,13 +10866,6 @@ func ParseIngestInteractionsResponse(rsp *http.Response) (*IngestInteractionsRes
 			return nil, err
 		}
 		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest RequestError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON408 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest ErrorBody

@@ -64,8 +64,8 @@ func registerIngest(api huma.API, s *routes) {
 		Tags:          []string{tagAnalytics},
 		Security:      adminOnly,
 		DefaultStatus: http.StatusOK,
-		Metadata:      map[string]any{base.IngestsMetadata: true},
-		Responses: base.DocumentErrors(api, ingestErrors, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
+		Metadata:      map[string]any{base.IngestsMetadata: true, base.OwnBodyMetadata: true},
+		Responses: base.DocumentErrors(api, ingestErrors, http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
 			http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity,
 			http.StatusInternalServerError, http.StatusServiceUnavailable),
 		Middlewares: huma.Middlewares{rejectMalformedQuery(api), keepBody, base.Authenticate},
@@ -137,6 +137,9 @@ func (s *routes) ingest(ctx context.Context, in *ingestInput) (*base.Body[Ingest
 	if capped.over {
 		return nil, fail(tooManyBytes(limits))
 	}
+	if errors.Is(err, errBodyUnread) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -188,7 +191,7 @@ func readBatch(lines iter.Seq[jsonl.Line], cat string, l IngestLimits) ([]analyt
 	count := 0
 	for line := range lines {
 		if line.No == jsonl.ReadFailed {
-			return nil, invalid, errs.Wrap(errs.KindInvalid, line.Err, "the body could not be read to its end")
+			return nil, invalid, errBodyUnread
 		}
 		count++
 		if count > l.MaxLines {
@@ -208,6 +211,11 @@ func readBatch(lines iter.Seq[jsonl.Line], cat string, l IngestLimits) ([]analyt
 	}
 	return batch, invalid, nil
 }
+
+// errBodyUnread answers a body that could not be read to its end (the
+// client went away, or was too slow for the server's read timeout).
+var errBodyUnread = base.NewError(base.ErrorBody{Code: "BAD_REQUEST", Status: http.StatusBadRequest,
+	Message: "the body could not be read to its end; nothing was stored"}, nil)
 
 // invalidLines are the invalid lines of a batch: the first maxNamedLines
 // and how many in all.

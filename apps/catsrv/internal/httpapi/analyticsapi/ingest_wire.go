@@ -48,6 +48,7 @@ type IngestBody struct {
 
 // ingestErrors are the error responses of the ingestion route.
 var ingestErrors = map[int]base.ErrorDoc{
+	http.StatusBadRequest:   {Description: "The body could not be read to its end (the client stopped sending); nothing was stored.", Shape: base.PlainError},
 	http.StatusUnauthorized: {Description: "The request has no valid bearer token.", Shape: base.PlainError},
 	http.StatusForbidden: {Description: "The token may not ingest into this CAT: neither an admin's nor an ingest token naming it.",
 		Shape: base.PlainError},
