@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/catsrv/catsrv/core/analytics"
@@ -92,15 +93,17 @@ func (w *writer) dedupe(on sqlRunner, batch []analytics.Interaction) ([]analytic
 }
 
 // storedIDs adds to stored the ids among ids that cat already has. On
-// PostgreSQL the ids are one array parameter: a prepared IN list of
-// parameters gets a generic plan that searches the index by CAT alone and
-// filters every row of the CAT.
+// PostgreSQL the ids are one array parameter and the statement is planned
+// for its values at every run (an unnamed statement, pgx's
+// QueryExecModeExec): a cached prepared statement gets a generic plan
+// after five runs, which can search the index by CAT alone (or not at
+// all) and read every row of the CAT, taking hundreds of milliseconds.
 func (w *writer) storedIDs(on sqlRunner, cat string, ids []string, stored map[[2]string]struct{}) error {
 	var query string
 	var args []any
 	if w.dialect == postgresDialect {
 		query = "SELECT interaction_id FROM interactions WHERE cat = $1 AND interaction_id = ANY($2) AND interaction_id IS NOT NULL"
-		args = []any{cat, ids}
+		args = []any{pgx.QueryExecModeExec, cat, ids}
 	} else {
 		//nolint:gosec // fixed SQL text; the values are bound
 		query = "SELECT interaction_id FROM interactions WHERE cat = ? AND interaction_id IN (" +
