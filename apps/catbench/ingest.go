@@ -38,7 +38,7 @@ type ingestStats struct {
 func benchIngest(ctx context.Context, cfg config, ds dataset, base, adminTok string) (ingestStats, error) {
 	var st ingestStats
 	cat := benchCats[0]
-	bodies, apiLines, err := ingestBodies(ds.path, cat, cfg.ingestBatches)
+	bodies, apiLines, err := ingestBodies(ds, cat, cfg.ingestBatches)
 	if err != nil {
 		return st, err
 	}
@@ -75,10 +75,12 @@ func benchIngest(ctx context.Context, cfg config, ds dataset, base, adminTok str
 }
 
 // ingestBodies cuts the first batches*ingestBatch lines of cat from the log
-// into JSON Lines bodies, each line with an interaction_id, and counts
-// their api lines.
-func ingestBodies(path, cat string, batches int) ([][]byte, int64, error) {
-	f, err := os.Open(path) //nolint:gosec // the harness's own generated log
+// into JSON Lines bodies, each line with an interaction_id and a time on
+// the log's last day (live traffic: the log's own times spread a batch
+// over a year of days, each a block of codes to rewrite), and counts their
+// api lines.
+func ingestBodies(ds dataset, cat string, batches int) ([][]byte, int64, error) {
+	f, err := os.Open(ds.path) //nolint:gosec // the harness's own generated log
 	if err != nil {
 		return nil, 0, err
 	}
@@ -98,6 +100,11 @@ func ingestBodies(path, cat string, batches int) ([][]byte, int64, error) {
 		if strings.Contains(line, `"event_kind":"api"`) {
 			api++
 		}
+		at := ds.end.Add(-24 * time.Hour).Add(time.Duration(n%86400) * time.Second).Format(time.RFC3339)
+		line, ok := retime(line, at)
+		if !ok {
+			return nil, 0, fmt.Errorf("a line of %s does not start with its time", ds.path)
+		}
 		fmt.Fprintf(&cur, "%s,\"interaction_id\":\"catbench-%d\"}\n", line[:len(line)-1], n)
 		n++
 		if n%ingestBatch == 0 {
@@ -112,6 +119,18 @@ func ingestBodies(path, cat string, batches int) ([][]byte, int64, error) {
 		return nil, 0, fmt.Errorf("the log has %d full batches of %s, want %d", len(out), cat, batches)
 	}
 	return out, api, nil
+}
+
+// retime replaces the time of a line as catsrv demo writes it (the first
+// field).
+func retime(line, at string) (string, bool) {
+	const head = `{"time":"`
+	rest, ok := strings.CutPrefix(line, head)
+	if !ok {
+		return line, false
+	}
+	_, after, ok := strings.Cut(rest, `"`)
+	return head + at + `"` + after, ok
 }
 
 // ingestToken asks `catsrv token` for an ingest token of cat.
