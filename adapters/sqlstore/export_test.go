@@ -75,3 +75,7 @@ const LockAppend = lockAppend
 // SetPassPlanned sets the hook a raw pass runs once it has planned its
 // parts, before it takes more connections.
 func SetPassPlanned(s *Store, hook func()) { s.passPlanned = hook }
+
+// DuplicateID is duplicateID: the error of a write that the unique index
+// of interaction ids refused.
+var DuplicateID = duplicateID
