@@ -43,7 +43,8 @@ func TestUniqueInteractionIDIsTheBackstop(t *testing.T) {
 			if errs.KindOf(mapped) != errs.KindUnavailable || !errors.Is(mapped, errs.ErrTemporary) {
 				t.Fatalf("the refusal %v reads as %v, want a temporary unavailable error", err, mapped)
 			}
-			if other := errors.New("disk full"); sqlstore.DuplicateID(other) != other {
+			other := errors.New("disk full")
+			if got := sqlstore.DuplicateID(other); !errors.Is(got, other) || errors.Is(got, errs.ErrTemporary) {
 				t.Error("another error was changed")
 			}
 		})
