@@ -40,10 +40,12 @@ const (
 )
 
 // ingestAttempts bounds how often a batch is offered to the log when the
-// log answers that it is busy or that a concurrent request stored some of
-// the same interaction ids first: the batch is in memory, and a store
-// skips the ids already stored, so running it again is safe.
-const ingestAttempts = 3
+// log answers with a temporary failure, such as a concurrent request
+// having stored some of the same interaction ids first: the batch is in
+// memory, and a store skips the ids already stored, so running it again
+// is safe. Twice: a busy database has already made the first attempt
+// wait (up to 30 s on SQLite).
+const ingestAttempts = 2
 
 // maxNamedLines bounds the lines a 422 names.
 const maxNamedLines = 20
