@@ -24,17 +24,21 @@ func DecodeArray(r io.Reader) iter.Seq[Line] { return DecodeArrayFor(r, "") }
 // leaves its cat out.
 func DecodeArrayFor(r io.Reader, cat string) iter.Seq[Line] {
 	return func(yield func(Line) bool) {
-		dec := json.NewDecoder(r)
+		src := &failReader{r: r}
+		dec := json.NewDecoder(src)
+		dec.UseNumber()
 		no := 1
 		fail := func(err error) {
 			var syntax *json.SyntaxError
 			switch {
+			case src.err != nil:
+				yield(Line{No: ReadFailed, Err: errs.Wrap(errs.KindUnavailable, src.err, "reading the input failed")})
 			case errors.As(err, &syntax):
 				yield(Line{No: no, Err: errs.New(errs.KindInvalid, "bad JSON at byte %d of the body: %v", syntax.Offset, syntax)})
 			case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 				yield(Line{No: no, Err: errs.New(errs.KindInvalid, "bad JSON: the body ends inside the array")})
 			default:
-				yield(Line{No: ReadFailed, Err: errs.Wrap(errs.KindUnavailable, err, "reading the input failed")})
+				yield(Line{No: no, Err: errs.New(errs.KindInvalid, "bad JSON: want an array of interactions")})
 			}
 		}
 		tok, err := dec.Token()
@@ -77,4 +81,19 @@ func DecodeArrayFor(r io.Reader, cat string) iter.Seq[Line] {
 			fail(err)
 		}
 	}
+}
+
+// failReader remembers the first error of its reader other than io.EOF,
+// so that a failing input is told apart from bad JSON.
+type failReader struct {
+	r   io.Reader
+	err error
+}
+
+func (f *failReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) && f.err == nil {
+		f.err = err
+	}
+	return n, err
 }

@@ -2,9 +2,12 @@ package jsonl_test
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"unicode/utf8"
 
 	"github.com/catsrv/catsrv/codec/jsonl"
@@ -133,5 +136,19 @@ func TestDecodeForFillsOnlyAMissingCat(t *testing.T) {
 		if l.Err == nil || !strings.Contains(l.Err.Error(), "missing field: cat") {
 			t.Fatalf("Decode of a line without cat: %+v", l)
 		}
+	}
+}
+
+// TestDecodeArrayReaderFailure: a failing input ends the elements with a
+// ReadFailed line, not with an error about the JSON.
+func TestDecodeArrayReaderFailure(t *testing.T) {
+	broken := errors.New("connection reset")
+	input := io.MultiReader(strings.NewReader("["+validLine+","), iotest.ErrReader(broken))
+	var lines []jsonl.Line
+	for l := range jsonl.DecodeArray(input) {
+		lines = append(lines, l)
+	}
+	if len(lines) != 2 || lines[0].Err != nil || lines[1].No != jsonl.ReadFailed || !errors.Is(lines[1].Err, broken) {
+		t.Fatalf("got %+v", lines)
 	}
 }
