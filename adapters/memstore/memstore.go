@@ -20,8 +20,12 @@ type Store struct {
 	mu           sync.RWMutex
 	interactions []analytics.Interaction
 	// ids holds the (CAT, interaction id) of every stored interaction
-	// that has an id.
-	ids map[[2]string]struct{}
+	// that has an id, as of when interactions had idsLen elements. Only
+	// Append adds interactions and it keeps both in step, so a length that
+	// differs means interactions were removed since (a deletion frees
+	// their ids), and the set is rebuilt (storedIDs).
+	ids    map[[2]string]struct{}
+	idsLen int
 }
 
 // New returns an empty store.
@@ -47,21 +51,36 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ids := s.storedIDs()
 	stored := 0
 	for _, i := range batch {
 		if key, ok := i.DedupeKey(); ok {
-			if _, dup := s.ids[key]; dup {
+			if _, dup := ids[key]; dup {
 				continue
 			}
-			if s.ids == nil {
-				s.ids = map[[2]string]struct{}{}
-			}
-			s.ids[key] = struct{}{}
+			ids[key] = struct{}{}
 		}
 		s.interactions = append(s.interactions, i)
 		stored++
 	}
+	s.idsLen = len(s.interactions)
 	return stored, nil
+}
+
+// storedIDs returns the set of the stored interaction ids, rebuilt when
+// interactions were removed since Append last kept it. Call it with the
+// write lock held.
+func (s *Store) storedIDs() map[[2]string]struct{} {
+	if s.ids != nil && s.idsLen == len(s.interactions) {
+		return s.ids
+	}
+	s.ids = map[[2]string]struct{}{}
+	for _, i := range s.interactions {
+		if key, ok := i.DedupeKey(); ok {
+			s.ids[key] = struct{}{}
+		}
+	}
+	return s.ids
 }
 
 // Answer counts the wanted parts of the query's answer with the core's
