@@ -57,6 +57,7 @@ FUZZTIME ?= 10s
 FUZZ_TARGETS := \
 	./codec/jsonl:FuzzDecode \
 	./codec/jsonl:FuzzFastPath \
+	./codec/jsonl:FuzzDecodeArray \
 	./apps/catsrv/internal/httpapi/chatapi:FuzzConversationID \
 	./apps/catsrv/internal/httpapi/chatapi:FuzzConversationCursor \
 	./apps/catsrv/internal/httpapi/analyticsapi:FuzzAnalyticsQuery \

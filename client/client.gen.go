@@ -398,6 +398,47 @@ type HealthStatus struct {
 // HealthStatusStatus defines model for HealthStatus.Status.
 type HealthStatusStatus string
 
+// IngestBody defines model for IngestBody.
+type IngestBody struct {
+	// AlreadyStored Interactions not stored because the CAT already had their interaction_id (from an earlier batch, a concurrent retry, or earlier in this batch).
+	AlreadyStored int64 `json:"already_stored"`
+
+	// Lines Interactions in the batch.
+	Lines int64 `json:"lines"`
+
+	// Stored Interactions this request stored.
+	Stored int64 `json:"stored"`
+}
+
+// IngestRecord defines model for IngestRecord.
+type IngestRecord struct {
+	Answer string `json:"answer"`
+
+	// AnswerId Derived from the answer text when left out.
+	AnswerId *string `json:"answer_id,omitempty"`
+
+	// Cat The CAT; may be left out, it is then catname. Any other value makes the line invalid.
+	Cat            *string `json:"cat,omitempty"`
+	ConversationId *string `json:"conversation_id,omitempty"`
+
+	// EventKind api for the CAT's own API interactions (the only kind analytics counts); other kinds are stored and not counted.
+	EventKind string `json:"event_kind"`
+
+	// InteractionId Names the interaction: the CAT stores one interaction per id, so a retried batch is never counted twice. Without it the line is always stored.
+	InteractionId *string `json:"interaction_id,omitempty"`
+	Model         string  `json:"model"`
+	Persona       string  `json:"persona"`
+	Question      string  `json:"question"`
+
+	// QuestionId Derived from the question text when left out.
+	QuestionId *string `json:"question_id,omitempty"`
+
+	// Time When it happened, RFC 3339.
+	Time   time.Time `json:"time"`
+	Topic  string    `json:"topic"`
+	UserId *string   `json:"user_id,omitempty"`
+}
+
 // InteractionEntry defines model for InteractionEntry.
 type InteractionEntry struct {
 	Answer string `json:"answer"`
@@ -901,6 +942,15 @@ type ListInteractionsParams struct {
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// IngestInteractionsJSONBody defines parameters for IngestInteractions.
+type IngestInteractionsJSONBody = []IngestRecord
+
+// IngestInteractionsParams defines parameters for IngestInteractions.
+type IngestInteractionsParams struct {
+	// Catname The CAT the interactions belong to; every line's cat must be it (a line may leave cat out).
+	Catname string `form:"catname" json:"catname"`
+}
+
 // ExportInteractionsParams defines parameters for ExportInteractions.
 type ExportInteractionsParams struct {
 	// Catname Name of the CAT; it must exist in the configuration.
@@ -1144,6 +1194,9 @@ type AdminDeleteConversationParams struct {
 	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
 }
 
+// IngestInteractionsJSONRequestBody defines body for IngestInteractions for application/json ContentType.
+type IngestInteractionsJSONRequestBody = IngestInteractionsJSONBody
+
 // AuthLogoutJSONRequestBody defines body for AuthLogout for application/json ContentType.
 type AuthLogoutJSONRequestBody = RefreshBody
 
@@ -1352,6 +1405,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/analytics/interactions (the `ListInteractions` operationId).
 	ListInteractions(ctx context.Context, params *ListInteractionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// IngestInteractionsWithBody Ingest interactions
+	//
+	// Stores a batch of interactions in the import format of catsrv import, all or nothing: any invalid line and nothing is stored (422 naming the lines). An interaction whose interaction_id the CAT already has is skipped, so a retried batch never counts twice. What is stored is seen by every analytics route at once. Needs an admin token or an ingest token naming the CAT (catsrv token --role ingest --cats ...).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/analytics/interactions (the `IngestInteractions` operationId).
+	IngestInteractionsWithBody(ctx context.Context, params *IngestInteractionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// IngestInteractions Ingest interactions
+	//
+	// Stores a batch of interactions in the import format of catsrv import, all or nothing: any invalid line and nothing is stored (422 naming the lines). An interaction whose interaction_id the CAT already has is skipped, so a retried batch never counts twice. What is stored is seen by every analytics route at once. Needs an admin token or an ingest token naming the CAT (catsrv token --role ingest --cats ...).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/analytics/interactions (the `IngestInteractions` operationId).
+	IngestInteractions(ctx context.Context, params *IngestInteractionsParams, body IngestInteractionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ExportInteractions Chat log export
 	//
@@ -1780,6 +1851,44 @@ func (c *Client) GetCats(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 // Corresponds with GET /api/v1/analytics/interactions (the `ListInteractions` operationId).
 func (c *Client) ListInteractions(ctx context.Context, params *ListInteractionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListInteractionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// IngestInteractionsWithBody Ingest interactions
+//
+// Stores a batch of interactions in the import format of catsrv import, all or nothing: any invalid line and nothing is stored (422 naming the lines). An interaction whose interaction_id the CAT already has is skipped, so a retried batch never counts twice. What is stored is seen by every analytics route at once. Needs an admin token or an ingest token naming the CAT (catsrv token --role ingest --cats ...).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/analytics/interactions (the `IngestInteractions` operationId).
+func (c *Client) IngestInteractionsWithBody(ctx context.Context, params *IngestInteractionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIngestInteractionsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// IngestInteractions Ingest interactions
+//
+// Stores a batch of interactions in the import format of catsrv import, all or nothing: any invalid line and nothing is stored (422 naming the lines). An interaction whose interaction_id the CAT already has is skipped, so a retried batch never counts twice. What is stored is seen by every analytics route at once. Needs an admin token or an ingest token naming the CAT (catsrv token --role ingest --cats ...).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/analytics/interactions (the `IngestInteractions` operationId).
+func (c *Client) IngestInteractions(ctx context.Context, params *IngestInteractionsParams, body IngestInteractionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIngestInteractionsRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3356,6 +3465,69 @@ func NewListInteractionsRequest(server string, params *ListInteractionsParams) (
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewIngestInteractionsRequest calls the generic IngestInteractions builder with application/json body
+func NewIngestInteractionsRequest(server string, params *IngestInteractionsParams, body IngestInteractionsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewIngestInteractionsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewIngestInteractionsRequestWithBody constructs an http.Request for the IngestInteractions method, with any body, and a specified content type
+func NewIngestInteractionsRequestWithBody(server string, params *IngestInteractionsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/analytics/interactions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -5524,6 +5696,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/analytics/interactions (the `ListInteractions` operationId).
 	ListInteractionsWithResponse(ctx context.Context, params *ListInteractionsParams, reqEditors ...RequestEditorFn) (*ListInteractionsResponse, error)
 
+	// IngestInteractionsWithBodyWithResponse Ingest interactions
+	//
+	// Stores a batch of interactions in the import format of catsrv import, all or nothing: any invalid line and nothing is stored (422 naming the lines). An interaction whose interaction_id the CAT already has is skipped, so a retried batch never counts twice. What is stored is seen by every analytics route at once. Needs an admin token or an ingest token naming the CAT (catsrv token --role ingest --cats ...).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/analytics/interactions (the `IngestInteractions` operationId).
+	IngestInteractionsWithBodyWithResponse(ctx context.Context, params *IngestInteractionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*IngestInteractionsResponse, error)
+
+	// IngestInteractionsWithResponse Ingest interactions
+	//
+	// Stores a batch of interactions in the import format of catsrv import, all or nothing: any invalid line and nothing is stored (422 naming the lines). An interaction whose interaction_id the CAT already has is skipped, so a retried batch never counts twice. What is stored is seen by every analytics route at once. Needs an admin token or an ingest token naming the CAT (catsrv token --role ingest --cats ...).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/analytics/interactions (the `IngestInteractions` operationId).
+	IngestInteractionsWithResponse(ctx context.Context, params *IngestInteractionsParams, body IngestInteractionsJSONRequestBody, reqEditors ...RequestEditorFn) (*IngestInteractionsResponse, error)
+
 	// ExportInteractionsWithResponse Chat log export
 	//
 	// The interactions of /interactions as one streamed download, newest first: CSV (cells that a spreadsheet would run as a formula are prefixed with a quote) or JSON Lines in the import format. Admin token always required.
@@ -6347,6 +6537,8 @@ type GetCatsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CatsBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *ValidationError
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -6356,6 +6548,11 @@ type GetCatsResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetCatsResponse) GetJSON200() *CatsBody {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetCatsResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -6481,6 +6678,124 @@ func (r ListInteractionsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListInteractionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// IngestInteractionsResponse401Headers the declared response headers of an HTTP 401 response for IngestInteractions
+type IngestInteractionsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// IngestInteractionsResponse503Headers the declared response headers of an HTTP 503 response for IngestInteractions
+type IngestInteractionsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type IngestInteractionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *IngestBody
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorBody
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *IngestInteractionsResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *IngestInteractionsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r IngestInteractionsResponse) GetJSON200() *IngestBody {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r IngestInteractionsResponse) GetJSON400() *ErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r IngestInteractionsResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r IngestInteractionsResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r IngestInteractionsResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r IngestInteractionsResponse) GetJSON413() *ErrorBody {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r IngestInteractionsResponse) GetJSON415() *ErrorBody {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r IngestInteractionsResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r IngestInteractionsResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r IngestInteractionsResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r IngestInteractionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r IngestInteractionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r IngestInteractionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r IngestInteractionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7184,6 +7499,8 @@ type AuthExportMeResponse struct {
 	JSON200 *ExportDocument
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -7204,6 +7521,11 @@ func (r AuthExportMeResponse) GetJSON200() *ExportDocument {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r AuthExportMeResponse) GetJSON401() *ErrorBody {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AuthExportMeResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -7345,6 +7667,8 @@ type AuthGetMemoryResponse struct {
 	JSON200 *MemoryResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -7363,6 +7687,11 @@ func (r AuthGetMemoryResponse) GetJSON200() *MemoryResponse {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r AuthGetMemoryResponse) GetJSON401() *ErrorBody {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AuthGetMemoryResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -9139,6 +9468,8 @@ type ListConversationsResponse struct {
 	JSON200 *ConversationList
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -9159,6 +9490,11 @@ func (r ListConversationsResponse) GetJSON200() *ConversationList {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListConversationsResponse) GetJSON401() *ErrorBody {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListConversationsResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -9222,6 +9558,8 @@ type SearchConversationsResponse struct {
 	JSON200 *SearchResults
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *RequestError
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -9242,6 +9580,11 @@ func (r SearchConversationsResponse) GetJSON200() *SearchResults {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r SearchConversationsResponse) GetJSON401() *ErrorBody {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SearchConversationsResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -9395,6 +9738,8 @@ type GetConversationResponse struct {
 	JSON200 *ConversationDetail
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
@@ -9417,6 +9762,11 @@ func (r GetConversationResponse) GetJSON200() *ConversationDetail {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetConversationResponse) GetJSON401() *ErrorBody {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetConversationResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -10028,6 +10378,36 @@ func (c *ClientWithResponses) ListInteractionsWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseListInteractionsResponse(rsp)
+}
+
+// IngestInteractionsWithBodyWithResponse Ingest interactions
+//
+// Stores a batch of interactions in the import format of catsrv import, all or nothing: any invalid line and nothing is stored (422 naming the lines). An interaction whose interaction_id the CAT already has is skipped, so a retried batch never counts twice. What is stored is seen by every analytics route at once. Needs an admin token or an ingest token naming the CAT (catsrv token --role ingest --cats ...).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/analytics/interactions (the `IngestInteractions` operationId).
+func (c *ClientWithResponses) IngestInteractionsWithBodyWithResponse(ctx context.Context, params *IngestInteractionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*IngestInteractionsResponse, error) {
+	rsp, err := c.IngestInteractionsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIngestInteractionsResponse(rsp)
+}
+
+// IngestInteractionsWithResponse Ingest interactions
+//
+// Stores a batch of interactions in the import format of catsrv import, all or nothing: any invalid line and nothing is stored (422 naming the lines). An interaction whose interaction_id the CAT already has is skipped, so a retried batch never counts twice. What is stored is seen by every analytics route at once. Needs an admin token or an ingest token naming the CAT (catsrv token --role ingest --cats ...).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/analytics/interactions (the `IngestInteractions` operationId).
+func (c *ClientWithResponses) IngestInteractionsWithResponse(ctx context.Context, params *IngestInteractionsParams, body IngestInteractionsJSONRequestBody, reqEditors ...RequestEditorFn) (*IngestInteractionsResponse, error) {
+	rsp, err := c.IngestInteractions(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIngestInteractionsResponse(rsp)
 }
 
 // ExportInteractionsWithResponse Chat log export
@@ -11084,6 +11464,13 @@ func ParseGetCatsResponse(rsp *http.Response) (*GetCatsResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest ValidationError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11174,6 +11561,118 @@ func ParseListInteractionsResponse(rsp *http.Response) (*ListInteractionsRespons
 		response.Headers401 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListInteractionsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseIngestInteractionsResponse parses an HTTP response from a IngestInteractionsWithResponse call
+func ParseIngestInteractionsResponse(rsp *http.Response) (*IngestInteractionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &IngestInteractionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest IngestBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers IngestInteractionsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers IngestInteractionsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -11881,6 +12380,13 @@ func ParseAuthExportMeResponse(rsp *http.Response) (*AuthExportMeResponse, error
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12037,6 +12543,13 @@ func ParseAuthGetMemoryResponse(rsp *http.Response) (*AuthGetMemoryResponse, err
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorBody
@@ -13886,6 +14399,13 @@ func ParseListConversationsResponse(rsp *http.Response) (*ListConversationsRespo
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest RequestError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13962,6 +14482,13 @@ func ParseSearchConversationsResponse(rsp *http.Response) (*SearchConversationsR
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest RequestError
@@ -14126,6 +14653,13 @@ func ParseGetConversationResponse(rsp *http.Response) (*GetConversationResponse,
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest ErrorBody

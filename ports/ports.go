@@ -53,8 +53,14 @@ type InteractionLog interface {
 	// one transaction that also updates the rollups: all or nothing. If the
 	// sequence yields an error, nothing is stored and that error is
 	// returned; an invalid interaction (analytics.Interaction.Validate)
-	// stores nothing and fails with errs.KindInvalid. It returns how many
-	// interactions were stored.
+	// stores nothing and fails with errs.KindInvalid. An interaction with
+	// an InteractionID already stored for its CAT (or yielded earlier by
+	// the same sequence) is skipped: the log holds at most one interaction
+	// per (Cat, InteractionID), also under concurrent Appends of the same
+	// interactions. It returns how many interactions were stored, skipped
+	// ones not counted. A concurrent Append of the same ids may fail with
+	// a temporary errs.KindUnavailable error, having stored nothing; run
+	// again, it skips what the other stored.
 	Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error)
 	Aggregator
 }

@@ -30,6 +30,7 @@ type memLog struct {
 	// dels lists the CAT of each deletion that removed api rows: its
 	// generation is its position plus 1.
 	dels []string
+	ids  map[[2]string]bool // the (CAT, interaction id) of the rows
 }
 
 func newMemLog() *memLog { return &memLog{Store: memstore.New()} }
@@ -46,13 +47,24 @@ func (m *memLog) Append(ctx context.Context, in iter.Seq2[analytics.Interaction,
 			}
 		}
 	}
+	// One Append at a time, so that the feed gets the rows the store kept:
+	// an interaction whose id the CAT already has is not stored again.
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	n, err := m.Store.Append(ctx, tee)
 	if err != nil {
 		return n, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	if m.ids == nil {
+		m.ids = map[[2]string]bool{}
+	}
 	for _, i := range seen {
+		if key, ok := i.DedupeKey(); ok {
+			if m.ids[key] {
+				continue
+			}
+			m.ids[key] = true
+		}
 		m.rows = append(m.rows, i.Normalize())
 		m.gone = append(m.gone, false)
 	}
@@ -94,6 +106,9 @@ func (m *memLog) DeleteInteractions(ctx context.Context, d analytics.Deletion, b
 	for k, i := range m.rows {
 		if !m.gone[k] && d.Selects(i) {
 			m.gone[k] = true
+			if key, ok := i.DedupeKey(); ok {
+				delete(m.ids, key) // a deleted row's id may be stored again
+			}
 			if i.Counted() {
 				cats[i.Cat] = true
 			}

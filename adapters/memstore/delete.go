@@ -60,5 +60,8 @@ func (s *Store) deleteBatch(d analytics.Deletion, limit int) int {
 	}
 	clear(s.interactions[len(kept):])
 	s.interactions, s.seqs = kept, seqs
+	if n > 0 {
+		s.ids = nil // the deleted ids are free again: storedIDs rebuilds
+	}
 	return n
 }

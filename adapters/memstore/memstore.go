@@ -26,13 +26,22 @@ type Store struct {
 	// afterDeleteBatch, set by tests only, runs after each batch of
 	// DeleteInteractions, outside the lock.
 	afterDeleteBatch func()
+	// ids holds the (CAT, interaction id) of every stored interaction
+	// that has an id, as of when interactions had idsLen elements. Only
+	// Append adds interactions and it keeps both in step, so a length that
+	// differs means interactions were removed since (a deletion frees
+	// their ids), and the set is rebuilt (storedIDs).
+	ids    map[[2]string]struct{}
+	idsLen int
 }
 
 // New returns an empty store.
 func New() *Store { return &Store{} }
 
 // Append stores the interactions, normalized; nothing if the sequence
-// yields an error or an interaction is invalid.
+// yields an error or an interaction is invalid. An interaction whose
+// (CAT, interaction id) is already stored, or came earlier in the same
+// sequence, is skipped and not counted.
 func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
 	var batch []analytics.Interaction
 	for i, err := range interactions {
@@ -49,12 +58,38 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.interactions = append(s.interactions, batch...)
-	for range batch {
+	ids := s.storedIDs()
+	stored := 0
+	for _, i := range batch {
+		if key, ok := i.DedupeKey(); ok {
+			if _, dup := ids[key]; dup {
+				continue
+			}
+			ids[key] = struct{}{}
+		}
+		s.interactions = append(s.interactions, i)
 		s.lastSeq++
 		s.seqs = append(s.seqs, s.lastSeq)
+		stored++
 	}
-	return len(batch), nil
+	s.idsLen = len(s.interactions)
+	return stored, nil
+}
+
+// storedIDs returns the set of the stored interaction ids, rebuilt when
+// interactions were removed since Append last kept it. Call it with the
+// write lock held.
+func (s *Store) storedIDs() map[[2]string]struct{} {
+	if s.ids != nil && s.idsLen == len(s.interactions) {
+		return s.ids
+	}
+	s.ids = map[[2]string]struct{}{}
+	for _, i := range s.interactions {
+		if key, ok := i.DedupeKey(); ok {
+			s.ids[key] = struct{}{}
+		}
+	}
+	return s.ids
 }
 
 // Answer counts the wanted parts of the query's answer with the core's

@@ -3,6 +3,7 @@ package sqlstore_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +75,33 @@ func BenchmarkAppend(b *testing.B) {
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(len(lines)*b.N)/b.Elapsed().Seconds(), "lines/s")
+		})
+	}
+}
+
+// BenchmarkAppendBatches appends batches of 1000 realistic interactions,
+// each with its own interaction id, to one store: the store's share of
+// ingestion over HTTP (one transaction, and one id lookup, per batch).
+func BenchmarkAppendBatches(b *testing.B) {
+	const batch = 1000
+	lines := realisticLog(batch * 20)
+	for _, be := range backends {
+		b.Run(be.Name, func(b *testing.B) {
+			if be.Name == "PostgreSQL" {
+				serverDSN(b)
+			}
+			s := openStore(b, be.DSN(b))
+			b.ResetTimer()
+			for n := range b.N {
+				in := slices.Clone(lines[(n%20)*batch : (n%20+1)*batch])
+				for k := range in {
+					in[k].InteractionID = fmt.Sprintf("id-%d-%d", n, k)
+				}
+				if got, err := s.Append(b.Context(), analytics.Each(in)); err != nil || got != batch {
+					b.Fatalf("Append = %d, %v", got, err)
+				}
+			}
+			b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "lines/s")
 		})
 	}
 }

@@ -15,7 +15,7 @@ type rawSource struct {
 	batch  []analytics.Interaction
 	dims   [][]byte
 	row    int
-	values [13]any
+	values [14]any
 }
 
 func (r *rawSource) Values() ([]any, error) {
@@ -23,11 +23,11 @@ func (r *rawSource) Values() ([]any, error) {
 	v := &r.values
 	v[0], v[1], v[2], v[3], v[4] = i.Time.UTC().Truncate(time.Microsecond), i.Cat, i.EventKind, i.Question, i.Answer
 	v[5], v[6], v[7], v[8], v[9] = i.Topic, i.Model, i.Persona, i.QuestionID, i.AnswerID
-	v[10], v[11] = i.UserID, i.ConversationID
+	v[10], v[11], v[12] = i.UserID, i.ConversationID, interactionIDArg(*i)
 	if d := r.dims[r.row]; d != nil {
-		v[12] = d
+		v[13] = d
 	} else {
-		v[12] = nil // NULL for rows never counted
+		v[13] = nil // NULL for rows never counted
 	}
 	return v[:], nil
 }

@@ -22,7 +22,7 @@ func OpenAtVersion(ctx context.Context, dsn string, version int) (*Store, error)
 // rows without dictionary codes, and for api rows their dictionary
 // entries and a daily rollup keyed by all five dimensions.
 func InsertVersion1(ctx context.Context, s *Store, rows []analytics.Interaction) error {
-	cols := rawColumns[:len(rawColumns)-1]
+	cols := rawColumns[:12] // without interaction_id and dims, which version 1 lacked
 	ph := func(first, n int) string { return s.dialect.placeholders(first, n) }
 	for _, i := range rows {
 		i = i.Normalize()
@@ -82,3 +82,7 @@ func (s *Store) SetAfterDeleteBatch(fn func()) { s.afterDeleteBatch = fn }
 
 // DeletionSteps is how many schema steps the deletion feed has.
 var DeletionSteps = len(deletionMigrations)
+
+// DuplicateID is duplicateID: the error of a write that the unique index
+// of interaction ids refused.
+var DuplicateID = duplicateID

@@ -36,6 +36,18 @@ var analyticsMigrations = []Migration{
 			return backfillBlocks(ctx, tx.Tx, dialectNamed(d))
 		}},
 	{Version: 4, Name: "rollups per topic, model and persona", Statements: func(d string) []string { return cubeRollups(dialectNamed(d)) }},
+	{Version: 5, Name: "interaction ids, unique per CAT", Statements: func(string) []string { return interactionIDs() }},
+}
+
+// interactionIDs adds the optional interaction id, unique per CAT where
+// set: the database itself refuses a second row of an id, whatever
+// writes it. The id is bounded (analytics.MaxInteractionIDBytes), so the
+// index entries stay small.
+func interactionIDs() []string {
+	return []string{
+		`ALTER TABLE interactions ADD COLUMN interaction_id TEXT`,
+		`CREATE UNIQUE INDEX interactions_cat_interaction_id ON interactions (cat, interaction_id) WHERE interaction_id IS NOT NULL`,
+	}
 }
 
 func latestVersion(steps []Migration) int { return steps[len(steps)-1].Version }

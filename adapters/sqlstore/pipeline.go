@@ -51,6 +51,17 @@ func (w *writer) codeAll(ctx context.Context, out chan<- codedBatch) error {
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}
+		// The import's transaction is busy with COPY: the ids already
+		// stored are looked up on the dictionary connection, which sees
+		// every committed row (the append lock keeps others from
+		// committing meanwhile, the unique index catches any that do).
+		batch, err := w.dedupe(w.dict, batch)
+		if err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			continue
+		}
 		w.dimsBuf = nil // the copier still reads the previous batch's
 		dims, err := w.codeBatch(batch)
 		if err != nil {
@@ -92,7 +103,7 @@ func (w *writer) copyAll(ctx context.Context, in <-chan codedBatch) error {
 			return src.err
 		}
 		if err != nil {
-			return internal(err)
+			return duplicateID(internal(err))
 		}
 		if err := w.flushDerived(); err != nil {
 			return err

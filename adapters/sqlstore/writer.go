@@ -50,6 +50,11 @@ type writer struct {
 	// rowEntries and dimsBuf are codeBatch's per-batch scratch.
 	rowEntries [][5]int32
 	dimsBuf    []byte
+	// ids holds the (CAT, interaction id) pairs this writer has stored,
+	// skipped the number of interactions it left out as already stored
+	// (dedupe.go).
+	ids     map[[2]string]struct{}
+	skipped int
 }
 
 func newWriter(ctx context.Context, tx *sql.Tx, d dialect) *writer {
@@ -112,6 +117,13 @@ func (w *writer) flushDerived() error {
 }
 
 func (w *writer) write(batch []analytics.Interaction) error {
+	batch, err := w.dedupe(w.tx, batch)
+	if err != nil {
+		return err
+	}
+	if len(batch) == 0 {
+		return nil
+	}
 	dims, err := w.codeBatch(batch)
 	if err != nil {
 		return err
@@ -135,7 +147,7 @@ func (w *writer) write(batch []analytics.Interaction) error {
 // rawColumns are the raw table's columns in insert order.
 var rawColumns = []string{
 	"occurred_at", "cat", "event_kind", "question", "answer", "topic", "model",
-	"persona", "question_id", "answer_id", "user_id", "conversation_id", "dims",
+	"persona", "question_id", "answer_id", "user_id", "conversation_id", "interaction_id", "dims",
 }
 
 // codeBatch numbers the dictionary entries of the batch's api rows (kept
@@ -187,14 +199,14 @@ func (w *writer) insertRaw(batch []analytics.Interaction, dims [][]byte) error {
 			d = dims[k]
 		}
 		args = append(args, w.dialect.timeArg(i.Time), i.Cat, i.EventKind, i.Question, i.Answer,
-			i.Topic, i.Model, i.Persona, i.QuestionID, i.AnswerID, i.UserID, i.ConversationID, d)
+			i.Topic, i.Model, i.Persona, i.QuestionID, i.AnswerID, i.UserID, i.ConversationID, interactionIDArg(i), d)
 	}
 	w.args = args
 	query := func() string {
 		return "INSERT INTO interactions (" + strings.Join(rawColumns, ", ") + ") VALUES " +
 			w.dialect.valuesClause(len(batch), len(rawColumns))
 	}
-	return w.exec(stmtKey{"interactions", len(batch)}, query, args)
+	return duplicateID(w.exec(stmtKey{"interactions", len(batch)}, query, args))
 }
 
 // stmtKey names a batch statement: its table and how many rows it carries.

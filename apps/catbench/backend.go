@@ -140,6 +140,14 @@ func benchBackend(ctx context.Context, cfg config, backend string, ds dataset) (
 		fmt.Printf("  %-28s %-34s %s\n", chatRoute, "legacy mode", st.short())
 		rep.chat = &st
 	}
+	if strings.Contains(ingestRoute, cfg.routeFilter) && cfg.ingestBatches > 0 {
+		st, err := benchIngest(ctx, cfg, ds, srv.base, token)
+		if err != nil {
+			return nil, fmt.Errorf("ingest: %w", err)
+		}
+		fmt.Printf("  %-28s %-34s %.0f interactions/s (%d batches)\n", ingestRoute, "batches of 1000", st.perSec, st.batches)
+		rep.ingest = &st
+	}
 	rep.peakRSS = srv.rss()
 	return rep, nil
 }

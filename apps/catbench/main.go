@@ -3,7 +3,8 @@
 // into a fresh PostgreSQL database when a DSN is given), serves them with
 // `catsrv serve` and drives every analytics route and query mix, then
 // legacy-mode chat from many users, over loopback with its own load
-// generator. It prints one table per back end
+// generator, and ingestion over HTTP in batches of 1000 (last: it adds
+// to the log). It prints one table per back end
 // and scale and writes them into docs/benchmarks.md between markers, so
 // the hand-written analysis around them survives a re-run.
 //
@@ -33,24 +34,25 @@ const (
 
 // config is what one harness run does.
 type config struct {
-	catsrv       string        // path of the catsrv binary
-	scale        int           // interactions generated
-	scaleName    string        // "1m", "10m", ...
-	workDir      string        // data, configs and databases
-	postgresDSN  string        // server DSN; empty skips PostgreSQL
-	backends     []string      // "sqlite", "postgres"
-	fastRequests int           // requests per cell on the fast routes
-	rawRequests  int           // requests per cell on /all and /all_legacy
-	cellBudget   time.Duration // a cell stops early after this long (min 3 requests)
-	workers      int           // concurrent keep-alive connections
-	doc          string        // markdown file the tables are written into; empty skips
-	skipImport   bool          // serve the databases a previous run left
-	routeFilter  string        // only routes containing this text
-	skipRaw      bool          // leave out /all and /all_legacy
-	gomemlimit   string        // GOMEMLIMIT of the server; empty leaves it unset
-	chats        int           // chats in the chat measurement; 0 skips it
-	chatUsers    int           // concurrent chat users, each with its own token and connection
-	chatBudget   time.Duration // the chat measurement stops early after this long
+	catsrv        string        // path of the catsrv binary
+	scale         int           // interactions generated
+	scaleName     string        // "1m", "10m", ...
+	workDir       string        // data, configs and databases
+	postgresDSN   string        // server DSN; empty skips PostgreSQL
+	backends      []string      // "sqlite", "postgres"
+	fastRequests  int           // requests per cell on the fast routes
+	rawRequests   int           // requests per cell on /all and /all_legacy
+	cellBudget    time.Duration // a cell stops early after this long (min 3 requests)
+	workers       int           // concurrent keep-alive connections
+	doc           string        // markdown file the tables are written into; empty skips
+	skipImport    bool          // serve the databases a previous run left
+	routeFilter   string        // only routes containing this text
+	skipRaw       bool          // leave out /all and /all_legacy
+	gomemlimit    string        // GOMEMLIMIT of the server; empty leaves it unset
+	chats         int           // chats in the chat measurement; 0 skips it
+	chatUsers     int           // concurrent chat users, each with its own token and connection
+	chatBudget    time.Duration // the chat measurement stops early after this long
+	ingestBatches int           // batches of 1000 in the ingestion measurement; 0 skips it
 }
 
 func main() {
@@ -113,6 +115,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&cfg.chats, "chats", 2000, "chats in the legacy-mode chat measurement (0 skips it)")
 	fs.IntVar(&cfg.chatUsers, "chat-users", 32, "concurrent chat users")
 	fs.DurationVar(&cfg.chatBudget, "chat-budget", 60*time.Second, "stop the chat measurement after this long")
+	fs.IntVar(&cfg.ingestBatches, "ingest-batches", 100, "batches of 1000 interactions in the ingestion measurement (0 skips it)")
 	fs.BoolVar(&cfg.skipRaw, "skip-raw", false, "leave out /all and /all_legacy (slow at 10M)")
 	fs.StringVar(&cfg.gomemlimit, "gomemlimit", os.Getenv("BENCH_GOMEMLIMIT"),
 		"GOMEMLIMIT for the server, e.g. 200MiB (env BENCH_GOMEMLIMIT; default unset below 10M, "+largeScaleMemLimit+" from 10M)")
@@ -145,7 +148,7 @@ func parseConfig(args []string) (config, error) {
 			return cfg, fmt.Errorf("unknown back end %q", b)
 		}
 	}
-	if cfg.workers < 1 || cfg.fastRequests < 1 || cfg.rawRequests < 1 || cfg.chatUsers < 1 || cfg.chats < 0 {
+	if cfg.workers < 1 || cfg.fastRequests < 1 || cfg.rawRequests < 1 || cfg.chatUsers < 1 || cfg.chats < 0 || cfg.ingestBatches < 0 {
 		return cfg, errors.New("workers and request counts must be positive")
 	}
 	return cfg, nil

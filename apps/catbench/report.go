@@ -29,7 +29,8 @@ type report struct {
 	rssAfterStart  int64
 	peakRSS        int64
 	cells          []cell
-	chat           *chatStats // nil when not measured
+	chat           *chatStats   // nil when not measured
+	ingest         *ingestStats // nil when not measured
 }
 
 func (r *report) sectionName() string { return r.backend + "-" + strings.ToLower(r.scale) }
@@ -118,6 +119,7 @@ func (r *report) markdown() string {
 	fmt.Fprintf(&b, "| database size on disk | — | %.0f MiB | |\n", mib(r.dbBytes))
 	fmt.Fprintf(&b, "| server start-up to ready | — | %s | |\n", r.startup.Round(time.Millisecond))
 	b.WriteString(r.chatRow())
+	b.WriteString(r.ingestRow())
 	b.WriteString("\n")
 
 	b.WriteString("| route | mix | limit | p50 | p99 | req/s | response bytes | requests |\n|---|---|---|---|---|---|---|---|\n")

@@ -14,7 +14,7 @@ func TestCommandHelpAndBadFlags(t *testing.T) {
 		"serve":   {"-config", "-db", "-addr"},
 		"import":  {"-config", "-db", "-skip-invalid"},
 		"demo":    {"-interactions", "-cats", "-days", "-seed"},
-		"token":   {"-config", "-subject", "-role", "-ttl"},
+		"token":   {"-config", "-subject", "-role", "-cats", "-ttl"},
 		"openapi": {},
 		"audit":   {"-db", "-since", "-user", "-limit", "-json"},
 		"erase":   {"-db", "-user"},

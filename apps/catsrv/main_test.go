@@ -182,6 +182,42 @@ func TestDemoImportTokenServe(t *testing.T) {
 		t.Fatalf("public CAT without a token: %d %v", code, body)
 	}
 
+	// Ingestion over HTTP with an ingest token minted by the binary:
+	// stored once however often it is sent, seen by every route at once,
+	// and the token does nothing else.
+	minted := catsrv(t, nil, nil, "token", "--config", cfg, "--subject", "feeder", "--role", "ingest", "--cats", "demo", "--ttl", "1h")
+	feederLines := strings.Split(strings.TrimSpace(minted.stdout), "\n")
+	feeder := feederLines[len(feederLines)-1]
+	if minted.code != 0 || !strings.Contains(minted.stdout, "role ingest, CATs demo") {
+		t.Fatalf("ingest token: exit %d, %s %s", minted.code, minted.stdout, minted.stderr)
+	}
+	batch := `{"time":"2025-06-01T10:00:00Z","event_kind":"api","question":"q","answer":"a","topic":"t","model":"m","persona":"p","interaction_id":"e-1"}` + "\n" +
+		`{"time":"2025-06-01T10:01:00Z","cat":"demo","event_kind":"api","question":"q","answer":"a","topic":"t","model":"m","persona":"p","interaction_id":"e-2"}` + "\n"
+	for _, wantStored := range []float64{2, 0} {
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, base+"/api/v1/analytics/interactions?catname=demo", strings.NewReader(batch))
+		req.Header.Set("Authorization", "Bearer "+feeder)
+		req.Header.Set("Content-Type", "application/x-ndjson")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		err = json.NewDecoder(resp.Body).Decode(&got)
+		_ = resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || got["stored"] != wantStored || got["already_stored"] != 2-wantStored {
+			t.Fatalf("ingest: %d %v %v, want %v stored", resp.StatusCode, got, err, wantStored)
+		}
+	}
+	for _, route := range []string{"/api/v1/analytics/all_warehouse", "/api/v1/analytics/all", "/api/v1/analytics/metrics/total_interactions"} {
+		code, body := get(route+"?catname=demo", token)
+		if code != http.StatusOK || int64(body["total_interactions"].(float64)) != want+2 {
+			t.Fatalf("%s after ingesting: %d %v, want total %d", route, code, body["total_interactions"], want+2)
+		}
+	}
+	if code, _ := get("/api/v1/analytics/all?catname=shop", feeder); code != http.StatusForbidden {
+		t.Fatalf("an ingest token reading a public CAT: %d, want 403", code)
+	}
+
 	if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +229,7 @@ func TestDemoImportTokenServe(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("serve did not stop within 20s of SIGTERM")
 	}
-	if strings.Contains(logs.String(), token) || strings.Contains(logs.String(), testSecret) {
+	if strings.Contains(logs.String(), token) || strings.Contains(logs.String(), feeder) || strings.Contains(logs.String(), testSecret) {
 		t.Fatal("the server logged a token or the secret")
 	}
 	if !strings.Contains(logs.String(), `"route"`) {
@@ -321,6 +357,9 @@ func TestUsageAndStartupErrors(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, nil, 2, `unknown command "frobnicate"`},
 		{"unknown flag", []string{"serve", "--bogus"}, nil, 2, "Usage:"},
 		{"token without role", []string{"token", "--config", cfg, "--subject", "x"}, nil, 2, "--role"},
+		{"ingest token without CATs", []string{"token", "--config", cfg, "--subject", "x", "--role", "ingest"}, nil, 2, "--cats"},
+		{"CATs on another role", []string{"token", "--config", cfg, "--subject", "x", "--role", "admin", "--cats", "demo"}, nil, 2, "--cats"},
+		{"ingest token for an unknown CAT", []string{"token", "--config", cfg, "--subject", "x", "--role", "ingest", "--cats", "demo,nosuchcat"}, []string{"CATSRV_JWT_SECRET=" + testSecret}, 1, "nosuchcat"},
 		{"import without file", []string{"import", "--config", cfg}, nil, 2, "FILE"},
 		{"bad DSN", []string{"serve", "--config", cfg, "--db", "mysql://x", "--addr", "127.0.0.1:0"}, nil, 1, "sqlite:"},
 		{"missing config dir", []string{"serve", "--config", filepath.Join(cfg, "missing"), "--addr", "127.0.0.1:0"}, nil, 1, "missing"},

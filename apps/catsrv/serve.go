@@ -22,6 +22,7 @@ import (
 	"github.com/catsrv/catsrv/adapters/sqlstore/chatsql"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/analyticsapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/telemetry"
@@ -132,13 +133,15 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 	restore := httpapi.UseSpecErrors()
 	defer restore()
 	_, handler := httpapi.New(httpapi.Deps{
-		Reporter:  reporter.New(catConfig, store, rollups, clock.System{}),
-		Tokens:    toks,
-		Ready:     store.Ping,
-		Logger:    logger,
-		Browser:   store,
-		Dashboard: web.Assets(),
-		Auth:      authDeps,
+		Reporter:     reporter.New(catConfig, store, rollups, clock.System{}),
+		Tokens:       toks,
+		Ready:        store.Ping,
+		Logger:       logger,
+		Browser:      store,
+		Ingest:       ingestLog(store, rollups),
+		IngestLimits: analyticsapi.IngestLimits{MaxBytes: cfg.IngestMaxBytes, MaxLines: cfg.IngestMaxLines},
+		Dashboard:    web.Assets(),
+		Auth:         authDeps,
 		Chat: &chatapi.Deps{
 			Service: chatService, Config: catConfig, Memory: authDeps.Memory, DefaultCat: authDeps.DefaultCat,
 			AgentKeySet: func(cat string) bool { return cfg.AgentKey(cat) != "" },
@@ -224,6 +227,16 @@ func followCatConfig(ctx context.Context, cfg *config.Config, store *sqlstore.St
 // index (when it is the warehouse) counts the turn's interaction at once
 // rather than at its next poll; nil for the SQL rollups, which the turn's
 // own transaction updates. A failed refresh is retried by the poll.
+// ingestLog is the log ingestion over HTTP writes to: the store, and when
+// the column index serves the rollups, through colindex.Log, so that the
+// index has the batch before the response goes out.
+func ingestLog(store *sqlstore.Store, rollups ports.RollupStore) ports.InteractionLog {
+	if idx, ok := rollups.(*colindex.Index); ok {
+		return colindex.Log{InteractionLog: store, Index: idx}
+	}
+	return store
+}
+
 func indexRefresher(rollups ports.RollupStore, logger *slog.Logger) func(context.Context) {
 	idx, ok := rollups.(*colindex.Index)
 	if !ok {

@@ -2,7 +2,8 @@
 // format at the edge (import, demo, export), not an adapter of a port. One
 // JSON object a line with the fields time (RFC 3339), cat, event_kind,
 // question, answer, topic, model, persona (all required) and question_id,
-// answer_id, user_id, conversation_id (optional). Unknown fields are
+// answer_id, user_id, conversation_id and interaction_id (optional; a log
+// stores one interaction per CAT and interaction_id). Unknown fields are
 // ignored, blank lines skipped.
 package jsonl
 
@@ -51,16 +52,21 @@ type record struct {
 	AnswerID       string `json:"answer_id"`
 	UserID         string `json:"user_id"`
 	ConversationID string `json:"conversation_id"`
+	InteractionID  string `json:"interaction_id"`
 }
 
 // Decode yields every non-blank line of r, valid or not, streaming: memory
 // use is bounded by MaxLineBytes whatever the input size. Each invalid line
 // carries an errs.KindInvalid (or KindTooLarge) error naming the problem.
 // If r fails, the last Line has No == ReadFailed and the reader's error.
-func Decode(r io.Reader) iter.Seq[Line] {
+func Decode(r io.Reader) iter.Seq[Line] { return DecodeFor(r, "") }
+
+// DecodeFor is Decode with cat as the CAT of every line that leaves its
+// cat out (the ingestion route's catname); lines that name a CAT keep it.
+func DecodeFor(r io.Reader, cat string) iter.Seq[Line] {
 	return func(yield func(Line) bool) {
 		lr := lineReader{r: bufio.NewReaderSize(r, 64<<10)}
-		var ld lineDecoder
+		ld := lineDecoder{cat: cat}
 		for no := 1; ; no++ {
 			raw, tooLong, err := lr.next()
 			if errors.Is(err, io.EOF) {
@@ -95,6 +101,7 @@ func Decode(r io.Reader) iter.Seq[Line] {
 type lineDecoder struct {
 	rec     record
 	scratch []byte
+	cat     string // the CAT of lines without one, "" for none
 }
 
 // decode parses and validates one line: by the fast path when it can,
@@ -110,6 +117,9 @@ func (ld *lineDecoder) decode(raw []byte) (analytics.Interaction, error) {
 	if rec.Time == "" {
 		return analytics.Interaction{}, errs.New(errs.KindInvalid, "missing field: time")
 	}
+	if rec.Cat == "" {
+		rec.Cat = ld.cat
+	}
 	t, err := time.Parse(time.RFC3339Nano, rec.Time)
 	if err != nil {
 		return analytics.Interaction{}, errs.New(errs.KindInvalid, "field time: %q is not an RFC 3339 time such as 2025-01-31T09:30:00Z", clip(rec.Time))
@@ -120,6 +130,7 @@ func (ld *lineDecoder) decode(raw []byte) (analytics.Interaction, error) {
 		Model: rec.Model, Persona: rec.Persona,
 		QuestionID: rec.QuestionID, AnswerID: rec.AnswerID,
 		UserID: rec.UserID, ConversationID: rec.ConversationID,
+		InteractionID: rec.InteractionID,
 	}
 	if err := i.Validate(); err != nil {
 		return analytics.Interaction{}, err

@@ -43,6 +43,7 @@ func AppendLine(dst []byte, i analytics.Interaction) []byte {
 	for _, f := range [...]struct{ name, value string }{
 		{"question_id", i.QuestionID}, {"answer_id", i.AnswerID},
 		{"user_id", i.UserID}, {"conversation_id", i.ConversationID},
+		{"interaction_id", i.InteractionID},
 	} {
 		if f.value != "" {
 			dst = appendField(dst, f.name, f.value)

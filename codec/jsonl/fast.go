@@ -87,12 +87,14 @@ func (rec *record) field(key []byte) *string {
 		return &rec.UserID
 	case "conversation_id":
 		return &rec.ConversationID
+	case "interaction_id":
+		return &rec.InteractionID
 	}
 	return nil
 }
 
 var fieldNames = []string{"time", "cat", "event_kind", "question", "answer", "topic", "model", "persona",
-	"question_id", "answer_id", "user_id", "conversation_id"}
+	"question_id", "answer_id", "user_id", "conversation_id", "interaction_id"}
 
 // foldsToField reports whether encoding/json might match key to a field
 // although it is not spelt exactly like one: it matches names ignoring case

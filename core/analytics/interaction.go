@@ -19,6 +19,10 @@ const EventKindAPI = "api"
 // line cannot blow up storage or responses.
 const MaxFieldBytes = 64 << 10
 
+// MaxInteractionIDBytes bounds an interaction id: it is a key every store
+// indexes (unique per CAT), not text.
+const MaxInteractionIDBytes = 256
+
 // Interaction is one logged exchange between a user and a CAT.
 type Interaction struct {
 	Time           time.Time
@@ -33,6 +37,11 @@ type Interaction struct {
 	AnswerID       string
 	UserID         string
 	ConversationID string
+	// InteractionID, when set, names the interaction for idempotent
+	// ingestion: a log stores at most one interaction per (Cat,
+	// InteractionID), so a retried batch never counts twice. Empty: no
+	// name, never deduplicated.
+	InteractionID string
 }
 
 // Counted reports whether analytics counts the interaction.
@@ -84,11 +93,15 @@ func (i Interaction) Validate() error {
 	all := append(required, []struct{ name, value string }{
 		{"question_id", i.QuestionID}, {"answer_id", i.AnswerID},
 		{"user_id", i.UserID}, {"conversation_id", i.ConversationID},
+		{"interaction_id", i.InteractionID},
 	}...)
 	for _, f := range all {
 		if err := CheckText(f.name, f.value); err != nil {
 			return err
 		}
+	}
+	if len(i.InteractionID) > MaxInteractionIDBytes {
+		return errs.New(errs.KindInvalid, "field interaction_id is longer than %d bytes", MaxInteractionIDBytes)
 	}
 	return nil
 }
@@ -105,6 +118,12 @@ func CheckText(name, value string) error {
 		return errs.New(errs.KindInvalid, "field %s contains a NUL byte", name)
 	}
 	return nil
+}
+
+// DedupeKey is what an interaction id is unique by: its CAT and id. ok is
+// false for an interaction without an id, which is never deduplicated.
+func (i Interaction) DedupeKey() (key [2]string, ok bool) {
+	return [2]string{i.Cat, i.InteractionID}, i.InteractionID != ""
 }
 
 // Each yields the interactions of a slice, for InteractionLog.Append.

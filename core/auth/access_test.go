@@ -48,3 +48,51 @@ func TestMayReadAnalytics(t *testing.T) {
 		})
 	}
 }
+
+func TestMayIngest(t *testing.T) {
+	admin := auth.Claims{Subject: "a", Role: auth.RoleAdmin}
+	feeder := auth.Claims{Subject: "f", Role: auth.RoleIngest, Cats: []string{"a", "b"}}
+	user := auth.Claims{Subject: "u", Role: "user"}
+	badToken := errs.New(errs.KindUnauthorized, "invalid token: expired")
+	cases := []struct {
+		name   string
+		cat    string
+		who    auth.Claims
+		whoErr error
+		want   errs.Kind // 0: allowed
+	}{
+		{"admin", "z", admin, nil, 0},
+		{"ingest, named CAT", "b", feeder, nil, 0},
+		{"ingest, other CAT", "z", feeder, nil, errs.KindForbidden},
+		{"ingest without CATs", "a", auth.Claims{Subject: "f", Role: auth.RoleIngest}, nil, errs.KindForbidden},
+		{"user", "a", user, nil, errs.KindForbidden},
+		{"anonymous", "a", auth.Claims{}, auth.ErrNoCredentials, errs.KindUnauthorized},
+		{"bad token", "a", admin, badToken, errs.KindUnauthorized},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := auth.MayIngest(c.cat, c.who, c.whoErr)
+			if c.want == 0 && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if c.want != 0 && errs.KindOf(err) != c.want {
+				t.Fatalf("got %v, want kind %v", err, c.want)
+			}
+		})
+	}
+}
+
+func TestMayCall(t *testing.T) {
+	feeder := auth.Claims{Subject: "f", Role: auth.RoleIngest, Cats: []string{"a"}}
+	if err := auth.MayCall(feeder, true); err != nil {
+		t.Errorf("ingest token on the ingest route: %v", err)
+	}
+	if err := auth.MayCall(feeder, false); errs.KindOf(err) != errs.KindForbidden {
+		t.Errorf("ingest token on another route: %v, want forbidden", err)
+	}
+	for _, role := range []string{auth.RoleAdmin, "user", ""} {
+		if err := auth.MayCall(auth.Claims{Role: role}, false); err != nil {
+			t.Errorf("role %q on another route: %v", role, err)
+		}
+	}
+}

@@ -13,6 +13,10 @@ import (
 // RoleAdmin is the role that may read analytics of non-public CATs.
 const RoleAdmin = "admin"
 
+// RoleIngest is the role of a token that may ingest interactions into the
+// CATs its claims name (Claims.Cats) and do nothing else.
+const RoleIngest = "ingest"
+
 // Claims is what a verified access token says about its bearer.
 type Claims struct {
 	Subject string
@@ -22,6 +26,8 @@ type Claims struct {
 	// for, empty for tokens minted outside a login: a logout revokes every
 	// access token of its session at once.
 	SessionID string
+	// Cats are the CATs an ingest token may ingest into (RoleIngest).
+	Cats      []string
 	IssuedAt  time.Time
 	ExpiresAt time.Time
 }

@@ -38,6 +38,8 @@ func TestInteractionLog(t *testing.T, open func(t *testing.T) (log ports.Interac
 		{"LiteralTexts", testLiteralTexts},
 		{"ThousandFilterValues", testThousandFilterValues},
 		{"UnstorableFilterValues", testUnstorableFilterValues},
+		{"InteractionIDStoredOnce", testInteractionIDStoredOnce},
+		{"InteractionIDConcurrentRetries", testInteractionIDConcurrentRetries},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,8 +46,9 @@ func New(secret []byte, issuer, audience string, clock ports.Clock) (*Service, e
 }
 
 type registered struct {
-	Role      string `json:"role"`
-	SessionID string `json:"sid,omitempty"`
+	Role      string   `json:"role"`
+	SessionID string   `json:"sid,omitempty"`
+	Cats      []string `json:"cats,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -108,6 +110,19 @@ func (s *Service) Issue(subject, role string, ttl time.Duration) (string, auth.C
 // IssueForSession is Issue for a token that belongs to a login session:
 // the session id travels in the "sid" claim.
 func (s *Service) IssueForSession(subject, role, sessionID string, ttl time.Duration) (string, auth.Claims, error) {
+	return s.issue(subject, role, sessionID, nil, ttl)
+}
+
+// IssueIngest signs a token of role auth.RoleIngest that may ingest into
+// cats (the "cats" claim), valid for ttl from now.
+func (s *Service) IssueIngest(subject string, cats []string, ttl time.Duration) (string, auth.Claims, error) {
+	if err := auth.ValidIngestCats(cats); err != nil {
+		return "", auth.Claims{}, err
+	}
+	return s.issue(subject, auth.RoleIngest, "", slices.Clone(cats), ttl)
+}
+
+func (s *Service) issue(subject, role, sessionID string, cats []string, ttl time.Duration) (string, auth.Claims, error) {
 	if subject == "" || role == "" || ttl <= 0 {
 		return "", auth.Claims{}, errs.New(errs.KindInvalid, "a token needs a subject, a role and a positive lifetime")
 	}
@@ -116,10 +131,11 @@ func (s *Service) IssueForSession(subject, role, sessionID string, ttl time.Dura
 	if err != nil {
 		return "", auth.Claims{}, errs.Wrap(errs.KindInternal, err, "cannot create token id")
 	}
-	c := auth.Claims{Subject: subject, Role: role, ID: id, SessionID: sessionID, IssuedAt: now, ExpiresAt: now.Add(ttl)}
+	c := auth.Claims{Subject: subject, Role: role, ID: id, SessionID: sessionID, Cats: cats, IssuedAt: now, ExpiresAt: now.Add(ttl)}
 	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, registered{
 		Role:      role,
 		SessionID: sessionID,
+		Cats:      cats,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject:   subject,
 			Issuer:    s.issuer,
@@ -159,7 +175,7 @@ func (s *Service) Verify(token string) (auth.Claims, error) {
 	if rc.Subject == "" || rc.ID == "" {
 		return auth.Claims{}, errs.New(errs.KindUnauthorized, "invalid token: missing sub or jti")
 	}
-	c := auth.Claims{Subject: rc.Subject, Role: rc.Role, ID: rc.ID, SessionID: rc.SessionID, ExpiresAt: rc.ExpiresAt.Time}
+	c := auth.Claims{Subject: rc.Subject, Role: rc.Role, ID: rc.ID, SessionID: rc.SessionID, Cats: rc.Cats, ExpiresAt: rc.ExpiresAt.Time}
 	if rc.IssuedAt != nil {
 		c.IssuedAt = rc.IssuedAt.Time
 	}

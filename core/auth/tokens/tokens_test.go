@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -285,5 +286,29 @@ func TestSessionIDRoundTrips(t *testing.T) {
 				t.Fatalf("sid %q (issued %q), %v; want %q", got.SessionID, issued.SessionID, err, c.sid)
 			}
 		})
+	}
+}
+
+func TestIngestTokenCarriesItsCats(t *testing.T) {
+	s := service(t)
+	tok, issued, err := s.IssueIngest("feeder", []string{"a", "b"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Verify(tok)
+	if err != nil || got.Role != auth.RoleIngest || !slices.Equal(got.Cats, []string{"a", "b"}) || !slices.Equal(issued.Cats, got.Cats) {
+		t.Fatalf("verified %+v, %v; issued %+v", got, err, issued)
+	}
+	for _, cats := range [][]string{nil, {""}, {"a", "a"}} {
+		if _, _, err := s.IssueIngest("feeder", cats, time.Hour); errs.KindOf(err) != errs.KindInvalid {
+			t.Errorf("IssueIngest(%q) = %v, want an invalid error", cats, err)
+		}
+	}
+	plain, _, err := s.Issue("alice", auth.RoleAdmin, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Verify(plain); err != nil || got.Cats != nil {
+		t.Fatalf("an admin token verified as %+v, %v: want no cats", got, err)
 	}
 }

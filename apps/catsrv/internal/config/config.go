@@ -82,6 +82,10 @@ type Config struct {
 	// RetentionInterval is how often the retention job (per-CAT
 	// analytics.retention_days and chat.retention_days) runs; 0 is never.
 	RetentionInterval time.Duration `env:"CATSRV_RETENTION_INTERVAL" default:"1h"`
+	// IngestMaxBytes and IngestMaxLines bound one batch of POST
+	// /api/v1/analytics/interactions: its body and its interactions.
+	IngestMaxBytes int64 `env:"CATSRV_INGEST_MAX_BYTES" default:"16777216"`
+	IngestMaxLines int   `env:"CATSRV_INGEST_MAX_LINES" default:"10000"`
 	// Warehouse is "index" or "sql".
 	Warehouse string `env:"CATSRV_WAREHOUSE" default:"index"`
 

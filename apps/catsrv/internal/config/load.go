@@ -25,6 +25,9 @@ const (
 	minMemoryBytes = 1024
 	maxMemoryBytes = 16 << 20
 	maxAuthBurst   = 100000
+	minIngestBytes = 1024
+	maxIngestBytes = 1 << 30
+	maxIngestLines = 1000000
 	maxRate        = 1e6
 )
 
@@ -155,6 +158,14 @@ func decode(k *koanf.Koanf, all []setting) (*Config, error) {
 	d.parse(&c.MemoryMaxBytes, fmt.Sprintf("must be a number of bytes between %d and %d", minMemoryBytes, maxMemoryBytes), func(v string) (ok bool, err error) {
 		c.MemoryMaxBytes, err = strconv.Atoi(v)
 		return err == nil && c.MemoryMaxBytes >= minMemoryBytes && c.MemoryMaxBytes <= maxMemoryBytes, nil
+	})
+	d.parse(&c.IngestMaxBytes, fmt.Sprintf("must be a number of bytes between %d and %d", minIngestBytes, maxIngestBytes), func(v string) (ok bool, err error) {
+		c.IngestMaxBytes, err = strconv.ParseInt(v, 10, 64)
+		return err == nil && c.IngestMaxBytes >= minIngestBytes && c.IngestMaxBytes <= maxIngestBytes, nil
+	})
+	d.parse(&c.IngestMaxLines, fmt.Sprintf("must be a number of interactions between 1 and %d", maxIngestLines), func(v string) (ok bool, err error) {
+		c.IngestMaxLines, err = strconv.Atoi(v)
+		return err == nil && c.IngestMaxLines >= 1 && c.IngestMaxLines <= maxIngestLines, nil
 	})
 	d.parse(&c.AuthRateLimit, "must be a number of requests per second per client address (e.g. 1 or 0.5), or off", func(v string) (bool, error) {
 		v = strings.TrimSpace(v)

@@ -37,6 +37,11 @@ type Deps struct {
 	// Browser reads the chat log for /interactions and /daily_counts;
 	// those routes answer 500 without it.
 	Browser ports.InteractionBrowser
+	// Ingest stores what POST /api/v1/analytics/interactions ingests (the
+	// log the rollups read follow); nil answers that route 503.
+	Ingest ports.InteractionLog
+	// IngestLimits bound one ingested batch (zero: the defaults).
+	IngestLimits analyticsapi.IngestLimits
 	// Dashboard holds the admin page's built assets (index.html at its
 	// root), served at / and /ui/; nil serves no page.
 	Dashboard fs.FS
@@ -84,7 +89,7 @@ func New(d Deps) (huma.API, http.Handler) {
 	mux := http.NewServeMux()
 	api := base.NewAPI(mux, &base.Authenticator{Sessions: ad.Sessions, Tokens: d.Tokens, Origins: origins})
 	// The order of registration is the order of the document's tags.
-	analyticsapi.Register(api, analyticsapi.Deps{Reporter: d.Reporter, Browser: d.Browser, Logger: log})
+	analyticsapi.Register(api, analyticsapi.Deps{Reporter: d.Reporter, Browser: d.Browser, Logger: log, Log: d.Ingest, Ingest: d.IngestLimits})
 	base.RegisterHealth(api, d.Ready, log)
 	chatapi.Register(api, cd)
 	authapi.Register(api, ad)

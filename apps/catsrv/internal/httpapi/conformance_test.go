@@ -219,11 +219,13 @@ func probes(op *openapi3.Operation) []probe {
 	} {
 		out = append(out, with(b.name, func(p *probe) { p.body = &b.body }))
 	}
-	out = append(out, with("unknown field", func(p *probe) {
-		m := sample("", bodySchema).(map[string]any)
-		m["zz_unknown"] = true
-		p.body = encodeJSON(m)
-	}))
+	if _, object := sample("", bodySchema).(map[string]any); object {
+		out = append(out, with("unknown field", func(p *probe) {
+			m := sample("", bodySchema).(map[string]any)
+			m["zz_unknown"] = true
+			p.body = encodeJSON(m)
+		}))
+	}
 	for name, prop := range bodySchema.Properties {
 		for i, wrong := range wrongTypes(prop.Value) {
 			out = append(out, with(fmt.Sprintf("body %s of the wrong type #%d", name, i), func(p *probe) {

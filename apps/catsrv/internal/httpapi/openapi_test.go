@@ -127,7 +127,8 @@ func TestOpenAPIDocumentContent(t *testing.T) {
 	for path, methods := range doc.Paths {
 		for method, op := range methods {
 			t.Run(method+" "+path, func(t *testing.T) {
-				if method != "get" && !strings.HasPrefix(path, chatapi.Prefix) && !strings.HasPrefix(path, authapi.Prefix) {
+				ingest := method == "post" && path == AnalyticsPrefix+"/interactions" // the one analytics route that writes
+				if method != "get" && !ingest && !strings.HasPrefix(path, chatapi.Prefix) && !strings.HasPrefix(path, authapi.Prefix) {
 					t.Errorf("method %s", method)
 				}
 				if op.OperationID == "" || ids[op.OperationID] || op.Summary == "" || len(op.Tags) == 0 {

@@ -215,3 +215,40 @@ func TestImportNamesTwentyBadLines(t *testing.T) {
 		t.Errorf("error should name 20 lines then say 'and 130 more': %s", msg)
 	}
 }
+
+// TestImportTwiceWithInteractionIDs: a file whose lines carry
+// interaction_id imports once; imported again, it stores only the lines
+// without one.
+func TestImportTwiceWithInteractionIDs(t *testing.T) {
+	is := interactions(40)
+	for k := range is {
+		if k%4 != 0 {
+			is[k].InteractionID = fmt.Sprintf("ext-%d", k)
+		}
+	}
+	input := join(lines(is))
+	log := memstore.New()
+	for run, want := range []int{40, 10} {
+		rep, err := importer.Run(t.Context(), importer.Options{Log: log, Cats: directory(), Input: strings.NewReader(input)})
+		if err != nil || rep.Imported != want {
+			t.Fatalf("import %d: imported %d, %v; want %d", run+1, rep.Imported, err, want)
+		}
+	}
+	// The reference: every line once, and the lines without an id twice.
+	ref := append(slices.Clone(is), is[0], is[4], is[8], is[12], is[16], is[20], is[24], is[28], is[32], is[36])
+	want := memstore.New()
+	if _, err := want.Append(t.Context(), analytics.Each(ref)); err != nil {
+		t.Fatal(err)
+	}
+	for _, cat := range testCats {
+		q := analytics.Query{Cat: cat}
+		got, err := log.Answer(t.Context(), q, analytics.PartTotal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp, _ := want.Answer(t.Context(), q, analytics.PartTotal)
+		if got.Total == 0 || got.Total != exp.Total {
+			t.Errorf("%s: %+v, want %+v", cat, got.Total, exp.Total)
+		}
+	}
+}

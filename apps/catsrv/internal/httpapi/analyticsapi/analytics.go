@@ -1,6 +1,7 @@
 // Package analyticsapi is the analytics part of catsrv's HTTP app: the
 // routes under /api/v1/analytics (the aggregates, the chat log, its export
-// and the daily series) and their wire models.
+// and the daily series, and the ingestion of interactions) and their wire
+// models.
 package analyticsapi
 
 import (
@@ -33,13 +34,21 @@ type Deps struct {
 	// Logger receives the causes of internal errors; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// Log stores what POST /interactions ingests, all or nothing, and
+	// tells every analytics route at once (serve wires the column
+	// index's colindex.Log); nil answers that route 503.
+	Log ports.InteractionLog
+	// Ingest bounds one ingested batch; zero fields take the defaults.
+	Ingest IngestLimits
 }
 
 // routes holds the dependencies the handlers share.
 type routes struct {
-	reporter *reporter.Reporter
-	browse   *browse.Service
-	log      *slog.Logger
+	reporter  *reporter.Reporter
+	browse    *browse.Service
+	log       *slog.Logger
+	ingestLog ports.InteractionLog
+	limits    IngestLimits
 }
 
 // Register adds the analytics routes and their tag to api.
@@ -49,9 +58,17 @@ func Register(api huma.API, d Deps) {
 		log = slog.Default()
 	}
 	api.OpenAPI().Tags = append(api.OpenAPI().Tags, &huma.Tag{Name: tagAnalytics, Description: "Aggregates over a CAT's logged interactions."})
-	s := &routes{reporter: d.Reporter, browse: browse.New(d.Browser), log: log}
+	limits := d.Ingest
+	if limits.MaxBytes <= 0 {
+		limits.MaxBytes = DefaultIngestMaxBytes
+	}
+	if limits.MaxLines <= 0 {
+		limits.MaxLines = DefaultIngestMaxLines
+	}
+	s := &routes{reporter: d.Reporter, browse: browse.New(d.Browser), log: log, ingestLog: d.Log, limits: limits}
 	registerAnalytics(api, s)
 	registerInteractions(api, s)
+	registerIngest(api, s)
 }
 
 // analyticsOperation describes one GET route under Prefix: the

@@ -60,6 +60,7 @@ func NewAPI(mux *http.ServeMux, a *Authenticator) huma.API {
 // panic recovery.
 func Finish(api huma.API, mux *http.ServeMux, origins OriginPolicy, log *slog.Logger, in Instruments) http.Handler {
 	DocumentHumaErrors(api) // of the operations registered, which huma serves
+	documentConfinedRoles(api)
 	PruneSchemas(api.OpenAPI())
 	warmOpenAPI(mux)
 	return Observe(log, Measure(in.Metrics, Trace(in.Tracer, WithCORS(origins, mux))))

@@ -2,6 +2,7 @@ package base
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -58,10 +59,17 @@ func WithAuthenticator(a *Authenticator) func(huma.Context, func(huma.Context)) 
 	}
 }
 
+// IngestsMetadata is the key of Operation.Metadata that marks (true) an
+// operation storing interactions: the only kind of operation an ingest
+// token may call (auth.MayCall).
+const IngestsMetadata = "catsrv-ingests"
+
 // Authenticate is the middleware of the operations that need their
 // caller: it authenticates the request and stores the identity for
-// CallerOf. It never answers by itself: whether a missing or bad token
-// matters is the handler's call (a public CAT's analytics need none).
+// CallerOf. Whether a missing or bad token matters is the handler's call
+// (a public CAT's analytics need none); the one answer it gives itself is
+// 403 to a verified caller whose role may not call the operation at all
+// (an ingest token anywhere but where IngestsMetadata is set).
 func Authenticate(ctx huma.Context, next func(huma.Context)) {
 	a, _ := ctx.Context().Value(authenticatorKey{}).(*Authenticator)
 	id := Identity{Err: errs.New(errs.KindInternal, "authenticate runs without the authenticator")}
@@ -69,7 +77,26 @@ func Authenticate(ctx huma.Context, next func(huma.Context)) {
 		r, _ := humago.Unwrap(ctx)
 		id = a.identify(ctx.Context(), r)
 	}
+	if id.Err == nil {
+		ingests := false
+		if op := ctx.Operation(); op != nil {
+			ingests, _ = op.Metadata[IngestsMetadata].(bool)
+		}
+		if err := auth.MayCall(id.Claims, ingests); err != nil {
+			writeForbidden(ctx, err)
+			return
+		}
+	}
 	next(huma.WithValue(ctx, identityKey{}, id))
+}
+
+// writeForbidden answers 403 with the ErrorBody every route family gives
+// a forbidden caller.
+func writeForbidden(ctx huma.Context, err error) {
+	ctx.SetHeader("Content-Type", "application/json")
+	ctx.SetStatus(http.StatusForbidden)
+	body := ErrorBody{Code: "FORBIDDEN", Status: http.StatusForbidden, Message: errs.PublicMessage(err, "forbidden")}
+	_ = json.NewEncoder(ctx.BodyWriter()).Encode(body)
 }
 
 // CallerOf returns the claims the Authenticate middleware found, or why

@@ -107,6 +107,12 @@ var ChatKinds = func() map[errs.Kind]KindResponse {
 	return t
 }()
 
+// IngestKinds is the table of the ingestion route (POST
+// /api/v1/analytics/interactions), which the spec does not know: plain
+// HTTP semantics as on the chat routes, an unknown CAT 404, a batch over
+// the limits 413.
+var IngestKinds = ChatKinds
+
 // ErrorBodyFor answers err by a table, logging the cause of anything not
 // shown to the client; unknown kinds are internal errors.
 func ErrorBodyFor(ctx context.Context, log *slog.Logger, err error, table map[errs.Kind]KindResponse) ErrorBody {
@@ -219,6 +225,13 @@ func (e *validationError) Error() string {
 
 // GetStatus returns the HTTP status, for huma.
 func (e *validationError) GetStatus() int { return e.status }
+
+// NewValidationError is a ValidationError huma writes with status, for a
+// handler that finds problems huma's validation cannot (the lines of a
+// body it decodes itself).
+func NewValidationError(status int, detail []ValidationIssue) error {
+	return &validationError{ValidationError: ValidationError{Detail: detail}, status: status}
+}
 
 // huma reports a missing required parameter with this message.
 const humaMissingSuffix = " parameter is missing"

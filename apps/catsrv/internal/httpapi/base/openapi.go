@@ -120,11 +120,17 @@ func errorSchema(api huma.API, s ErrorShape) *huma.Schema {
 // schemaRefPrefix starts a reference to a component schema.
 const schemaRefPrefix = "#/components/schemas/"
 
+// OwnBodyMetadata is the key of Operation.Metadata that marks (true) an
+// operation whose handler reads its body itself (huma never reads it, so
+// none of huma's body errors can happen): its document lists the body's
+// errors itself.
+const OwnBodyMetadata = "catsrv-own-body"
+
 // DocumentHumaErrors adds to every operation registered so far the error
 // responses huma gives before its handler runs, where the operation does
 // not document the status already: 400, 408, 413, 415 and 422 when it
-// takes a body, 422 when it takes parameters, and everywhere the 500 of a
-// handler that panicked.
+// takes a body huma reads (not OwnBodyMetadata), 422 when it takes
+// parameters, and everywhere the 500 of a handler that panicked.
 func DocumentHumaErrors(api huma.API) {
 	for _, item := range api.OpenAPI().Paths {
 		for _, op := range []*huma.Operation{item.Get, item.Put, item.Post, item.Delete, item.Patch} {
@@ -132,7 +138,8 @@ func DocumentHumaErrors(api huma.API) {
 				continue
 			}
 			var statuses []int
-			if op.RequestBody != nil {
+			ownBody, _ := op.Metadata[OwnBodyMetadata].(bool)
+			if op.RequestBody != nil && !ownBody {
 				statuses = append(statuses, http.StatusBadRequest, http.StatusRequestTimeout, http.StatusRequestEntityTooLarge,
 					http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity)
 			} else if len(op.Parameters) > 0 {
@@ -207,4 +214,34 @@ func refs(doc []byte) []string {
 		out = append(out, string(m[1]))
 	}
 	return out
+}
+
+// confinedRoleForbidden documents the 403 Authenticate gives a token whose
+// role may not call an operation at all.
+const confinedRoleForbidden = "The bearer token's role may not call this operation: an ingest token may only ingest."
+
+// documentConfinedRoles adds the 403 of Authenticate to every operation
+// that takes a bearer token and documents no 403 of its own.
+func documentConfinedRoles(api huma.API) {
+	for _, item := range api.OpenAPI().Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Put, item.Post, item.Delete, item.Patch} {
+			if op == nil || op.Responses == nil || op.Responses["403"] != nil || !takesBearer(op) {
+				continue
+			}
+			op.Responses["403"] = DocumentErrors(api, map[int]ErrorDoc{
+				http.StatusForbidden: {Description: confinedRoleForbidden, Shape: PlainError},
+			}, http.StatusForbidden)["403"]
+		}
+	}
+}
+
+// takesBearer reports whether an operation's security lists the bearer
+// scheme.
+func takesBearer(op *huma.Operation) bool {
+	for _, req := range op.Security {
+		if _, ok := req[BearerScheme]; ok {
+			return true
+		}
+	}
+	return false
 }
