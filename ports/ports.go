@@ -82,7 +82,7 @@ type RollupStore interface {
 // The byte slices are only valid during the callback that receives the
 // row.
 type FeedRow struct {
-	ID     int64 // increasing in commit order
+	ID     int64 // unique; not in commit order when writers commit concurrently
 	Micros int64 // the time, in microseconds since the Unix epoch
 	Cat    []byte
 	Topic, Model, Persona,
@@ -90,13 +90,20 @@ type FeedRow struct {
 	AnswerID, Answer []byte
 }
 
-// InteractionFeed reads the api interactions stored after a high-water
-// mark: what a derived store (an in-process index) follows the log by.
+// InteractionFeed reads the api interactions stored since a position in
+// the log: what a derived store (an in-process index) follows the log by.
 type InteractionFeed interface {
-	// ReadSince calls fn with every api interaction whose id is above
-	// after, in id order, and returns the highest id it passed to fn
-	// (after itself when none). It stops at fn's first error. Ids commit
-	// in increasing order, so a reader that remembers the last id it saw
-	// never misses a row.
+	// ReadSince calls fn with the api interactions committed since the
+	// position after (0: the start of the log) and returns the position
+	// to read from next (after itself when nothing moved). Writers may
+	// commit concurrently and out of id order: a reader that starts at 0
+	// and passes each call the position the previous one returned is
+	// given every committed interaction exactly once, none skipped, none
+	// repeated, though a row may first come a read or two after its
+	// commit (while transactions that began before it are still
+	// running). A position is opaque: an implementation may count ids,
+	// transactions or anything else that only grows. ReadSince stops at
+	// fn's first error and then returns after: a reader must drop what
+	// that call passed to fn, or it counts those rows again.
 	ReadSince(ctx context.Context, after int64, fn func(*FeedRow) error) (int64, error)
 }

@@ -36,6 +36,7 @@ var analyticsMigrations = []Migration{
 			return backfillBlocks(ctx, tx.Tx, dialectNamed(d))
 		}},
 	{Version: 4, Name: "rollups per topic, model and persona", Statements: func(d string) []string { return cubeRollups(dialectNamed(d)) }},
+	{Version: 5, Name: "feed order by writing transaction", Statements: func(d string) []string { return feedOrder(dialectNamed(d)) }},
 }
 
 func latestVersion(steps []Migration) int { return steps[len(steps)-1].Version }
@@ -172,5 +173,4 @@ func schemaVersion(ctx context.Context, db bun.IDB, component string) (int, erro
 // two-key advisory locks; the second is a hash of the current schema.
 const (
 	lockMigrate = 0x63617401 // "cat\x01"
-	lockAppend  = 0x63617402 // "cat\x02"
 )

@@ -11,10 +11,10 @@ import (
 var _ ports.InteractionFeed = (*Store)(nil)
 
 // readSince streams the api interactions stored after the id, in id
-// order, to fn (ports.InteractionFeed, which the column index follows). Appends take turns per
-// database (a lock on PostgreSQL, the single writer on SQLite), so ids
-// commit in increasing order and a reader that remembers the last id it
-// saw never misses a row.
+// order, to fn (ports.InteractionFeed on SQLite, which the column index
+// follows). SQLite runs one write transaction at a time, so ids commit in
+// increasing order and a reader that remembers the last id it saw never
+// misses a row. PostgreSQL writers commit concurrently: see feedorder.go.
 func (s *Store) readSince(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
 	micros := "occurred_at"
 	if s.dialect == postgresDialect {
