@@ -60,37 +60,9 @@ func (w *writer) insertNumberedBlock(k blockKey, rows int, data []byte) error {
 // deadlocks; a concurrent raw pass sees the day before or after the merge,
 // never both.
 func (w *writer) compactBlocks(k blockKey) error {
-	rows, err := w.tx.QueryContext(w.ctx, `DELETE FROM dims_blocks d USING (
-			SELECT cat, day, block FROM dims_blocks WHERE cat = $1 AND day = $2 AND row_count < $3
-			ORDER BY block LIMIT $4 FOR UPDATE SKIP LOCKED) small
-		WHERE d.cat = small.cat AND d.day = small.day AND d.block = small.block
-		RETURNING d.row_count, d.data`, k.cat, k.day, blockMaxRows, compactMaxBlocks)
+	merged, count, taken, err := w.takeSmallBlocks(k)
 	if err != nil {
-		return internal(err)
-	}
-	var (
-		merged []byte
-		count  int
-		taken  int
-	)
-	for rows.Next() {
-		var (
-			n    int
-			data sql.RawBytes
-		)
-		if err := rows.Scan(&n, &data); err != nil {
-			_ = rows.Close()
-			return internal(err)
-		}
-		merged = append(merged, data...)
-		count += n
-		taken++
-	}
-	if err := rows.Close(); err != nil {
-		return internal(err)
-	}
-	if err := rows.Err(); err != nil {
-		return internal(err)
+		return err
 	}
 	if taken == 0 {
 		return nil
@@ -106,4 +78,34 @@ func (w *writer) compactBlocks(k blockKey) error {
 		merged, count = merged[cut:], count-n
 	}
 	return nil
+}
+
+// takeSmallBlocks deletes up to compactMaxBlocks of the day's small
+// blocks no other transaction holds and returns their rows, joined.
+func (w *writer) takeSmallBlocks(k blockKey) (merged []byte, count, taken int, err error) {
+	rows, err := w.tx.QueryContext(w.ctx, `DELETE FROM dims_blocks d USING (
+			SELECT cat, day, block FROM dims_blocks WHERE cat = $1 AND day = $2 AND row_count < $3
+			ORDER BY block LIMIT $4 FOR UPDATE SKIP LOCKED) small
+		WHERE d.cat = small.cat AND d.day = small.day AND d.block = small.block
+		RETURNING d.row_count, d.data`, k.cat, k.day, blockMaxRows, compactMaxBlocks)
+	if err != nil {
+		return nil, 0, 0, internal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			n    int
+			data sql.RawBytes
+		)
+		if err := rows.Scan(&n, &data); err != nil {
+			return nil, 0, 0, internal(err)
+		}
+		merged = append(merged, data...)
+		count += n
+		taken++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, 0, internal(err)
+	}
+	return merged, count, taken, nil
 }
