@@ -24,8 +24,9 @@ import (
 //
 // The horizon is the lowest id in the current snapshot's list of running
 // transactions (pg_current_snapshot) whose backend holds a lock on the
-// interactions table, or the snapshot's xmax. Every writer takes that
-// lock (ROW EXCLUSIVE, which no writer waits for) before its transaction
+// interactions table in ROW EXCLUSIVE mode (the writers' mode, not that
+// of an ANALYZE), or the snapshot's xmax. Every writer takes that lock
+// (which no writer waits for) before its transaction
 // has an id (writeLockFirst), so a running transaction without the lock
 // is no writer of interactions, whatever else it does in the cluster. The
 // rows are read by a later statement, whose snapshot sees every
@@ -44,7 +45,7 @@ const feedHorizon = `WITH snap AS (SELECT pg_current_snapshot() AS s),
 		FROM pg_locks WHERE granted AND locktype IN ('transactionid', 'relation')),
 	writers AS (SELECT t.transactionid FROM locks t JOIN locks r ON r.pid = t.pid
 		WHERE t.locktype = 'transactionid' AND t.mode = 'ExclusiveLock'
-		AND r.locktype = 'relation' AND r.relation = 'interactions'::regclass
+		AND r.locktype = 'relation' AND r.mode = 'RowExclusiveLock' AND r.relation = 'interactions'::regclass
 		AND r.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
 	SELECT COALESCE(MIN(x::text::bigint), (SELECT pg_snapshot_xmax(s)::text::bigint FROM snap))
 	FROM snap, pg_snapshot_xip(snap.s) AS x WHERE x::xid IN (SELECT transactionid FROM writers)`
