@@ -101,6 +101,17 @@ func holdTurn(t *testing.T, s *sqlstore.Store, in []analytics.Interaction) *held
 	return h
 }
 
+// waitInserted waits until the turn has stored its rows and holds its
+// transaction open.
+func (h *heldTurn) waitInserted(t *testing.T) {
+	t.Helper()
+	select {
+	case <-h.inserted:
+	case err := <-h.done:
+		t.Fatalf("held turn ended before it held: %v", err)
+	}
+}
+
 func (h *heldTurn) commit(t *testing.T) {
 	t.Helper()
 	h.closeOnce()
@@ -144,11 +155,12 @@ func TestFeedOutOfOrderCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := apiOnly(sampleLog(40, 3))
-	// The open turns write values no other turn writes (so no one waits
-	// for their dictionary entries) and the others share their rollup
-	// rows (which they hold: the shards keep those apart).
+	// The open turns write a topic, questions and answers no other turn
+	// writes, so no one waits for their dictionary entries or their
+	// rollup rows (which they hold until they commit).
 	for k := range 7 {
 		if k < 2 || k >= 5 {
+			log[k].Topic = fmt.Sprintf("held topic %d", k)
 			log[k].Question = fmt.Sprintf("held question %d?", k)
 			log[k].Answer = fmt.Sprintf("held answer %d.", k)
 		}
@@ -162,18 +174,19 @@ func TestFeedOutOfOrderCommits(t *testing.T) {
 		}
 	}
 
-	// Their topics, models and personas are in the dictionaries already:
-	// a turn adding a new entry holds it until it commits.
+	// The other turns' topics, models and personas are in the
+	// dictionaries from here on: a turn adding a new entry holds it until
+	// it commits.
 	turn(t, s, log[12:20])
 	committed = append(committed, log[12:20]...)
 	step()
 
 	first := holdTurn(t, s, log[0:2]) // the lowest ids after the first turn's
-	<-first.inserted
+	first.waitInserted(t)
 	turn(t, s, log[2:5])
 	committed = append(committed, log[2:5]...)
 	second := holdTurn(t, s, log[5:7])
-	<-second.inserted
+	second.waitInserted(t)
 	turn(t, s, log[7:10])
 	committed = append(committed, log[7:10]...)
 	step()
