@@ -98,7 +98,7 @@ type RollupStore interface {
 // The byte slices are only valid during the callback that receives the
 // row.
 type FeedRow struct {
-	ID     int64 // increasing in commit order
+	ID     int64 // unique; not in commit order when writers commit concurrently
 	Micros int64 // the time, in microseconds since the Unix epoch
 	Cat    []byte
 	Topic, Model, Persona,
@@ -106,15 +106,22 @@ type FeedRow struct {
 	AnswerID, Answer []byte
 }
 
-// InteractionFeed reads the api interactions stored after a high-water
-// mark: what a derived store (an in-process index) follows the log by.
+// InteractionFeed reads the api interactions stored since a position in
+// the log: what a derived store (an in-process index) follows the log by.
 // A feed whose rows can be deleted also implements DeletionFeed.
 type InteractionFeed interface {
-	// ReadSince calls fn with every api interaction whose id is above
-	// after, in id order, and returns the highest id it passed to fn
-	// (after itself when none). It stops at fn's first error. Ids commit
-	// in increasing order, so a reader that remembers the last id it saw
-	// never misses a row.
+	// ReadSince calls fn with the api interactions committed since the
+	// position after (0: the start of the log) and returns the position
+	// to read from next (after itself when nothing moved). Writers may
+	// commit concurrently and out of id order: a reader that starts at 0
+	// and passes each call the position the previous one returned is
+	// given every committed interaction exactly once, none skipped, none
+	// repeated, though a row may first come a read or two after its
+	// commit (while transactions that began before it are still
+	// running). A position is opaque: an implementation may count ids,
+	// transactions or anything else that only grows. ReadSince stops at
+	// fn's first error and then returns after: a reader must drop what
+	// that call passed to fn, or it counts those rows again.
 	ReadSince(ctx context.Context, after int64, fn func(*FeedRow) error) (int64, error)
 }
 
@@ -122,18 +129,19 @@ type InteractionFeed interface {
 // no longer read: a feed whose rows can be deleted (InteractionEraser)
 // implements it, and a follower that polls it before each ReadSince stays
 // equal to the log. Every committed deletion batch that removes api rows
-// gets a generation, increasing in commit order like the ids, and names
+// gets a generation, increasing in commit order, and names
 // the CATs that lost rows; a follower that sees a generation above the
-// last it applied rebuilds those CATs (ReadCat, up to the id it had
-// reached) from a read that starts after that generation was read, so it
+// last it applied rebuilds those CATs (ReadCat, up to the feed position
+// it had reached) from a read that starts after that generation was read, so it
 // never keeps a deleted row nor misses a remaining one.
 type DeletionFeed interface {
 	// ReadDeletions returns the highest deletion generation above after
 	// (after itself when none) and the CATs that lost api rows in the
 	// deletions above after, sorted.
 	ReadDeletions(ctx context.Context, after int64) (generation int64, cats []string, err error)
-	// ReadCat calls fn with every api interaction of the CAT whose id is
-	// at most upTo, in id order, from one read. It stops at fn's first
-	// error.
+	// ReadCat calls fn with every api interaction of the CAT that a
+	// reader of ReadSince had been given once it reached position upTo
+	// (the rows committed before that position), from one read. It
+	// stops at fn's first error.
 	ReadCat(ctx context.Context, cat string, upTo int64, fn func(*FeedRow) error) error
 }

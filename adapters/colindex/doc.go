@@ -30,10 +30,11 @@
 // from the raw rows at start-up, read through a ports.InteractionFeed
 // (so a restart rebuilds it), brought up to
 // date after every Append this process commits (see [Log]) and, for the
-// writes of other instances sharing the database, by polling the
-// interactions' ids above its high-water mark (see [Index.Follow]). Writers
-// serialize per database, so ids become visible in increasing order and a
-// high-water mark never skips a committed row. A refresh makes all the
+// writes of other instances sharing the database, by polling the feed from
+// the position its last read returned (see [Index.Follow]). The feed
+// passes every committed row once across reads from successive positions
+// (ports.InteractionFeed), however the writers' commits interleave, so the
+// index never skips nor counts twice a committed row. A refresh makes all the
 // rows one read returned (whole transactions) visible at once, under one
 // hold of the write lock, having read and coded them without it; a
 // large one builds a CAT's next columns beside those readers use and

@@ -31,7 +31,7 @@ const bulkRows = 4096
 type batch struct {
 	cats map[string]*catDraft
 	rows int
-	high int64 // the highest id read
+	high int64 // the feed position after the rows read
 }
 
 // catDraft is a batch's rows of one CAT. For a CAT new to the index, c is
@@ -135,7 +135,6 @@ func (b *batch) add(cats map[string]*catIndex, r *ports.FeedRow) {
 		b.cats[string(r.Cat)] = cd
 	}
 	b.rows++
-	b.high = max(b.high, r.ID)
 	if cd.fresh {
 		cd.c.add(r)
 		return

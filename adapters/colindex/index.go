@@ -24,7 +24,7 @@ type Index struct {
 
 	mu   sync.RWMutex
 	cats map[string]*catIndex
-	high int64 // the highest id applied
+	high int64 // the feed position after the rows applied
 	rows int
 
 	// currentAt is when the last successful refresh began, in Unix
@@ -141,7 +141,13 @@ func (x *Index) readApply(ctx context.Context) error {
 	if err != nil {
 		return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed")
 	}
-	if b.rows > 0 {
+	if b.rows == 0 {
+		// Nothing new, but the position may have moved past transactions
+		// that wrote no api rows.
+		x.mu.Lock()
+		x.high = max(x.high, b.high)
+		x.mu.Unlock()
+	} else {
 		b.prepare()
 		x.apply(&b)
 		x.rank(&b)
@@ -154,10 +160,11 @@ func (x *Index) readApply(ctx context.Context) error {
 // read reads the interactions stored since the last refresh into a batch.
 func (x *Index) read(ctx context.Context) (batch, error) {
 	b := batch{cats: map[string]*catDraft{}}
-	_, err := x.src.ReadSince(ctx, x.high, func(r *ports.FeedRow) error {
+	next, err := x.src.ReadSince(ctx, x.high, func(r *ports.FeedRow) error {
 		b.add(x.cats, r)
 		return nil
 	})
+	b.high = next
 	return b, err
 }
 
@@ -238,7 +245,8 @@ func (x *Index) Follow(ctx context.Context, interval time.Duration, onError func
 	}
 }
 
-// Stats reports the index's size and its high-water mark.
+// Stats reports the index's size and its high-water mark (the feed
+// position it reads from next).
 func (x *Index) Stats() (rows int, highWater int64) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()

@@ -53,11 +53,13 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 			return 0, internal(err)
 		}
 	}
+	// PostgreSQL writers take no common lock and commit concurrently
+	// (feedorder.go). They do not wait for each other's commits on rollup
+	// rows (shards) or code blocks (only ever inserted, blockcompact.go),
+	// and the rows two may both lock (dictionary entries, rollup shards)
+	// are written in one order, sorted (rollupwrite.go).
 	if s.dialect == postgresDialect {
-		// Writers take turns per schema: concurrent transactions upserting
-		// the same rollup rows in different orders could deadlock, and a
-		// streamed input cannot be replayed to retry.
-		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))", lockAppend); err != nil {
+		if _, err := tx.ExecContext(ctx, writeLockFirst); err != nil {
 			return 0, internal(err)
 		}
 	}
@@ -66,6 +68,7 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 	// the cause, which stops the other side.
 	pipeCtx, cancel := context.WithCancelCause(ctx)
 	w := newWriter(pipeCtx, tx, s.dialect)
+	w.compactAlways = s.compactAlways
 	if s.dialect == postgresDialect {
 		dictConn, err := s.db.DB.Conn(ctx)
 		if err != nil {

@@ -14,13 +14,13 @@ import (
 	"github.com/catsrv/catsrv/core/errs"
 )
 
-// turnWait bounds how long WriteTx waits for the write lock: on SQLite
-// for this process's other writers (writeTurn), then for another
-// process's write transaction, such as a long catsrv import
-// (busy_timeout); on PostgreSQL for the append lock, which an import holds
-// for all of its transaction (lock_timeout). Past it the write is refused
-// with a temporary errs.KindUnavailable error (503 with Retry-After)
-// rather than left waiting for the import to end.
+// turnWait bounds how long WriteTx waits for a lock: on SQLite for this
+// process's other writers (writeTurn), then for another process's write
+// transaction, such as a long catsrv import (busy_timeout); on PostgreSQL
+// for a row another transaction holds (a rollup row a long import has
+// updated; lock_timeout). Past it the write is refused with a temporary
+// errs.KindUnavailable error (503 with Retry-After) rather than left
+// waiting for the import to end.
 const turnWait = 2 * time.Second
 
 // outcomeChecks and outcomePause bound how long WriteTx asks PostgreSQL
@@ -31,11 +31,12 @@ const (
 )
 
 // WriteTx runs fn in one write transaction on the store's database and
-// commits it when fn returns nil (rolls it back otherwise). It takes the
-// same turn as Append (this process's SQLite writer queue, the per-schema
-// advisory lock on PostgreSQL), so sibling adapters can write their own
-// rows and interactions (AppendTx) all or nothing, and raw reads see the
-// interactions as soon as WriteTx returns.
+// commits it when fn returns nil (rolls it back otherwise), so sibling
+// adapters can write their own rows and interactions (AppendTx) all or
+// nothing, and raw reads see the interactions as soon as WriteTx returns.
+// On SQLite it takes the same turn as Append (this process's writer
+// queue); on PostgreSQL write transactions run concurrently, with no
+// common lock (feedorder.go).
 //
 // On PostgreSQL a transaction that fails because the connection was lost
 // or the server rolled it back (serialization failure, deadlock) is run
@@ -44,9 +45,10 @@ const (
 // is never run again blindly: the server is asked whether the transaction
 // committed (txid_status), and only one that did not is retried; when that
 // cannot be known, the error is errs.KindUnavailable and nothing is
-// retried. WriteTx waits at most turnWait for the write lock (held by an
-// import for as long as it runs) and then fails with
-// errs.KindUnavailable, having stored nothing.
+// retried. WriteTx waits at most turnWait for a lock (SQLite's write
+// lock, held by an import for as long as it runs; on PostgreSQL a row an
+// import holds) and then fails with errs.KindUnavailable, having stored
+// nothing.
 func (s *Store) WriteTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
 	if s.dialect == sqliteDialect {
 		return s.writeTxSQLite(ctx, fn)
@@ -123,13 +125,13 @@ func (s *Store) writeTxOnce(ctx context.Context, db bun.IDB, fn func(ctx context
 	}()
 	var xid int64
 	if s.dialect == postgresDialect {
-		// The append lock is held by an import for all of its
-		// transaction: wait for it (and for row locks) at most turnWait.
+		// An import holds the rollup rows it updated for all of its
+		// transaction: wait for a row lock at most turnWait.
 		if _, err := tx.Tx.ExecContext(ctx, "SET LOCAL lock_timeout = "+strconv.FormatInt(turnWait.Milliseconds(), 10)); err != nil {
 			return internal(err)
 		}
-		// Native placeholders: the raw transaction, not bun's formatter.
-		if _, err := tx.Tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))", lockAppend); err != nil {
+		// Before the transaction has an id: see feedorder.go.
+		if _, err := tx.Tx.ExecContext(ctx, writeLockFirst); err != nil {
 			return internal(err)
 		}
 		// The transaction's id, to ask about it should its commit be lost.
@@ -208,6 +210,7 @@ func (s *Store) AppendTx(ctx context.Context, tx bun.Tx, interactions []analytic
 		normalized = append(normalized, i.Normalize())
 	}
 	w := newWriter(ctx, tx.Tx, s.dialect)
+	w.compactAlways = s.compactAlways
 	defer w.close()
 	for start := 0; start < len(normalized); start += w.rawBatch {
 		if err := w.write(normalized[start:min(len(normalized), start+w.rawBatch)]); err != nil {

@@ -68,6 +68,9 @@ func (b *blockBuffer) add(cat string, t time.Time, dims []byte) {
 // flushBlocks writes the pending rows into dims_blocks: appended to the
 // day's last block while it has room, in new blocks after that.
 func (w *writer) flushBlocks() error {
+	if w.dialect == postgresDialect && !w.lastBlocks {
+		return w.insertBlocks()
+	}
 	for k, p := range w.blocks.days {
 		last, rows, found, err := w.lastBlock(k)
 		if err != nil {
@@ -193,6 +196,7 @@ const blockBackfillRows = 10000
 // write while a result is open).
 func backfillBlocks(ctx context.Context, tx *sql.Tx, d dialect) error {
 	w := newWriter(ctx, tx, d)
+	w.lastBlocks = true
 	defer w.close()
 	micros := "occurred_at"
 	if d == postgresDialect {

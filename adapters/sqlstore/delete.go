@@ -71,6 +71,9 @@ func (s *Store) DeleteInteractions(ctx context.Context, d analytics.Deletion, ba
 		}
 		var n int
 		err := s.WriteTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+			if err := s.excludeWriters(ctx, tx); err != nil {
+				return err
+			}
 			// WriteTx may run fn again: collect the codes of the attempt
 			// that commits only.
 			attempt := newDeadCodes()
@@ -89,7 +92,12 @@ func (s *Store) DeleteInteractions(ctx context.Context, d analytics.Deletion, ba
 			s.afterDeleteBatch()
 		}
 		if dead.n > 0 && (n < batch || dead.n >= gcMaxCodes) {
-			if err := s.WriteTx(ctx, func(ctx context.Context, tx bun.Tx) error { return s.collect(ctx, tx.Tx, dead) }); err != nil {
+			if err := s.WriteTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+				if err := s.excludeWriters(ctx, tx); err != nil {
+					return err
+				}
+				return s.collect(ctx, tx.Tx, dead)
+			}); err != nil {
 				return total, err
 			}
 			dead = newDeadCodes()
@@ -354,4 +362,25 @@ func (s *Store) keepHighest(ctx context.Context, tx *sql.Tx, ids []int64) ([]int
 		return nil, internal(err)
 	}
 	return slices.DeleteFunc(ids, func(id int64) bool { return id == highest }), nil
+}
+
+// excludeWriters makes a deletion's transaction the only writer of the
+// interactions until it commits. Appends on PostgreSQL commit
+// concurrently (feedorder.go: each holds the table in ROW EXCLUSIVE
+// mode), but a deletion rebuilds whole days' blocks and rollups from the
+// rows left and collects dictionary codes no row uses: a row committed
+// beside it could be left out of a rebuilt day or lose a code. SHARE ROW
+// EXCLUSIVE conflicts with ROW EXCLUSIVE and with itself, so the deletion
+// waits for the running writers, new ones wait for it, and deletions
+// commit one at a time (in the order of their generations). Two deleters
+// that both upgrade may deadlock; PostgreSQL aborts one and WriteTx
+// retries it. On SQLite a write transaction already excludes every other.
+func (s *Store) excludeWriters(ctx context.Context, tx bun.Tx) error {
+	if s.dialect != postgresDialect {
+		return nil
+	}
+	if _, err := tx.Tx.ExecContext(ctx, "LOCK TABLE interactions IN SHARE ROW EXCLUSIVE MODE"); err != nil {
+		return internal(err)
+	}
+	return nil
 }

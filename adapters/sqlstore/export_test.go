@@ -68,9 +68,9 @@ func SetWriteTxHooks(s *Store, before func(ctx context.Context, tx bun.Tx) error
 // TurnWait is how long WriteTx waits for SQLite's write lock.
 const TurnWait = turnWait
 
-// LockAppend is the first key of the append lock (the second is
-// hashtext(current_schema())).
-const LockAppend = lockAppend
+// SetCompactAlways makes every PostgreSQL write that leaves a small code
+// block merge its day's small blocks.
+func SetCompactAlways(s *Store) { s.compactAlways = true }
 
 // SetPassPlanned sets the hook a raw pass runs once it has planned its
 // parts, before it takes more connections.

@@ -177,37 +177,3 @@ func TestWriteTxRefusesWhileSQLiteIsLocked(t *testing.T) {
 		t.Errorf("stored %d raw rows and %d in the rollups, want 1 and 1", raw, rolled)
 	}
 }
-
-// TestWriteTxRefusesWhilePostgresImportHoldsTheLock: an import holds the
-// append lock for all of its transaction; a turn waits for it at most
-// turnWait, then is refused with a temporary errs.KindUnavailable error,
-// and succeeds once the lock is free.
-func TestWriteTxRefusesWhilePostgresImportHoldsTheLock(t *testing.T) {
-	s := openStore(t, sqltest.PostgresDSN(t))
-	lock, err := s.DB().DB.Conn(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if _, err := lock.ExecContext(t.Context(), "SELECT pg_advisory_lock($1, hashtext(current_schema()))", sqlstore.LockAppend); err != nil {
-		t.Fatal(err)
-	}
-	var runs atomic.Int32
-	start := time.Now()
-	err = s.WriteTx(t.Context(), oneTurn(s, &runs))
-	if errs.KindOf(err) != errs.KindUnavailable || !errors.Is(err, errs.ErrTemporary) {
-		t.Errorf("WriteTx while an import holds the lock = %v (kind %v), want a temporary unavailable error", err, errs.KindOf(err))
-	}
-	if took := time.Since(start); took > 5*time.Second {
-		t.Errorf("WriteTx waited %v for the lock, want well under 5s", took)
-	}
-	if _, err := lock.ExecContext(t.Context(), "SELECT pg_advisory_unlock($1, hashtext(current_schema()))", sqlstore.LockAppend); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.WriteTx(t.Context(), oneTurn(s, &runs)); err != nil {
-		t.Fatalf("WriteTx once the lock is free: %v", err)
-	}
-	if raw, rolled := stored(t, s); raw != 1 || rolled != 1 {
-		t.Errorf("stored %d raw rows and %d in the rollups, want 1 and 1", raw, rolled)
-	}
-}

@@ -37,6 +37,7 @@ var analyticsMigrations = []Migration{
 		}},
 	{Version: 4, Name: "rollups per topic, model and persona", Statements: func(d string) []string { return cubeRollups(dialectNamed(d)) }},
 	{Version: 5, Name: "interaction ids, unique per CAT", Statements: func(string) []string { return interactionIDs() }},
+	{Version: 6, Name: "feed order by writing transaction", Statements: func(d string) []string { return feedOrder(dialectNamed(d)) }},
 }
 
 // interactionIDs adds the optional interaction id, unique per CAT where
@@ -184,5 +185,4 @@ func schemaVersion(ctx context.Context, db bun.IDB, component string) (int, erro
 // two-key advisory locks; the second is a hash of the current schema.
 const (
 	lockMigrate = 0x63617401 // "cat\x01"
-	lockAppend  = 0x63617402 // "cat\x02"
 )

@@ -35,10 +35,16 @@ func (r *Rollups) Answer(ctx context.Context, q analytics.Query, want analytics.
 	return Retry(ctx, func(ctx context.Context) (analytics.Counts, error) { return r.answer(ctx, q, want) })
 }
 
-// ReadSince streams the api interactions stored after the id, in id
-// order, to fn (readSince). A read cut short by a lost connection goes on
-// after the last row fn was given, so fn sees each row once.
+// ReadSince streams the api interactions stored since the position after
+// to fn and returns the next position: on PostgreSQL the rows of the
+// transactions that ended below the oldest still running
+// (readSincePostgres, feedorder.go), on SQLite those above the id, in id
+// order (readSince). A read cut short by a lost connection goes on after
+// the last row fn was given, so fn sees each row once.
 func (s *Store) ReadSince(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+	if s.dialect == postgresDialect {
+		return s.readSincePostgres(ctx, after, fn)
+	}
 	last := after
 	for attempt := 1; ; attempt++ {
 		var err error
@@ -46,7 +52,7 @@ func (s *Store) ReadSince(ctx context.Context, after int64, fn func(*ports.FeedR
 			return last, nil
 		}
 		if attempt == retryAttempts || !retryable(err) || ctx.Err() != nil || !sleep(ctx, backoff(attempt)) {
-			return last, giveUp(err)
+			return after, giveUp(err)
 		}
 	}
 }

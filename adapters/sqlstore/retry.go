@@ -59,7 +59,7 @@ func classify(err error) failure {
 			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03",
 			pgErr.Code == "53300": // too many connections
 			return failConnection
-		case pgErr.Code == "55P03": // lock_timeout: an import holds the append lock
+		case pgErr.Code == "55P03": // lock_timeout: an import holds a row lock
 			return failBusy
 		}
 		return failOther

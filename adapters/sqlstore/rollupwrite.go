@@ -1,8 +1,13 @@
 package sqlstore
 
 import (
+	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/catsrv/catsrv/core/analytics"
@@ -105,6 +110,11 @@ func (w *writer) flushRollups() error {
 	rows := 0
 	write := func() error {
 		query := func() string {
+			if w.dialect == postgresDialect {
+				return "INSERT INTO rollup_cube (" + strings.Join(rollupColumns, ", ") + ", shard) VALUES " +
+					shardedValues(rows, len(rollupColumns)) +
+					" ON CONFLICT (" + conflict + ", shard) DO UPDATE SET hits = rollup_cube.hits + excluded.hits"
+			}
 			return "INSERT INTO rollup_cube (" + strings.Join(rollupColumns, ", ") + ") VALUES " +
 				w.dialect.valuesClause(rows, len(rollupColumns)) +
 				" ON CONFLICT (" + conflict + ") DO UPDATE SET hits = rollup_cube.hits + excluded.hits"
@@ -113,7 +123,12 @@ func (w *writer) flushRollups() error {
 		args, rows = args[:0], 0
 		return err
 	}
-	for k, hits := range w.rollups {
+	// In key order: concurrent PostgreSQL writers lock the rows they
+	// update in the same order, so they wait for each other but never
+	// deadlock.
+	keys := slices.SortedFunc(maps.Keys(w.rollups), compareRollupKeys)
+	for _, k := range keys {
+		hits := w.rollups[k]
 		args = append(args, k.cat, k.day, k.codes[0], k.codes[1], k.codes[2], hits)
 		if rows++; rows == batch {
 			if err := write(); err != nil {
@@ -129,6 +144,39 @@ func (w *writer) flushRollups() error {
 	w.args = args
 	clear(w.rollups)
 	return nil
+}
+
+// rollupShards is how many shares a PostgreSQL rollup row is split in:
+// each connection adds to the share of its server process id, so turns
+// on different connections counting the same CAT, day, topic, model and
+// persona lock different rows (two that share a shard wait for each
+// other, as every writer did before). The reads sum the shares.
+const rollupShards = 64
+
+// shardedValues is valuesClause for PostgreSQL with the connection's
+// shard after each row's values.
+func shardedValues(rows, cols int) string {
+	var b strings.Builder
+	for r := range rows {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		b.WriteString(postgresDialect.placeholders(r*cols+1, cols))
+		b.WriteString(", pg_backend_pid() % " + strconv.Itoa(rollupShards) + ")")
+	}
+	return b.String()
+}
+
+// compareRollupKeys orders rollup rows by CAT, day and codes.
+func compareRollupKeys(a, b rollupKey) int {
+	if c := cmp.Compare(a.cat, b.cat); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.day, b.day); c != 0 {
+		return c
+	}
+	return slices.Compare(a.codes[:], b.codes[:])
 }
 
 // resolveCodes finds the database code of every entry that has none yet,
@@ -171,6 +219,15 @@ func (w *writer) resolveCodes() error {
 func (w *writer) insertEntries(table int, numbers []int32) error {
 	name := dictionaryTables[table]
 	batch := batchRows(w.dialect, 4)
+	// In digest order, the order of the unique index: concurrent
+	// PostgreSQL writers adding the same entries wait for each other but
+	// never deadlock.
+	digests := make(map[int32][]byte, len(numbers))
+	for _, n := range numbers {
+		digests[n] = w.entries.list[n].digest()
+	}
+	numbers = slices.Clone(numbers)
+	slices.SortFunc(numbers, func(a, b int32) int { return bytes.Compare(digests[a], digests[b]) })
 	for len(numbers) > 0 {
 		chunk := numbers[:min(batch, len(numbers))]
 		numbers = numbers[len(chunk):]
@@ -178,7 +235,7 @@ func (w *writer) insertEntries(table int, numbers []int32) error {
 		byDigest := make(map[string]int32, len(chunk))
 		for _, n := range chunk {
 			e := w.entries.list[n]
-			d := e.digest()
+			d := digests[n]
 			byDigest[string(d)] = n
 			args = append(args, e.cat, d, e.id, e.text)
 		}

@@ -11,10 +11,10 @@ import (
 var _ ports.InteractionFeed = (*Store)(nil)
 
 // readSince streams the api interactions stored after the id, in id
-// order, to fn (ports.InteractionFeed, which the column index follows). Appends take turns per
-// database (a lock on PostgreSQL, the single writer on SQLite), so ids
-// commit in increasing order and a reader that remembers the last id it
-// saw never misses a row.
+// order, to fn (ports.InteractionFeed on SQLite, which the column index
+// follows). SQLite runs one write transaction at a time, so ids commit in
+// increasing order and a reader that remembers the last id it saw never
+// misses a row. PostgreSQL writers commit concurrently: see feedorder.go.
 func (s *Store) readSince(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
 	return s.readFeed(ctx, "", after, 0, fn)
 }
@@ -36,8 +36,15 @@ func (s *Store) readFeed(ctx context.Context, cat string, after, upTo int64, fn 
 		query += " AND cat = " + s.dialect.placeholders(len(args), 1)
 	}
 	if upTo > 0 {
+		// upTo is a feed position: an id on SQLite, a transaction horizon
+		// on PostgreSQL (feedorder.go), below which ReadSince has given
+		// every row.
 		args = append(args, upTo)
-		query += " AND id <= " + s.dialect.placeholders(len(args), 1)
+		if s.dialect == postgresDialect {
+			query += " AND xact < " + s.dialect.placeholders(len(args), 1)
+		} else {
+			query += " AND id <= " + s.dialect.placeholders(len(args), 1)
+		}
 	}
 	rows, err := s.db.DB.QueryContext(ctx, query+" ORDER BY id", args...)
 	if err != nil {

@@ -64,6 +64,9 @@ type Store struct {
 	// commit, and commit replaces tx.Commit when set.
 	beforeCommit func(ctx context.Context, tx bun.Tx) error
 	commit       func(tx bun.Tx) error
+	// compactAlways, set by tests only, merges small code blocks on every
+	// PostgreSQL write that leaves one (blockcompact.go).
+	compactAlways bool
 	// passPlanned, a test hook, runs once a pass has planned its parts
 	// and before it takes more connections.
 	passPlanned func()

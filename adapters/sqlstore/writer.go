@@ -47,6 +47,13 @@ type writer struct {
 	// conn, when set, is the PostgreSQL connection of tx: raw rows then
 	// go in by COPY (see pipeline.go).
 	conn *sql.Conn
+	// compactAlways makes every flush that leaves a small block merge
+	// the day's small blocks (tests; see blockcompact.go).
+	compactAlways bool
+	// lastBlocks makes PostgreSQL fill each day's last block, as SQLite
+	// does: the migration that creates the blocks runs before their
+	// sequence exists.
+	lastBlocks bool
 	// rowEntries and dimsBuf are codeBatch's per-batch scratch.
 	rowEntries [][5]int32
 	dimsBuf    []byte
@@ -108,12 +115,14 @@ func (w *writer) run() error {
 	return w.flushDerived()
 }
 
-// flushDerived writes the pending rollups and blocks.
+// flushDerived writes the pending blocks and rollups: the rollups last,
+// so that on PostgreSQL a turn holds its rollup rows only until it
+// commits.
 func (w *writer) flushDerived() error {
-	if err := w.flushRollups(); err != nil {
+	if err := w.flushBlocks(); err != nil {
 		return err
 	}
-	return w.flushBlocks()
+	return w.flushRollups()
 }
 
 func (w *writer) write(batch []analytics.Interaction) error {

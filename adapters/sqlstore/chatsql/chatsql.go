@@ -7,12 +7,14 @@
 // the raw log and its rollups count an answered chat as soon as RecordTurn
 // returns, and a failed turn leaves no trace in either.
 //
-// Search is full-text and indexed: each conversation is one document (the
-// words of its name, weighted double, and of all its messages), in an FTS5
-// table kept in step by triggers on SQLite, and in a generated tsvector
-// column with a GIN index on PostgreSQL ('simple' configuration: no
-// language-specific stemming or stop words, so every language is treated
-// alike). Renames and deletes reach the index in the same statement.
+// Search is full-text and indexed: on SQLite each conversation is one
+// document (the words of its name, weighted double, and of all its
+// messages), in an FTS5 table kept in step by triggers; on PostgreSQL the
+// name and each message have a generated tsvector column with a GIN index
+// ('simple' configuration: no language-specific stemming or stop words, so
+// every language is treated alike), so a turn adds its messages' words
+// without rewriting its conversation's (msgsearch.go). Renames and deletes
+// reach the index in the same statement.
 // Times are stored as Unix nanoseconds, the same on both databases.
 //
 // CAT overrides carry a version from one counter row that every save
@@ -61,6 +63,7 @@ var migrations = []sqlstore.Migration{
 	{Version: 3, Name: "conversations by user, for erasure", Statements: func(string) []string {
 		return []string{`CREATE INDEX chat_conversations_user ON chat_conversations (user_id)`}
 	}},
+	{Version: 4, Name: "search through the messages (PostgreSQL)", Statements: messageSearch, Backfill: backfillMessageTerms},
 }
 
 func schema(dialect string) []string {

@@ -30,15 +30,11 @@ func (s *Store) searchConversations(ctx context.Context, owner chat.Owner, query
 		FROM chat_fts JOIN chat_conversations c ON c.seq = chat_fts.rowid
 		WHERE chat_fts MATCH ? AND c.cat = ? AND c.user_id = ?
 		ORDER BY score DESC, c.updated_at DESC, c.id DESC LIMIT ?`
-	match := ftsMatch(terms)
+	args := []any{ftsMatch(terms), owner.Cat, owner.UserID, limit}
 	if s.postgres {
-		q = `SELECT c.seq, c.id, c.cat, c.user_id, c.name, c.created_at, c.updated_at, ts_rank(c.search, q.query) AS score
-			FROM chat_conversations c, plainto_tsquery('simple', ?) AS q(query)
-			WHERE c.search @@ q.query AND c.cat = ? AND c.user_id = ?
-			ORDER BY score DESC, c.updated_at DESC, c.id DESC LIMIT ?`
-		match = strings.Join(terms, " ")
+		q, args = searchQueryPostgres(len(terms)), searchArgsPostgres(terms, owner.Cat, owner.UserID, limit)
 	}
-	rows, err := s.db.QueryContext(ctx, q, match, owner.Cat, owner.UserID, limit)
+	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, internal(err)
 	}

@@ -32,7 +32,7 @@ func (s *Store) RecordTurn(ctx context.Context, turn chat.Turn) error {
 		if err != nil {
 			return err
 		}
-		if err := appendMessages(ctx, tx, seq, turn.Messages); err != nil {
+		if err := appendMessages(ctx, tx, seq, turn.Messages, s.postgres); err != nil {
 			return err
 		}
 		if turn.Interaction != nil {
@@ -87,9 +87,10 @@ func (s *Store) openForTurn(ctx context.Context, tx bun.Tx, turn chat.Turn) (int
 }
 
 // appendMessages adds the messages after the conversation's last, adds
-// their words to its search document and moves UpdatedAt to the latest
-// message's time (never back).
-func appendMessages(ctx context.Context, tx bun.Tx, seq int64, messages []chat.Message) error {
+// their words to the search document (on PostgreSQL each message's own,
+// msgsearch.go; on SQLite the conversation's body) and moves UpdatedAt to
+// the latest message's time (never back).
+func appendMessages(ctx context.Context, tx bun.Tx, seq int64, messages []chat.Message, postgres bool) error {
 	if len(messages) == 0 {
 		return nil
 	}
@@ -100,15 +101,30 @@ func appendMessages(ctx context.Context, tx bun.Tx, seq int64, messages []chat.M
 	var text strings.Builder
 	latest := messages[0].Time
 	for i, m := range messages {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO chat_messages (conversation_seq, pos, role, content, model, at) VALUES (?, ?, ?, ?, ?, ?)`,
-			seq, next+int64(i), m.Role, m.Content, m.Model, nanos(m.Time)); err != nil {
-			return internal(err)
+		if postgres {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO chat_messages (conversation_seq, pos, role, content, model, at, terms) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+				seq, next+int64(i), m.Role, m.Content, m.Model, nanos(m.Time), terms(m.Content)); err != nil {
+				return internal(err)
+			}
+		} else {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO chat_messages (conversation_seq, pos, role, content, model, at) VALUES (?, ?, ?, ?, ?, ?)`,
+				seq, next+int64(i), m.Role, m.Content, m.Model, nanos(m.Time)); err != nil {
+				return internal(err)
+			}
+			text.WriteString(" ")
+			text.WriteString(terms(m.Content))
 		}
-		text.WriteString(" ")
-		text.WriteString(terms(m.Content))
 		if m.Time.After(latest) {
 			latest = m.Time
 		}
+	}
+	if postgres {
+		if _, err := tx.ExecContext(ctx, `UPDATE chat_conversations SET
+			updated_at = CASE WHEN updated_at < ? THEN ? ELSE updated_at END WHERE seq = ?`,
+			nanos(latest), nanos(latest), seq); err != nil {
+			return internal(err)
+		}
+		return nil
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE chat_conversations SET body = body || ?,
 		updated_at = CASE WHEN updated_at < ? THEN ? ELSE updated_at END WHERE seq = ?`,

@@ -1,0 +1,111 @@
+package sqlstore
+
+import (
+	"database/sql"
+	"math/rand/v2"
+)
+
+// On PostgreSQL a writer never rewrites a code block: appending to a
+// day's last block would lock its row, so every chat turn of a CAT would
+// wait for the one before it to commit, and each would rewrite the block.
+// Instead every flush inserts its rows as new blocks, numbered from a
+// sequence (dims_blocks_seq) so concurrent writers never pick the same
+// number, and now and then a writer merges a day's small blocks into full
+// ones (compactBlocks). A turn's cost is one small insert and, on average,
+// a bounded share of one merge: independent of how many rows the day or
+// the block holds. The raw pass reads a day's blocks in any order.
+
+// compactEvery is one in how many flushes of a day that leaves a small
+// block merges the day's small blocks.
+const compactEvery = 32
+
+// compactMaxBlocks bounds the small blocks one merge takes.
+const compactMaxBlocks = 256
+
+// insertBlocks writes the pending rows as new blocks of at most
+// blockMaxRows rows (PostgreSQL).
+func (w *writer) insertBlocks() error {
+	for k, p := range w.blocks.days {
+		data, left := p.data, p.rows
+		small := false
+		for left > 0 {
+			n, cut := splitRecords(data, min(left, blockMaxRows))
+			if err := w.insertNumberedBlock(k, n, data[:cut]); err != nil {
+				return err
+			}
+			small = small || n < blockMaxRows
+			data, left = data[cut:], left-n
+		}
+		if small && (w.compactAlways || rand.N(compactEvery) == 0) { // #nosec G404 -- spreads the merges, no secret
+			if err := w.compactBlocks(k); err != nil {
+				return err
+			}
+		}
+	}
+	clear(w.blocks.days)
+	w.blocks.bytes = 0
+	return nil
+}
+
+func (w *writer) insertNumberedBlock(k blockKey, rows int, data []byte) error {
+	query := func() string {
+		return "INSERT INTO dims_blocks (cat, day, block, row_count, data) VALUES ($1, $2, nextval('dims_blocks_seq'), $3, $4)"
+	}
+	return w.exec(stmtKey{"dims_blocks_insert_numbered", 0}, query, []any{k.cat, k.day, rows, data})
+}
+
+// compactBlocks merges up to compactMaxBlocks of the day's small blocks
+// into full ones, in the writer's transaction. It takes only blocks no
+// other transaction is merging (SKIP LOCKED), so it never waits and never
+// deadlocks; a concurrent raw pass sees the day before or after the merge,
+// never both.
+func (w *writer) compactBlocks(k blockKey) error {
+	merged, count, taken, err := w.takeSmallBlocks(k)
+	if err != nil {
+		return err
+	}
+	if taken == 0 {
+		return nil
+	}
+	for count > 0 {
+		n, cut := splitRecords(merged, min(count, blockMaxRows))
+		if n == 0 {
+			return internal(errCorruptDims)
+		}
+		if err := w.insertNumberedBlock(k, n, merged[:cut]); err != nil {
+			return err
+		}
+		merged, count = merged[cut:], count-n
+	}
+	return nil
+}
+
+// takeSmallBlocks deletes up to compactMaxBlocks of the day's small
+// blocks no other transaction holds and returns their rows, joined.
+func (w *writer) takeSmallBlocks(k blockKey) (merged []byte, count, taken int, err error) {
+	rows, err := w.tx.QueryContext(w.ctx, `DELETE FROM dims_blocks d USING (
+			SELECT cat, day, block FROM dims_blocks WHERE cat = $1 AND day = $2 AND row_count < $3
+			ORDER BY block LIMIT $4 FOR UPDATE SKIP LOCKED) small
+		WHERE d.cat = small.cat AND d.day = small.day AND d.block = small.block
+		RETURNING d.row_count, d.data`, k.cat, k.day, blockMaxRows, compactMaxBlocks)
+	if err != nil {
+		return nil, 0, 0, internal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			n    int
+			data sql.RawBytes
+		)
+		if err := rows.Scan(&n, &data); err != nil {
+			return nil, 0, 0, internal(err)
+		}
+		merged = append(merged, data...)
+		count += n
+		taken++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, 0, internal(err)
+	}
+	return merged, count, taken, nil
+}

@@ -1,0 +1,153 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/ports"
+)
+
+// Writers on PostgreSQL take no common lock: chat turns and imports from
+// any number of connections and instances commit concurrently, so the ids
+// of interactions (taken from a sequence when a row is inserted) no longer
+// commit in increasing order. The feed follows transactions instead:
+// every row records the transaction that wrote it (xact, the 64-bit
+// pg_current_xact_id(), a column default), and ReadSince returns the rows
+// of transactions below a horizon under which every transaction that
+// writes interactions has ended: the oldest such transaction still
+// running, or when there is none the next transaction id. Later
+// transactions get higher ids, so the set of rows below the horizon never
+// changes again: a reader that remembers the horizon it read up to (its
+// position) and next reads from there sees each committed row exactly
+// once.
+//
+// The horizon is the lowest id in the current snapshot's list of running
+// transactions (pg_current_snapshot) whose backend holds a lock on the
+// interactions table in ROW EXCLUSIVE mode (the writers' mode, not that
+// of an ANALYZE), or the snapshot's xmax. Every writer takes that lock
+// (which no writer waits for) before its transaction
+// has an id (writeLockFirst), so a running transaction without the lock
+// is no writer of interactions, whatever else it does in the cluster. The
+// rows are read by a later statement, whose snapshot sees every
+// transaction that ended before the horizon was taken. Rows committed
+// above the horizon wait until the older writers have ended: a long
+// import delays the feed, not the writers. SQLite has one writer at a
+// time: there the position stays the id.
+
+// writeLockFirst is the first statement of every PostgreSQL transaction
+// that may write interactions: see above.
+const writeLockFirst = "LOCK TABLE interactions IN ROW EXCLUSIVE MODE"
+
+// feedHorizon is the query of the horizon: see above.
+const feedHorizon = `WITH snap AS (SELECT pg_current_snapshot() AS s),
+	locks AS MATERIALIZED (SELECT pid, locktype, transactionid, relation, database, mode
+		FROM pg_locks WHERE granted AND locktype IN ('transactionid', 'relation')),
+	writers AS (SELECT t.transactionid FROM locks t JOIN locks r ON r.pid = t.pid
+		WHERE t.locktype = 'transactionid' AND t.mode = 'ExclusiveLock'
+		AND r.locktype = 'relation' AND r.mode = 'RowExclusiveLock' AND r.relation = 'interactions'::regclass
+		AND r.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
+	SELECT COALESCE(MIN(x::text::bigint), (SELECT pg_snapshot_xmax(s)::text::bigint FROM snap))
+	FROM snap, pg_snapshot_xip(snap.s) AS x WHERE x::xid IN (SELECT transactionid FROM writers)`
+
+// feedOrder adds the writing transaction to every interaction row
+// (PostgreSQL only; existing rows get 0, below every transaction), and
+// what lets writers run without waiting for each other: numbered code
+// blocks and rollup rows in shards.
+func feedOrder(d dialect) []string {
+	if d != postgresDialect {
+		return nil
+	}
+	return []string{
+		`ALTER TABLE interactions ADD COLUMN xact BIGINT NOT NULL DEFAULT 0`,
+		`ALTER TABLE interactions ALTER COLUMN xact SET DEFAULT (pg_current_xact_id()::text::bigint)`,
+		`CREATE INDEX interactions_api_xact ON interactions (xact, id) WHERE event_kind = 'api'`,
+		// New code blocks take their numbers from here, so concurrent
+		// writers never pick the same one (see blocks.go); above every
+		// number a day's blocks had before.
+		`CREATE SEQUENCE dims_blocks_seq START WITH 1099511627776`,
+		// Each connection adds to its own share of a rollup row (see
+		// rollupShards): concurrent turns counting the same row do not
+		// wait for each other's commits.
+		`ALTER TABLE rollup_cube ADD COLUMN shard INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE rollup_cube DROP CONSTRAINT rollup_cube_pkey`,
+		`ALTER TABLE rollup_cube ADD PRIMARY KEY (cat, day, topic_code, model_code, persona_code, shard)`,
+	}
+}
+
+// feedCursor is how far a PostgreSQL read of the feed got: the horizon it
+// reads below, and the last row it passed on, by (xact, id).
+type feedCursor struct {
+	horizon  int64
+	xact, id int64
+	started  bool
+}
+
+// readSincePostgres is ReadSince on PostgreSQL: the api rows of the
+// transactions from position after up to the horizon, in
+// (xact, id) order; it returns that horizon, the next position. A read cut
+// short by a lost connection goes on after the last row fn was given.
+func (s *Store) readSincePostgres(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+	c := feedCursor{xact: after}
+	for attempt := 1; ; attempt++ {
+		err := s.readFeedRange(ctx, &c, fn)
+		if err == nil {
+			return max(after, c.horizon), nil
+		}
+		if attempt == retryAttempts || !retryable(err) || ctx.Err() != nil || !sleep(ctx, backoff(attempt)) {
+			return after, giveUp(err)
+		}
+	}
+}
+
+// readFeedRange reads the rows after the cursor below its horizon (taken
+// now, on the first call) and moves the cursor on.
+func (s *Store) readFeedRange(ctx context.Context, c *feedCursor, fn func(*ports.FeedRow) error) error {
+	if c.horizon == 0 {
+		// Every transaction that ended before this statement is visible
+		// to the read that follows it, in its later snapshot.
+		if err := s.db.DB.QueryRowContext(ctx, feedHorizon).Scan(&c.horizon); err != nil {
+			return internal(err)
+		}
+	}
+	if c.horizon <= c.xact {
+		return nil
+	}
+	const columns = "SELECT xact, id, CAST(EXTRACT(EPOCH FROM occurred_at) * 1000000 AS BIGINT), cat, topic, model, persona, question_id, question, answer_id, answer" +
+		" FROM interactions WHERE event_kind = $1 AND xact < $2"
+	var (
+		rows *sql.Rows
+		err  error
+	)
+	if c.started {
+		rows, err = s.db.DB.QueryContext(ctx, columns+" AND (xact, id) > ($3, $4) ORDER BY xact, id",
+			analytics.EventKindAPI, c.horizon, c.xact, c.id)
+	} else {
+		rows, err = s.db.DB.QueryContext(ctx, columns+" AND xact >= $3 ORDER BY xact, id",
+			analytics.EventKindAPI, c.horizon, c.xact)
+	}
+	if err != nil {
+		return internal(err)
+	}
+	defer rows.Close()
+	var (
+		r                                          ports.FeedRow
+		xact                                       int64
+		cat, topic, model, persona, qid, q, aid, a sql.RawBytes
+	)
+	for rows.Next() {
+		if err := rows.Scan(&xact, &r.ID, &r.Micros, &cat, &topic, &model, &persona, &qid, &q, &aid, &a); err != nil {
+			return internal(err)
+		}
+		r.Cat, r.Topic, r.Model, r.Persona = cat, topic, model, persona
+		r.QuestionID, r.Question, r.AnswerID, r.Answer = qid, q, aid, a
+		if err := fn(&r); err != nil {
+			return err
+		}
+		c.xact, c.id, c.started = xact, r.ID, true
+	}
+	if err := rows.Err(); err != nil {
+		return internal(err)
+	}
+	return nil
+}
