@@ -195,7 +195,13 @@ type CatEntry struct {
 
 	// ChatMode legacy, agent or custom.
 	ChatMode string `json:"chat_mode"`
-	Name     string `json:"name"`
+
+	// ChatRetentionDays chat.retention_days: conversations idle for more than N days are deleted; absent when they are kept forever.
+	ChatRetentionDays *int64 `json:"chat_retention_days,omitempty"`
+	Name              string `json:"name"`
+
+	// RetentionDays analytics.retention_days: interactions older than today and the N days before it are deleted; absent when they are kept forever.
+	RetentionDays *int64 `json:"retention_days,omitempty"`
 }
 
 // CatsBody defines model for CatsBody.

@@ -239,7 +239,8 @@ func (s *routes) cats(ctx context.Context, _ *struct{}) (*base.Body[CatsBody], e
 	out := CatsBody{Cats: []CatEntry{}}
 	for _, c := range all {
 		if auth.MayReadAnalytics(c.Security.Analytics.Public, who, whoErr) == nil {
-			out.Cats = append(out.Cats, CatEntry{Name: c.Name, ChatMode: c.Chat.ChatMode, AnalyticsPublic: c.Security.Analytics.Public})
+			out.Cats = append(out.Cats, CatEntry{Name: c.Name, ChatMode: c.Chat.ChatMode, AnalyticsPublic: c.Security.Analytics.Public,
+				RetentionDays: c.Analytics.RetentionDays, ChatRetention: c.ChatLog.RetentionDays})
 		}
 	}
 	return &base.Body[CatsBody]{Body: out}, nil

@@ -125,7 +125,8 @@ func TestSelectiveFilteringOverHTTP(t *testing.T) {
 func TestGetCats(t *testing.T) {
 	e := NewEnv(t)
 	private := map[string]any{"name": PrivateCat, "chat_mode": "legacy", "analytics_public": false}
-	public := map[string]any{"name": PublicCat, "chat_mode": "agent", "analytics_public": true}
+	// retention keys only where set
+	public := map[string]any{"name": PublicCat, "chat_mode": "agent", "analytics_public": true, "retention_days": 3650.0, "chat_retention_days": 365.0}
 	cases := []struct {
 		name string
 		auth string

@@ -123,6 +123,8 @@ type CatEntry struct {
 	Name            string `json:"name"`
 	ChatMode        string `json:"chat_mode" doc:"legacy, agent or custom."`
 	AnalyticsPublic bool   `json:"analytics_public" doc:"Whether the CAT's analytics need no admin token."`
+	RetentionDays   int    `json:"retention_days,omitempty" doc:"analytics.retention_days: interactions older than today and the N days before it are deleted; absent when they are kept forever."`
+	ChatRetention   int    `json:"chat_retention_days,omitempty" doc:"chat.retention_days: conversations idle for more than N days are deleted; absent when they are kept forever."`
 }
 
 // TopicCount is one entry of topic_counts.

@@ -87,12 +87,14 @@ func Normalized() []analytics.Interaction {
 }
 
 // SampleCats are the CATs of SampleLog: PrivateCat, and PublicCat with
-// public analytics and the agent mode.
+// public analytics, the agent mode and retention keys (no job deletes
+// anything here).
 func SampleCats() *memstore.Cats {
 	private := catconfig.Defaults(PrivateCat)
 	public := catconfig.Defaults(PublicCat)
 	public.Chat.ChatMode = catconfig.ModeAgent
 	public.Security.Analytics.Public = true
+	public.Analytics.RetentionDays, public.ChatLog.RetentionDays = 3650, 365
 	return memstore.NewCats(private, public)
 }
 
