@@ -6,13 +6,19 @@ import (
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
-// CountSince counts the api interactions stored with an id above after:
-// how many rows a follower whose high-water mark is after (the column
-// index) has yet to read. One read, not retried: it serves monitoring,
-// where a failed read is better reported than waited for.
+// CountSince counts the api interactions a follower of the feed at
+// position after (ReadSince's; the column index's) has yet to read: on
+// SQLite the rows with an id above it, on PostgreSQL the rows of
+// transactions at or above its horizon (feedorder.go). One read, not
+// retried: it serves monitoring, where a failed read is better reported
+// than waited for.
 func (s *Store) CountSince(ctx context.Context, after int64) (int64, error) {
+	column := "id > "
+	if s.dialect == postgresDialect {
+		column = "xact >= "
+	}
 	//nolint:gosec // fixed SQL text; the values are bound
-	query := "SELECT count(*) FROM interactions WHERE id > " + s.dialect.placeholders(1, 1) +
+	query := "SELECT count(*) FROM interactions WHERE " + column + s.dialect.placeholders(1, 1) +
 		" AND event_kind = " + s.dialect.placeholders(2, 1)
 	var n int64
 	if err := s.db.DB.QueryRowContext(ctx, query, after, analytics.EventKindAPI).Scan(&n); err != nil {

@@ -43,8 +43,10 @@ func TestCountSince(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := count(ids[9]); n != int64(len(ids)-10) {
-				t.Errorf("CountSince after the 10th row = %d, want %d", n, len(ids)-10)
+			if s.Dialect() == "sqlite" { // positions are ids there only
+				if n := count(ids[9]); n != int64(len(ids)-10) {
+					t.Errorf("CountSince after the 10th row = %d, want %d", n, len(ids)-10)
+				}
 			}
 			if n := count(high); n != 0 {
 				t.Errorf("CountSince(high-water mark) = %d, want 0", n)
