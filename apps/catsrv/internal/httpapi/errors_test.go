@@ -156,7 +156,7 @@ func TestNoTokenServiceLocksPrivateCATs(t *testing.T) {
 		t.Errorf("public CAT: status %d: %s", res.Status, res.Body)
 	}
 	res = e.Get(t, AnalyticsPrefix+"/get_cats", Bearer(e.Admin))
-	AssertJSON(t, res.Body, `{"cats":[{"name":"public","chat_mode":"agent","analytics_public":true}]}`)
+	AssertJSON(t, res.Body, `{"cats":[{"name":"public","chat_mode":"agent","analytics_public":true,"retention_days":3650,"chat_retention_days":365}]}`)
 }
 
 // issueWith signs an admin-or-other token with another secret or clock.
