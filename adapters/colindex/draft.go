@@ -32,6 +32,9 @@ type batch struct {
 	cats map[string]*catDraft
 	rows int
 	high int64 // the feed position after the rows read
+	// given are the ids of rows read that the index already held (see
+	// Index.given): forgotten once the batch applies.
+	given []int64
 }
 
 // catDraft is a batch's rows of one CAT. For a CAT new to the index, c is
