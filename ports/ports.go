@@ -104,6 +104,12 @@ type FeedRow struct {
 	Topic, Model, Persona,
 	QuestionID, Question,
 	AnswerID, Answer []byte
+	// Codes are the source's own codes of the row's topic, model,
+	// persona, question and answer (their key and text), in that order,
+	// when it has them (0 when not): within one read, rows of one CAT
+	// with the same code in a dimension have the same key and text, so a
+	// reader may code each value once. ReadSince gives none.
+	Codes [5]uint64
 }
 
 // InteractionFeed reads the api interactions stored since a position in

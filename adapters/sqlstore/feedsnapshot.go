@@ -114,6 +114,7 @@ func readSnapshotBlocks(ctx context.Context, q queryer, dicts *[dimsCodes]snapsh
 				return
 			}
 			r.Micros = micros
+			r.Codes = *codes
 			var keys, texts [dimsCodes][]byte
 			for d, c := range codes {
 				k, t, ok := dicts[d].entry(c)
