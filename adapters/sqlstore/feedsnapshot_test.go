@@ -10,6 +10,7 @@ import (
 	"github.com/catsrv/catsrv/adapters/sqlstore/sqltest"
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/ports"
+	"github.com/catsrv/catsrv/ports/porttest"
 )
 
 // feedOnly hides the store's ports.FeedSnapshot: an index built over it
@@ -199,3 +200,11 @@ func TestIndexFromSnapshotRebuildsGivenCat(t *testing.T) {
 }
 
 var _ ports.FeedSnapshot = (*sqlstore.Store)(nil)
+
+func TestFeedSnapshotContract(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.Name, func(t *testing.T) {
+			porttest.TestFeedSnapshot(t, func(t *testing.T) porttest.FeedSnapshotStore { return openStore(t, b.DSN(t)) })
+		})
+	}
+}
