@@ -5,7 +5,7 @@
 // Mocks for isolating core logic are generated into ports/mocks with moq.
 package ports
 
-//go:generate go tool moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog InteractionEraser RollupStore InteractionFeed DeletionFeed JobLock
+//go:generate go tool moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog InteractionEraser RollupStore InteractionFeed FeedSnapshot DeletionFeed JobLock
 
 import (
 	"context"
@@ -104,6 +104,12 @@ type FeedRow struct {
 	Topic, Model, Persona,
 	QuestionID, Question,
 	AnswerID, Answer []byte
+	// Codes are the source's own codes of the row's topic, model,
+	// persona, question and answer (their key and text), in that order,
+	// when it has them (0 when not): within one read, rows of one CAT
+	// with the same code in a dimension have the same key and text, so a
+	// reader may code each value once. ReadSince gives none.
+	Codes [5]uint64
 }
 
 // InteractionFeed reads the api interactions stored since a position in
@@ -123,6 +129,24 @@ type InteractionFeed interface {
 	// fn's first error and then returns after: a reader must drop what
 	// that call passed to fn, or it counts those rows again.
 	ReadSince(ctx context.Context, after int64, fn func(*FeedRow) error) (int64, error)
+}
+
+// FeedSnapshot is the fast first read of an InteractionFeed: every api
+// interaction of one committed state of the log, read from what the store
+// keeps compactly (not row by row), and where to follow the feed from, so
+// that a follower starting from a snapshot gets every committed row
+// exactly once, as one starting from position 0 would.
+type FeedSnapshot interface {
+	// ReadSnapshot calls fn with every api interaction of one committed
+	// state (FeedRow.ID is 0: the rows come without ids, in no particular
+	// order) and returns the feed position to continue from with
+	// ReadSince, and the rows of that state that ReadSince from that
+	// position will give again, by id with their CAT: a follower drops
+	// them when they come (and stops expecting a CAT's when it rebuilds
+	// that CAT with ReadCat up to the position, which leaves them out).
+	// It stops at fn's first error; after any error the reader drops
+	// everything fn was given.
+	ReadSnapshot(ctx context.Context, fn func(*FeedRow) error) (after int64, given map[int64]string, err error)
 }
 
 // DeletionFeed tells a follower of an InteractionFeed which rows it can

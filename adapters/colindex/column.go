@@ -96,17 +96,23 @@ const lateBudget = 4
 
 // add codes the row and puts it at its place in time order.
 func (c *catIndex) add(r *ports.FeedRow) {
-	topic := c.dicts[analytics.Topic].code(r.Topic, r.Topic)
-	model := c.dicts[analytics.Model].code(r.Model, r.Model)
-	persona := c.dicts[analytics.Persona].code(r.Persona, r.Persona)
-	question := c.dicts[analytics.Question].code(r.QuestionID, r.Question)
-	answer := c.dicts[analytics.Answer].code(r.AnswerID, r.Answer)
-	combo := [3]uint32{topic, model, persona}
+	var codes [dimensions]uint32
+	codes[analytics.Topic] = c.dicts[analytics.Topic].code(r.Topic, r.Topic)
+	codes[analytics.Model] = c.dicts[analytics.Model].code(r.Model, r.Model)
+	codes[analytics.Persona] = c.dicts[analytics.Persona].code(r.Persona, r.Persona)
+	codes[analytics.Question] = c.dicts[analytics.Question].code(r.QuestionID, r.Question)
+	codes[analytics.Answer] = c.dicts[analytics.Answer].code(r.AnswerID, r.Answer)
+	c.addCoded(r.Micros, &codes)
+}
+
+// addCoded adds a row whose values are coded in the CAT's dictionaries.
+func (c *catIndex) addCoded(micros int64, codes *[dimensions]uint32) {
+	combo := [3]uint32{codes[analytics.Topic], codes[analytics.Model], codes[analytics.Persona]}
 	comboCode, ok := c.comboOf[combo]
 	if !ok {
 		comboCode = c.newCombo(combo)
 	}
-	c.put(codedRow{micros: r.Micros, combo: comboCode, question: question, answer: answer})
+	c.put(codedRow{micros: micros, combo: comboCode, question: codes[analytics.Question], answer: codes[analytics.Answer]})
 }
 
 // newCombo adds a (topic, model, persona) combination and returns its code.

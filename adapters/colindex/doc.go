@@ -26,9 +26,11 @@
 // later rows and their postings by one; a late batch that would move more
 // rows than a sort costs is appended and the CAT sorted once.
 //
-// The index is a cache of the database, never the record: it is built
-// from the raw rows at start-up, read through a ports.InteractionFeed
-// (so a restart rebuilds it), brought up to
+// The index is a cache of the database, never the record: it is built at
+// start-up (so a restart rebuilds it) from a snapshot of the database
+// when the source is also a ports.FeedSnapshot (the store's compact code
+// blocks and dictionaries, with the feed position to follow from), else
+// from the whole ports.InteractionFeed; it is brought up to
 // date after every Append this process commits (see [Log]) and, for the
 // writes of other instances sharing the database, by polling the feed from
 // the position its last read returned (see [Index.Follow]). The feed

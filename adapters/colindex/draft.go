@@ -32,6 +32,9 @@ type batch struct {
 	cats map[string]*catDraft
 	rows int
 	high int64 // the feed position after the rows read
+	// given are the ids of rows read that the index already held (see
+	// Index.given): forgotten once the batch applies.
+	given []int64
 }
 
 // catDraft is a batch's rows of one CAT. For a CAT new to the index, c is
@@ -46,6 +49,43 @@ type catDraft struct {
 	comboOf map[[3]uint32]uint32 // their codes
 	rows    []codedRow
 	bulk    *bulk // the CAT's next rows, for bulkRows rows or more
+	// bySource is, for a new CAT, each dimension's codes by the source's
+	// code (ports.FeedRow.Codes), plus one: a value the source codes is
+	// looked up in the dictionary once per read, not once per row.
+	bySource [dimensions][]uint32
+}
+
+// maxSourceCode bounds the source codes remembered in bySource (a table
+// by code); rows with larger ones are coded by their texts.
+const maxSourceCode = 1 << 24
+
+// addFresh adds a row to a new CAT, coding each value the source coded
+// only the first time it comes.
+func (cd *catDraft) addFresh(r *ports.FeedRow) {
+	if r.Codes == [dimensions]uint64{} {
+		cd.c.add(r)
+		return
+	}
+	keys := [dimensions][]byte{r.Topic, r.Model, r.Persona, r.QuestionID, r.AnswerID}
+	texts := [dimensions][]byte{r.Topic, r.Model, r.Persona, r.Question, r.Answer}
+	var codes [dimensions]uint32
+	for d, src := range r.Codes {
+		by := cd.bySource[d]
+		if src > 0 && src < uint64(len(by)) && by[src] != 0 {
+			codes[d] = by[src] - 1
+			continue
+		}
+		codes[d] = cd.c.dicts[d].code(keys[d], texts[d])
+		if src > 0 && src < maxSourceCode {
+			if src >= uint64(len(by)) {
+				by = append(by, make([]uint32, int(src)+1-len(by))...)
+				by = by[:cap(by)]
+				cd.bySource[d] = by
+			}
+			by[src] = codes[d] + 1
+		}
+	}
+	cd.c.addCoded(r.Micros, &codes)
 }
 
 // bulk is a CAT's rows, totals and the new rows' cube cells after a large
@@ -136,7 +176,7 @@ func (b *batch) add(cats map[string]*catIndex, r *ports.FeedRow) {
 	}
 	b.rows++
 	if cd.fresh {
-		cd.c.add(r)
+		cd.addFresh(r)
 		return
 	}
 	combo := [3]uint32{

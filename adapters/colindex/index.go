@@ -26,6 +26,10 @@ type Index struct {
 	cats map[string]*catIndex
 	high int64 // the feed position after the rows applied
 	rows int
+	// given are the rows the snapshot the index was built from held
+	// that the feed will give again (ports.FeedSnapshot), by id with
+	// their CAT: dropped when they come. Only refreshes use it.
+	given map[int64]string
 
 	// currentAt is when the last successful refresh began, in Unix
 	// nanoseconds (0 before the first): every row committed before then
@@ -34,10 +38,17 @@ type Index struct {
 }
 
 // Build reads every api interaction from the source (the database's
-// ports.InteractionFeed) into a new index.
+// ports.InteractionFeed) into a new index: when the source also
+// implements ports.FeedSnapshot, from one snapshot of the log and then
+// the feed above it (see start), else from the whole feed.
 func Build(ctx context.Context, src ports.InteractionFeed) (*Index, error) {
 	x := &Index{src: src, cats: map[string]*catIndex{}}
 	x.dels, _ = src.(ports.DeletionFeed)
+	if snap, ok := src.(ports.FeedSnapshot); ok {
+		if err := x.start(ctx, snap); err != nil {
+			return nil, err
+		}
+	}
 	if err := x.Refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -47,6 +58,38 @@ func Build(ctx context.Context, src ports.InteractionFeed) (*Index, error) {
 	}
 	x.mu.Unlock()
 	return x, nil
+}
+
+// start fills the new index from a snapshot of the log: the deletion
+// generation is read first, so a deletion that commits after it, even one
+// the snapshot already reflects, is applied again by the next refresh
+// (rebuilding the CAT, which changes nothing); the snapshot gives the
+// rows of one state and the feed position of that state, from which
+// Refresh goes on, dropping the rows the snapshot held that the feed
+// gives again.
+func (x *Index) start(ctx context.Context, snap ports.FeedSnapshot) error {
+	if x.dels != nil {
+		gen, _, err := x.dels.ReadDeletions(ctx, 0)
+		if err != nil {
+			return errs.Wrap(errs.KindUnavailable, err, "column index build failed")
+		}
+		x.delGen = gen
+	}
+	b := batch{cats: map[string]*catDraft{}}
+	high, given, err := snap.ReadSnapshot(ctx, func(r *ports.FeedRow) error {
+		b.add(x.cats, r)
+		return nil
+	})
+	if err != nil {
+		return errs.Wrap(errs.KindUnavailable, err, "column index build failed")
+	}
+	b.high = high
+	b.prepare()
+	x.apply(&b)
+	if len(given) > 0 {
+		x.given = given
+	}
+	return nil
 }
 
 // catFeed is the feed of one CAT's rows up to an id: what rebuildCat
@@ -82,6 +125,11 @@ func (x *Index) rebuildCat(ctx context.Context, cat string) error {
 	c := y.cats[cat]
 	if c != nil {
 		c.trim()
+	}
+	for id, c := range x.given {
+		if c == cat { // not in the rebuilt CAT (above its mark): the feed gives them again
+			delete(x.given, id)
+		}
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -147,6 +195,9 @@ func (x *Index) readApply(ctx context.Context) error {
 		x.mu.Lock()
 		x.high = max(x.high, b.high)
 		x.mu.Unlock()
+		for _, id := range b.given {
+			delete(x.given, id)
+		}
 	} else {
 		b.prepare()
 		x.apply(&b)
@@ -157,10 +208,15 @@ func (x *Index) readApply(ctx context.Context) error {
 	return nil
 }
 
-// read reads the interactions stored since the last refresh into a batch.
+// read reads the interactions stored since the last refresh into a batch,
+// without the rows the index's snapshot held (given).
 func (x *Index) read(ctx context.Context) (batch, error) {
 	b := batch{cats: map[string]*catDraft{}}
 	next, err := x.src.ReadSince(ctx, x.high, func(r *ports.FeedRow) error {
+		if _, ok := x.given[r.ID]; ok {
+			b.given = append(b.given, r.ID)
+			return nil
+		}
 		b.add(x.cats, r)
 		return nil
 	})
@@ -175,6 +231,9 @@ func (x *Index) apply(b *batch) {
 	b.apply(x.cats)
 	x.high = max(x.high, b.high)
 	x.rows += b.rows
+	for _, id := range b.given {
+		delete(x.given, id)
+	}
 }
 
 // rank orders the entries the batch added to the dictionaries of CATs

@@ -550,6 +550,78 @@ func (mock *InteractionFeedMock) ReadSinceCalls() []struct {
 	return calls
 }
 
+// Ensure, that FeedSnapshotMock does implement ports.FeedSnapshot.
+// If this is not the case, regenerate this file with moq.
+var _ ports.FeedSnapshot = &FeedSnapshotMock{}
+
+// FeedSnapshotMock is a mock implementation of ports.FeedSnapshot.
+//
+//	func TestSomethingThatUsesFeedSnapshot(t *testing.T) {
+//
+//		// make and configure a mocked ports.FeedSnapshot
+//		mockedFeedSnapshot := &FeedSnapshotMock{
+//			ReadSnapshotFunc: func(ctx context.Context, fn func(*ports.FeedRow) error) (int64, map[int64]string, error) {
+//				panic("mock out the ReadSnapshot method")
+//			},
+//		}
+//
+//		// use mockedFeedSnapshot in code that requires ports.FeedSnapshot
+//		// and then make assertions.
+//
+//	}
+type FeedSnapshotMock struct {
+	// ReadSnapshotFunc mocks the ReadSnapshot method.
+	ReadSnapshotFunc func(ctx context.Context, fn func(*ports.FeedRow) error) (int64, map[int64]string, error)
+
+	// calls tracks calls to the methods.
+	calls struct {
+		// ReadSnapshot holds details about calls to the ReadSnapshot method.
+		ReadSnapshot []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// Fn is the fn argument value.
+			Fn func(*ports.FeedRow) error
+		}
+	}
+	lockReadSnapshot sync.RWMutex
+}
+
+// ReadSnapshot calls ReadSnapshotFunc.
+func (mock *FeedSnapshotMock) ReadSnapshot(ctx context.Context, fn func(*ports.FeedRow) error) (int64, map[int64]string, error) {
+	if mock.ReadSnapshotFunc == nil {
+		panic("FeedSnapshotMock.ReadSnapshotFunc: method is nil but FeedSnapshot.ReadSnapshot was just called")
+	}
+	callInfo := struct {
+		Ctx context.Context
+		Fn  func(*ports.FeedRow) error
+	}{
+		Ctx: ctx,
+		Fn:  fn,
+	}
+	mock.lockReadSnapshot.Lock()
+	mock.calls.ReadSnapshot = append(mock.calls.ReadSnapshot, callInfo)
+	mock.lockReadSnapshot.Unlock()
+	return mock.ReadSnapshotFunc(ctx, fn)
+}
+
+// ReadSnapshotCalls gets all the calls that were made to ReadSnapshot.
+// Check the length with:
+//
+//	len(mockedFeedSnapshot.ReadSnapshotCalls())
+func (mock *FeedSnapshotMock) ReadSnapshotCalls() []struct {
+	Ctx context.Context
+	Fn  func(*ports.FeedRow) error
+} {
+	var calls []struct {
+		Ctx context.Context
+		Fn  func(*ports.FeedRow) error
+	}
+	mock.lockReadSnapshot.RLock()
+	calls = mock.calls.ReadSnapshot
+	mock.lockReadSnapshot.RUnlock()
+	return calls
+}
+
 // Ensure, that DeletionFeedMock does implement ports.DeletionFeed.
 // If this is not the case, regenerate this file with moq.
 var _ ports.DeletionFeed = &DeletionFeedMock{}
