@@ -62,7 +62,7 @@ func Finish(api huma.API, mux *http.ServeMux, origins OriginPolicy, log *slog.Lo
 	DocumentHumaErrors(api) // of the operations registered, which huma serves
 	PruneSchemas(api.OpenAPI())
 	warmOpenAPI(mux)
-	return Observe(log, Measure(in.Metrics, Trace(in.Tracer, WithCORS(origins, mux))))
+	return Observe(log, Measure(in.Metrics, Trace(in.Tracer, WithCORS(origins, Compress(mux)))))
 }
 
 // Instruments are the app's optional telemetry: request metrics and
