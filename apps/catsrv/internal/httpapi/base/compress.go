@@ -131,7 +131,7 @@ func (c *compressWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter 
 // and big enough.
 func (c *compressWriter) decide(allow bool) error {
 	c.decided = true
-	h := c.ResponseWriter.Header()
+	h := c.Header()
 	status := c.status
 	if status == 0 {
 		status = http.StatusOK
