@@ -61,7 +61,8 @@ FUZZ_TARGETS := \
 	./apps/catsrv/internal/httpapi/chatapi:FuzzConversationCursor \
 	./apps/catsrv/internal/httpapi/analyticsapi:FuzzAnalyticsQuery \
 	./apps/catsrv/internal/httpapi/chatapi:FuzzChatBody \
-	./adapters/oidc:FuzzIDToken
+	./adapters/oidc:FuzzIDToken \
+	./apps/catsrv/internal/httpapi/base:FuzzAcceptsGzip
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
