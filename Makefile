@@ -9,7 +9,7 @@ DB ?= sqlite:./data/catsrv.db
 ADDR ?= 127.0.0.1:8080
 DEMO_INTERACTIONS ?= 50000
 
-.PHONY: all build run test test-race fuzz lint lint-openapi vet generate bench bench-go clean tools web
+.PHONY: all build run test test-race fuzz lint lint-openapi vet generate bench bench-go clean tools web lighthouse
 
 all: build
 
@@ -63,7 +63,8 @@ FUZZ_TARGETS := \
 	./apps/catsrv/internal/httpapi/analyticsapi:FuzzAnalyticsQuery \
 	./apps/catsrv/internal/httpapi/chatapi:FuzzChatBody \
 	./adapters/oidc:FuzzIDToken \
-	./apps/catsrv/internal/httpapi/authapi:FuzzEraseUser
+	./apps/catsrv/internal/httpapi/authapi:FuzzEraseUser \
+	./apps/catsrv/internal/httpapi/base:FuzzAcceptsGzip
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
@@ -115,6 +116,13 @@ bench-go:
 # nothing else does.
 web:
 	cd apps/catsrv/web && npm ci --no-audit --no-fund && npm run build
+
+# lighthouse: score the signed-in dashboard (Lighthouse 12, mobile defaults,
+# pinned in tools/lighthouse) on LIGHTHOUSE_DB and print the scores and the
+# first load's bytes. Needs Node.js, npm and Chromium (CHROME_PATH).
+LIGHTHOUSE_DB ?= $(DB)
+lighthouse: build
+	tools/lighthouse/run.sh $(LIGHTHOUSE_DB)
 
 clean:
 	rm -rf bin data

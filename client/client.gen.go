@@ -154,6 +154,9 @@ type AnalyticsResult struct {
 	// Answers Unique answers; ignores the answerid filter.
 	Answers []AnswerEntry `json:"answers"`
 
+	// AnswersTotal How many answers match q, before offset and limit; only when offset or q is given.
+	AnswersTotal *int64 `json:"answers_total,omitempty"`
+
 	// ModelCounts Model usage; ignores the model filter.
 	ModelCounts []ModelCount `json:"model_counts"`
 
@@ -162,6 +165,9 @@ type AnalyticsResult struct {
 
 	// Questions Unique questions; ignores the questionid filter.
 	Questions []QuestionEntry `json:"questions"`
+
+	// QuestionsTotal How many questions match q (all when q is empty), before offset and limit; only when offset or q is given.
+	QuestionsTotal *int64 `json:"questions_total,omitempty"`
 
 	// TopicCounts Topic distribution; ignores the topic filter.
 	TopicCounts []TopicCount `json:"topic_counts"`
@@ -181,6 +187,9 @@ type AnswerEntry struct {
 // AnswersBody defines model for AnswersBody.
 type AnswersBody struct {
 	Answers []AnswerEntry `json:"answers"`
+
+	// Total How many answers match q, before offset and limit; only when offset or q is given.
+	Total *int64 `json:"total,omitempty"`
 }
 
 // CORS defines model for CORS.
@@ -502,6 +511,9 @@ type LegacyResult struct {
 	// Answers Unique answers; ignores the answerid filter.
 	Answers []AnswerEntry `json:"answers"`
 
+	// AnswersTotal How many answers match q, before offset and limit; only when offset or q is given.
+	AnswersTotal *int64 `json:"answers_total,omitempty"`
+
 	// DataSource Always legacy.
 	DataSource LegacyResultDataSource `json:"data_source"`
 
@@ -513,6 +525,9 @@ type LegacyResult struct {
 
 	// Questions Unique questions; ignores the questionid filter.
 	Questions []QuestionEntry `json:"questions"`
+
+	// QuestionsTotal How many questions match q (all when q is empty), before offset and limit; only when offset or q is given.
+	QuestionsTotal *int64 `json:"questions_total,omitempty"`
 
 	// TopicCounts Topic distribution; ignores the topic filter.
 	TopicCounts []TopicCount `json:"topic_counts"`
@@ -623,6 +638,9 @@ type QuestionEntry struct {
 // QuestionsBody defines model for QuestionsBody.
 type QuestionsBody struct {
 	Questions []QuestionEntry `json:"questions"`
+
+	// Total How many questions match q, before offset and limit; only when offset or q is given.
+	Total *int64 `json:"total,omitempty"`
 }
 
 // ReadyStatus defines model for ReadyStatus.
@@ -758,6 +776,9 @@ type WarehouseResult struct {
 	// Answers Unique answers; ignores the answerid filter.
 	Answers []AnswerEntry `json:"answers"`
 
+	// AnswersTotal How many answers match q, before offset and limit; only when offset or q is given.
+	AnswersTotal *int64 `json:"answers_total,omitempty"`
+
 	// DataSource Always warehouse.
 	DataSource WarehouseResultDataSource `json:"data_source"`
 
@@ -772,6 +793,9 @@ type WarehouseResult struct {
 
 	// Questions Unique questions; ignores the questionid filter.
 	Questions []QuestionEntry `json:"questions"`
+
+	// QuestionsTotal How many questions match q (all when q is empty), before offset and limit; only when offset or q is given.
+	QuestionsTotal *int64 `json:"questions_total,omitempty"`
 
 	// TopicCounts Topic distribution; ignores the topic filter.
 	TopicCounts []TopicCount `json:"topic_counts"`
@@ -811,6 +835,12 @@ type GetAllParams struct {
 
 	// Limit Keep only the first limit questions and answers; 0 or absent keeps all.
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Skip the first offset questions and answers (after the search); giving it (0 included) adds the totals to the response.
+	Offset *int64 `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Q Keep only the questions and answers whose text contains this, ignoring case; giving it (empty included) adds the totals to the response.
+	Q *string `form:"q,omitempty" json:"q,omitempty"`
 }
 
 // GetAllLegacyParams defines parameters for GetAllLegacy.
@@ -841,6 +871,12 @@ type GetAllLegacyParams struct {
 
 	// Limit Keep only the first limit questions and answers; 0 or absent keeps all.
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Skip the first offset questions and answers (after the search); giving it (0 included) adds the totals to the response.
+	Offset *int64 `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Q Keep only the questions and answers whose text contains this, ignoring case; giving it (empty included) adds the totals to the response.
+	Q *string `form:"q,omitempty" json:"q,omitempty"`
 }
 
 // GetAllWarehouseParams defines parameters for GetAllWarehouse.
@@ -871,6 +907,12 @@ type GetAllWarehouseParams struct {
 
 	// Limit Keep only the first limit questions and answers; 0 or absent keeps all.
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Skip the first offset questions and answers (after the search); giving it (0 included) adds the totals to the response.
+	Offset *int64 `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Q Keep only the questions and answers whose text contains this, ignoring case; giving it (empty included) adds the totals to the response.
+	Q *string `form:"q,omitempty" json:"q,omitempty"`
 }
 
 // GetAnswersParams defines parameters for GetAnswers.
@@ -884,8 +926,29 @@ type GetAnswersParams struct {
 	// EndDate Exclusive upper bound, a UTC day YYYY-MM-DD.
 	EndDate *string `form:"endDate,omitempty" json:"endDate,omitempty"`
 
+	// Model Keep interactions of these models (repeat the parameter for several).
+	Model *[]string `form:"model,omitempty" json:"model,omitempty"`
+
+	// Persona Keep interactions of these personas.
+	Persona *[]string `form:"persona,omitempty" json:"persona,omitempty"`
+
+	// Topic Keep interactions of these topics.
+	Topic *[]string `form:"topic,omitempty" json:"topic,omitempty"`
+
+	// Questionid Keep interactions of these question ids.
+	Questionid *[]string `form:"questionid,omitempty" json:"questionid,omitempty"`
+
+	// Answerid Keep interactions of these answer ids.
+	Answerid *[]string `form:"answerid,omitempty" json:"answerid,omitempty"`
+
 	// Limit Keep only the first limit questions and answers; 0 or absent keeps all.
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Skip the first offset questions and answers (after the search); giving it (0 included) adds the totals to the response.
+	Offset *int64 `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Q Keep only the questions and answers whose text contains this, ignoring case; giving it (empty included) adds the totals to the response.
+	Q *string `form:"q,omitempty" json:"q,omitempty"`
 }
 
 // GetDailyCountsParams defines parameters for GetDailyCounts.
@@ -1040,8 +1103,29 @@ type GetQuestionsParams struct {
 	// EndDate Exclusive upper bound, a UTC day YYYY-MM-DD.
 	EndDate *string `form:"endDate,omitempty" json:"endDate,omitempty"`
 
+	// Model Keep interactions of these models (repeat the parameter for several).
+	Model *[]string `form:"model,omitempty" json:"model,omitempty"`
+
+	// Persona Keep interactions of these personas.
+	Persona *[]string `form:"persona,omitempty" json:"persona,omitempty"`
+
+	// Topic Keep interactions of these topics.
+	Topic *[]string `form:"topic,omitempty" json:"topic,omitempty"`
+
+	// Questionid Keep interactions of these question ids.
+	Questionid *[]string `form:"questionid,omitempty" json:"questionid,omitempty"`
+
+	// Answerid Keep interactions of these answer ids.
+	Answerid *[]string `form:"answerid,omitempty" json:"answerid,omitempty"`
+
 	// Limit Keep only the first limit questions and answers; 0 or absent keeps all.
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Skip the first offset questions and answers (after the search); giving it (0 included) adds the totals to the response.
+	Offset *int64 `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Q Keep only the questions and answers whose text contains this, ignoring case; giving it (empty included) adds the totals to the response.
+	Q *string `form:"q,omitempty" json:"q,omitempty"`
 }
 
 // AuthStartProviderAParams defines parameters for AuthStartProviderA.
@@ -1386,7 +1470,7 @@ type ClientInterface interface {
 
 	// GetAnswers Unique answers
 	//
-	// Each distinct answer with its id and count, most given first.
+	// Each distinct answer with its id and count, most given first. Optional (not in the spec): the /all filters, and offset and q to page and search the list, which add its total.
 	//
 	// Corresponds with GET /api/v1/analytics/answers (the `GetAnswers` operationId).
 	GetAnswers(ctx context.Context, params *GetAnswersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1460,7 +1544,7 @@ type ClientInterface interface {
 
 	// GetQuestions Unique questions
 	//
-	// Each distinct question with its id and count, most asked first.
+	// Each distinct question with its id and count, most asked first. Optional (not in the spec): the /all filters, and offset and q to page and search the list, which add its total.
 	//
 	// Corresponds with GET /api/v1/analytics/questions (the `GetQuestions` operationId).
 	GetQuestions(ctx context.Context, params *GetQuestionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1801,7 +1885,7 @@ func (c *Client) GetAllWarehouse(ctx context.Context, params *GetAllWarehousePar
 
 // GetAnswers Unique answers
 //
-// Each distinct answer with its id and count, most given first.
+// Each distinct answer with its id and count, most given first. Optional (not in the spec): the /all filters, and offset and q to page and search the list, which add its total.
 //
 // Corresponds with GET /api/v1/analytics/answers (the `GetAnswers` operationId).
 func (c *Client) GetAnswers(ctx context.Context, params *GetAnswersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1975,7 +2059,7 @@ func (c *Client) GetTotalInteractions(ctx context.Context, params *GetTotalInter
 
 // GetQuestions Unique questions
 //
-// Each distinct question with its id and count, most asked first.
+// Each distinct question with its id and count, most asked first. Optional (not in the spec): the /all filters, and offset and q to page and search the list, which add its total.
 //
 // Corresponds with GET /api/v1/analytics/questions (the `GetQuestions` operationId).
 func (c *Client) GetQuestions(ctx context.Context, params *GetQuestionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2764,6 +2848,30 @@ func NewGetAllRequest(server string, params *GetAllParams) (*http.Request, error
 
 		}
 
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -2901,6 +3009,30 @@ func NewGetAllLegacyRequest(server string, params *GetAllLegacyParams) (*http.Re
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3056,6 +3188,30 @@ func NewGetAllWarehouseRequest(server string, params *GetAllWarehouseParams) (*h
 
 		}
 
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -3130,9 +3286,93 @@ func NewGetAnswersRequest(server string, params *GetAnswersParams) (*http.Reques
 
 		}
 
+		if params.Model != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "model", *params.Model, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Persona != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "persona", *params.Persona, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Topic != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "topic", *params.Topic, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Questionid != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "questionid", *params.Questionid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Answerid != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "answerid", *params.Answerid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -3978,9 +4218,93 @@ func NewGetQuestionsRequest(server string, params *GetQuestionsParams) (*http.Re
 
 		}
 
+		if params.Model != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "model", *params.Model, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Persona != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "persona", *params.Persona, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Topic != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "topic", *params.Topic, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Questionid != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "questionid", *params.Questionid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Answerid != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "answerid", *params.Answerid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -5668,7 +5992,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetAnswersWithResponse Unique answers
 	//
-	// Each distinct answer with its id and count, most given first.
+	// Each distinct answer with its id and count, most given first. Optional (not in the spec): the /all filters, and offset and q to page and search the list, which add its total.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5758,7 +6082,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetQuestionsWithResponse Unique questions
 	//
-	// Each distinct question with its id and count, most asked first.
+	// Each distinct question with its id and count, most asked first. Optional (not in the spec): the /all filters, and offset and q to page and search the list, which add its total.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10328,7 +10652,7 @@ func (c *ClientWithResponses) GetAllWarehouseWithResponse(ctx context.Context, p
 
 // GetAnswersWithResponse Unique answers
 //
-// Each distinct answer with its id and count, most given first.
+// Each distinct answer with its id and count, most given first. Optional (not in the spec): the /all filters, and offset and q to page and search the list, which add its total.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10478,7 +10802,7 @@ func (c *ClientWithResponses) GetTotalInteractionsWithResponse(ctx context.Conte
 
 // GetQuestionsWithResponse Unique questions
 //
-// Each distinct question with its id and count, most asked first.
+// Each distinct question with its id and count, most asked first. Optional (not in the spec): the /all filters, and offset and q to page and search the list, which add its total.
 //
 // Returns a wrapper object for the known response body format(s).
 //

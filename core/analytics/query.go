@@ -196,12 +196,28 @@ func contains(vals []string, v string) bool {
 }
 
 // Query is a request for analytics over one CAT. Limit, when positive, keeps
-// only the first Limit entries of the question and answer lists.
+// only the first Limit entries of the question and answer lists; Window,
+// when paged, searches and pages those two lists (see Window).
 type Query struct {
 	Cat     string
 	Range   Range
 	Filters Filters
 	Limit   int
+	Window  Window
+}
+
+// Window pages and searches the question and answer lists of a query, as
+// data: when Paged, each list keeps only the groups whose text contains
+// Search (case-insensitively; empty keeps all), in list order, skips the
+// first Offset of them and keeps Limit (the query's) of the rest, and the
+// result reports how many groups matched (Result.QuestionsTotal,
+// AnswersTotal). Stores are then asked for whole lists (LimitOf is 0):
+// the window is cut in core, over the counted groups, the same for every
+// back end.
+type Window struct {
+	Paged  bool
+	Offset int
+	Search string
 }
 
 // Selection returns the selection of the query with every filter applied.
@@ -218,7 +234,7 @@ func (q Query) SelectionFor(d Dimension) Selection {
 // LimitOf returns how many groups the dimension's list keeps: the query's
 // limit for the question and answer lists, 0 (all of them) otherwise.
 func (q Query) LimitOf(d Dimension) int {
-	if q.Limit > 0 && (d == Question || d == Answer) {
+	if q.Limit > 0 && !q.Window.Paged && (d == Question || d == Answer) {
 		return q.Limit
 	}
 	return 0

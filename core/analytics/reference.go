@@ -56,5 +56,5 @@ func CountAnswer(interactions []Interaction, q Query, want Parts) Counts {
 // reference implementation of the whole analytics computation, CountAnswer
 // assembled.
 func Aggregate(interactions []Interaction, q Query) Result {
-	return Assemble(CountAnswer(interactions, q, AllParts), q.Limit)
+	return AssembleQuery(CountAnswer(interactions, q, AllParts), q)
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Group is one entry of a grouped count: the dimension's key (a name, or a
@@ -59,6 +60,11 @@ type Result struct {
 	PersonaCounts     []PersonaCount
 	Questions         []QuestionEntry
 	Answers           []AnswerEntry
+	// QuestionsTotal and AnswersTotal count the groups of each list that
+	// match a paged query's search, before its offset and limit; they are
+	// 0 for a query that is not paged.
+	QuestionsTotal int64
+	AnswersTotal   int64
 }
 
 // SortGroups orders groups as every list is ordered: count descending, then
@@ -157,6 +163,27 @@ func AnswerEntries(groups []Group, limit int) []AnswerEntry {
 	return out
 }
 
+// Page returns the window of groups: those whose text contains search,
+// ignoring case (all of them when search is empty), in SortGroups order,
+// without the first offset and cut to limit when limit > 0; and how many
+// matched the search.
+func Page(groups []Group, search string, offset, limit int) ([]Group, int64) {
+	needle := strings.ToLower(search)
+	out := make([]Group, 0, len(groups))
+	for _, g := range groups {
+		if needle == "" || strings.Contains(strings.ToLower(g.Text), needle) {
+			out = append(out, g)
+		}
+	}
+	SortGroups(out)
+	total := int64(len(out))
+	out = out[min(max(offset, 0), len(out)):]
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, total
+}
+
 // Counts is the answer to a query, as a store counts it and a result is
 // assembled from: the total under every filter and, per dimension, the
 // groups under every filter but its own (see CountAnswer).
@@ -175,4 +202,23 @@ func Assemble(c Counts, limit int) Result {
 		Questions:         QuestionEntries(c.Groups[Question], limit),
 		Answers:           AnswerEntries(c.Groups[Answer], limit),
 	}
+}
+
+// AssembleQuery builds the result of a query from its counts: Assemble
+// with the query's limit, or, for a paged query (Window.Paged), with its
+// question and answer lists cut to the window and their totals set.
+func AssembleQuery(c Counts, q Query) Result {
+	if !q.Window.Paged {
+		return Assemble(c, q.Limit)
+	}
+	groups := make(map[Dimension][]Group, len(c.Groups))
+	for d, g := range c.Groups {
+		groups[d] = g
+	}
+	var qt, at int64
+	groups[Question], qt = Page(c.Groups[Question], q.Window.Search, q.Window.Offset, q.Limit)
+	groups[Answer], at = Page(c.Groups[Answer], q.Window.Search, q.Window.Offset, q.Limit)
+	r := Assemble(Counts{Total: c.Total, Groups: groups}, 0)
+	r.QuestionsTotal, r.AnswersTotal = qt, at
+	return r
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/catsrv/catsrv/core/analytics"
@@ -110,5 +111,59 @@ func TestAggregateSelectiveFiltering(t *testing.T) {
 	}
 	if len(r.Questions) != 2 || r.Questions[0].Question != "q1" || r.Questions[0].Count != 1 {
 		t.Fatalf("questions: got %+v", r.Questions)
+	}
+}
+
+// TestPageSearchesAndPages: Page keeps the groups whose text contains the
+// search in any case, in list order, skips offset and cuts to limit, and
+// counts every match.
+func TestPageSearchesAndPages(t *testing.T) {
+	groups := []analytics.Group{
+		{Key: "a", Text: "Where is my Parcel?", Count: 1},
+		{Key: "b", Text: "parcel lost", Count: 5},
+		{Key: "c", Text: "Refund", Count: 9},
+		{Key: "d", Text: "PARCEL late", Count: 5},
+	}
+	for _, c := range []struct {
+		search        string
+		offset, limit int
+		want          []string
+		total         int64
+	}{
+		{"", 0, 0, []string{"c", "d", "b", "a"}, 4},
+		{"parcel", 0, 0, []string{"d", "b", "a"}, 3},
+		{"PaRcEl", 1, 1, []string{"b"}, 3},
+		{"parcel", 3, 2, []string{}, 3},
+		{"parcel", 9, 0, []string{}, 3},
+		{"nothing", 0, 0, []string{}, 0},
+	} {
+		got, total := analytics.Page(groups, c.search, c.offset, c.limit)
+		keys := []string{}
+		for _, g := range got {
+			keys = append(keys, g.Key)
+		}
+		if !slices.Equal(keys, c.want) || total != c.total {
+			t.Errorf("Page(%q, %d, %d) = %v, %d; want %v, %d", c.search, c.offset, c.limit, keys, total, c.want, c.total)
+		}
+	}
+}
+
+// TestAssembleQueryWindow: a paged query's lists are the window with the
+// totals set; without Paged the result is Assemble's with no totals.
+func TestAssembleQueryWindow(t *testing.T) {
+	c := analytics.Counts{Total: 3, Groups: map[analytics.Dimension][]analytics.Group{
+		analytics.Question: {{Key: "q1", Text: "alpha", Count: 2}, {Key: "q2", Text: "beta", Count: 1}},
+		analytics.Answer:   {{Key: "a1", Text: "gamma", Count: 3}},
+	}}
+	plain := analytics.AssembleQuery(c, analytics.Query{Limit: 1})
+	if !reflect.DeepEqual(plain, analytics.Assemble(c, 1)) {
+		t.Errorf("unpaged AssembleQuery = %+v, want Assemble's", plain)
+	}
+	r := analytics.AssembleQuery(c, analytics.Query{Limit: 1, Window: analytics.Window{Paged: true, Offset: 1, Search: "A"}})
+	if len(r.Questions) != 1 || r.Questions[0].ID != "q2" || r.QuestionsTotal != 2 {
+		t.Errorf("questions %+v total %d, want [q2] of 2", r.Questions, r.QuestionsTotal)
+	}
+	if len(r.Answers) != 0 || r.AnswersTotal != 1 {
+		t.Errorf("answers %+v total %d, want none of 1", r.Answers, r.AnswersTotal)
 	}
 }

@@ -192,6 +192,8 @@ func testSelectiveFiltering(t *testing.T, h *harness) {
 		}}},
 		{"RangeAndFilters", analytics.Query{Cat: catAlpha, Range: analytics.Range{Start: day(1)}, Filters: analytics.Filters{Topics: []string{"billing"}, Models: []string{"model-b"}}}},
 		{"Limit", analytics.Query{Cat: catAlpha, Limit: 1}},
+		{"Window", analytics.Query{Cat: catAlpha, Limit: 1, Window: analytics.Window{Paged: true, Offset: 1, Search: "E"}}},
+		{"WindowSearchOnly", analytics.Query{Cat: catAlpha, Window: analytics.Window{Paged: true, Search: "parcel"}}},
 	}
 	for _, c := range queries {
 		t.Run(c.name, func(t *testing.T) { h.in(t).expectQuery(c.q) })

@@ -204,7 +204,7 @@ func (h *harness) expectTop(q analytics.Query, whole analytics.Counts) {
 // reporter does.
 func (h *harness) result(q analytics.Query) analytics.Result {
 	h.t.Helper()
-	return analytics.Assemble(h.answer(q, analytics.AllParts), q.Limit)
+	return analytics.AssembleQuery(h.answer(q, analytics.AllParts), q)
 }
 
 // expectQuery checks the store's answer to the query and the result

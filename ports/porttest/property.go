@@ -152,6 +152,9 @@ func (g *generator) query(ref []analytics.Interaction) analytics.Query {
 	if g.r.IntN(4) == 0 {
 		q.Limit = 1 + g.r.IntN(3)
 	}
+	if g.r.IntN(5) == 0 {
+		q.Window = analytics.Window{Paged: true, Offset: g.r.IntN(3), Search: pick(g.r, []string{"", "e", "PARCEL", "never"})}
+	}
 	present := map[analytics.Dimension][]string{}
 	for _, i := range ref {
 		for _, d := range analytics.Dimensions {

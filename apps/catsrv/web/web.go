@@ -12,8 +12,9 @@ import (
 //go:embed dist
 var dist embed.FS
 
-// Assets returns the built page: index.html, app.js and style.css at the
-// root.
+// Assets returns the built page: index.html, the fingerprinted
+// app.<hash>.js and style.<hash>.css, their .gz copies and favicon.svg at
+// the root.
 func Assets() fs.FS {
 	sub, err := fs.Sub(dist, "dist")
 	if err != nil {

@@ -35,6 +35,8 @@ type Request struct {
 	EndDate   string
 	Filters   analytics.Filters
 	Limit     int
+	// Window pages and searches the question and answer lists.
+	Window analytics.Window
 }
 
 // maxEchoedName bounds how much of an unknown CAT name an error repeats.
@@ -62,7 +64,10 @@ func (r *Reporter) Resolve(ctx context.Context, req Request) (analytics.Query, c
 	if req.Limit < 0 {
 		return analytics.Query{}, catconfig.Cat{}, errs.New(errs.KindInvalid, "limit must not be negative")
 	}
-	return analytics.Query{Cat: cat.Name, Range: rng, Filters: req.Filters, Limit: req.Limit}, cat, nil
+	if req.Window.Offset < 0 {
+		return analytics.Query{}, catconfig.Cat{}, errs.New(errs.KindInvalid, "offset must not be negative")
+	}
+	return analytics.Query{Cat: cat.Name, Range: rng, Filters: req.Filters, Limit: req.Limit, Window: req.Window}, cat, nil
 }
 
 // All computes the full result from the raw interaction log.
@@ -71,7 +76,7 @@ func (r *Reporter) All(ctx context.Context, q analytics.Query) (analytics.Result
 	if err != nil {
 		return analytics.Result{}, err
 	}
-	return analytics.Assemble(c, q.Limit), nil
+	return analytics.AssembleQuery(c, q), nil
 }
 
 // Warehouse computes the full result from the rollups and reports how long
@@ -81,7 +86,7 @@ func (r *Reporter) Warehouse(ctx context.Context, q analytics.Query) (analytics.
 	c, err := r.answer(ctx, r.rollups, q, analytics.AllParts)
 	var res analytics.Result
 	if err == nil {
-		res = analytics.Assemble(c, q.Limit)
+		res = analytics.AssembleQuery(c, q)
 	}
 	elapsed := r.clock.Now().Sub(start)
 	return res, float64(elapsed.Microseconds()) / 1000, err
@@ -105,16 +110,29 @@ func (r *Reporter) ModelCounts(ctx context.Context, q analytics.Query) ([]analyt
 	return analytics.ModelCounts(g), err
 }
 
-// Questions returns the query's unique questions with counts.
-func (r *Reporter) Questions(ctx context.Context, q analytics.Query) ([]analytics.QuestionEntry, error) {
-	g, err := r.list(ctx, q, analytics.Question)
-	return analytics.QuestionEntries(g, q.Limit), err
+// Questions returns the query's unique questions with counts and, for a
+// paged query, how many matched its search (0 otherwise).
+func (r *Reporter) Questions(ctx context.Context, q analytics.Query) ([]analytics.QuestionEntry, int64, error) {
+	g, total, err := r.page(ctx, q, analytics.Question)
+	return analytics.QuestionEntries(g, q.Limit), total, err
 }
 
-// Answers returns the query's unique answers with counts.
-func (r *Reporter) Answers(ctx context.Context, q analytics.Query) ([]analytics.AnswerEntry, error) {
-	g, err := r.list(ctx, q, analytics.Answer)
-	return analytics.AnswerEntries(g, q.Limit), err
+// Answers returns the query's unique answers with counts and, for a paged
+// query, how many matched its search (0 otherwise).
+func (r *Reporter) Answers(ctx context.Context, q analytics.Query) ([]analytics.AnswerEntry, int64, error) {
+	g, total, err := r.page(ctx, q, analytics.Answer)
+	return analytics.AnswerEntries(g, q.Limit), total, err
+}
+
+// page asks the rollups for one dimension's list and cuts a paged query's
+// window from it.
+func (r *Reporter) page(ctx context.Context, q analytics.Query, d analytics.Dimension) ([]analytics.Group, int64, error) {
+	g, err := r.list(ctx, q, d)
+	if err != nil || !q.Window.Paged {
+		return g, 0, err
+	}
+	g, total := analytics.Page(g, q.Window.Search, q.Window.Offset, q.Limit)
+	return g, total, nil
 }
 
 // Cats lists the configured CATs.

@@ -210,10 +210,10 @@ func TestMetricRoutesUseRollupsAndLimit(t *testing.T) {
 	if mc, err := rep.ModelCounts(ctx, q); err != nil || len(mc) != 1 {
 		t.Fatalf("models %v %v", mc, err)
 	}
-	if qs, err := rep.Questions(ctx, q); err != nil || len(qs) != 1 {
+	if qs, _, err := rep.Questions(ctx, q); err != nil || len(qs) != 1 {
 		t.Fatalf("questions %v %v", qs, err)
 	}
-	if as, err := rep.Answers(ctx, q); err != nil || len(as) != 1 {
+	if as, _, err := rep.Answers(ctx, q); err != nil || len(as) != 1 {
 		t.Fatalf("answers %v %v", as, err)
 	}
 	if len(raw) != 0 || len(rolled) != 5 {

@@ -4,7 +4,7 @@
 import * as api from './api.js';
 import * as st from './state.js';
 import { bars, daily, esc } from './charts.js';
-import { initLists, renderLists, resetLists } from './lists.js';
+import { PAGE, initLists, labelOf, renderLists, resetLists } from './lists.js';
 import { initLog, loadLog } from './chatlog.js';
 
 const $ = (id) => document.getElementById(id);
@@ -135,6 +135,8 @@ function removeFilter(f, key) {
 }
 
 function chipLabel(f, key) {
+  const shown = labelOf(f, key);
+  if (shown) return shown;
   if (data && f === 'questionid') {
     const q = data.questions.find((x) => x.id === key);
     if (q) return q.question;
@@ -192,7 +194,12 @@ async function load() {
   let result;
   let days;
   try {
-    [result, days] = await Promise.all([api.getJSON(route, params), api.getJSON('/daily_counts', params)]);
+    // One page of each list, with their totals: the lists are paged and
+    // searched on the server (lists.js).
+    const first = new URLSearchParams(params);
+    first.set('limit', String(PAGE));
+    first.set('offset', '0');
+    [result, days] = await Promise.all([api.getJSON(route, first), api.getJSON('/daily_counts', params)]);
   } catch (e) {
     if (seq === loadSeq) fail(e);
     return;
@@ -214,7 +221,7 @@ async function load() {
   bars('persona', result.persona_counts.map((p) => ({ key: p.persona, label: p.persona, count: p.count })),
     { what: 'Persona', active: s.filters.persona, onPick: (k) => addFilter('persona', k) });
   daily(fillDays(days.daily_counts));
-  renderLists(result, s);
+  renderLists(result, s, params);
   renderChips();
   if (!(await loadLog(params)) || seq !== loadSeq) return;
   if (result.total_interactions === 0) {

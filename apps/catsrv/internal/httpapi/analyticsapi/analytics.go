@@ -108,9 +108,11 @@ func registerAnalytics(api huma.API, s *routes) {
 	huma.Register(api, op("getTotalInteractions", "/metrics/total_interactions", "Interaction count",
 		"How many interactions the CAT had in the range."), s.totalInteractions)
 	huma.Register(api, op("getQuestions", "/questions", "Unique questions",
-		"Each distinct question with its id and count, most asked first."), s.questions)
+		"Each distinct question with its id and count, most asked first. "+
+			"Optional (not in the spec): the /all filters, and offset and q to page and search the list, which add its total."), s.questions)
 	huma.Register(api, op("getAnswers", "/answers", "Unique answers",
-		"Each distinct answer with its id and count, most given first."), s.answers)
+		"Each distinct answer with its id and count, most given first. "+
+			"Optional (not in the spec): the /all filters, and offset and q to page and search the list, which add its total."), s.answers)
 
 	cats := op("getCats", "/get_cats", "Configured CATs",
 		"Every configured CAT for an admin token; without one, only the CATs whose analytics are public.")
@@ -121,10 +123,12 @@ func registerAnalytics(api huma.API, s *routes) {
 // query validates a request and checks that the caller may read the CAT.
 // The CAT is resolved first, so an unknown CAT or a bad date gets the
 // spec's error whoever asks.
-func (s *routes) query(ctx context.Context, p CommonParams, f analytics.Filters, limit int) (analytics.Query, error) {
-	q, cat, err := s.reporter.Resolve(ctx, reporter.Request{
-		Cat: p.Cat, StartDate: p.StartDate, EndDate: p.EndDate, Filters: f, Limit: limit,
-	})
+func (s *routes) query(ctx context.Context, p CommonParams, f analytics.Filters, limit int, w ...analytics.Window) (analytics.Query, error) {
+	req := reporter.Request{Cat: p.Cat, StartDate: p.StartDate, EndDate: p.EndDate, Filters: f, Limit: limit}
+	if len(w) > 0 {
+		req.Window = w[0]
+	}
+	q, cat, err := s.reporter.Resolve(ctx, req)
 	if err != nil {
 		return analytics.Query{}, base.AnalyticsError(ctx, s.log, err)
 	}
@@ -136,7 +140,7 @@ func (s *routes) query(ctx context.Context, p CommonParams, f analytics.Filters,
 }
 
 func (s *routes) allWarehouse(ctx context.Context, in *fullInput) (*base.Body[WarehouseResult], error) {
-	q, err := s.query(ctx, in.CommonParams, in.filters(), in.Limit)
+	q, err := s.query(ctx, in.CommonParams, in.filters(), in.Limit, in.window())
 	if err != nil {
 		return nil, err
 	}
@@ -144,11 +148,11 @@ func (s *routes) allWarehouse(ctx context.Context, in *fullInput) (*base.Body[Wa
 	if err != nil {
 		return nil, base.AnalyticsError(ctx, s.log, err)
 	}
-	return &base.Body[WarehouseResult]{Body: WarehouseResult{AnalyticsResult: ResultBody(res), PerformanceMS: ms, DataSource: "warehouse"}}, nil
+	return &base.Body[WarehouseResult]{Body: WarehouseResult{AnalyticsResult: ResultBody(res, q.Window), PerformanceMS: ms, DataSource: "warehouse"}}, nil
 }
 
 func (s *routes) all(ctx context.Context, in *fullInput) (*base.Body[AnalyticsResult], error) {
-	q, err := s.query(ctx, in.CommonParams, in.filters(), in.Limit)
+	q, err := s.query(ctx, in.CommonParams, in.filters(), in.Limit, in.window())
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +160,7 @@ func (s *routes) all(ctx context.Context, in *fullInput) (*base.Body[AnalyticsRe
 	if err != nil {
 		return nil, base.AnalyticsError(ctx, s.log, err)
 	}
-	return &base.Body[AnalyticsResult]{Body: ResultBody(res)}, nil
+	return &base.Body[AnalyticsResult]{Body: ResultBody(res, q.Window)}, nil
 }
 
 func (s *routes) allLegacy(ctx context.Context, in *fullInput) (*base.Body[LegacyResult], error) {
@@ -204,27 +208,35 @@ func (s *routes) totalInteractions(ctx context.Context, in *countInput) (*base.B
 }
 
 func (s *routes) questions(ctx context.Context, in *listInput) (*base.Body[QuestionsBody], error) {
-	q, err := s.query(ctx, in.CommonParams, analytics.Filters{}, in.Limit)
+	q, err := s.query(ctx, in.CommonParams, in.filters(), in.Limit, in.window())
 	if err != nil {
 		return nil, err
 	}
-	list, err := s.reporter.Questions(ctx, q)
+	list, total, err := s.reporter.Questions(ctx, q)
 	if err != nil {
 		return nil, base.AnalyticsError(ctx, s.log, err)
 	}
-	return &base.Body[QuestionsBody]{Body: QuestionsBody{questionList(list)}}, nil
+	out := QuestionsBody{Questions: questionList(list)}
+	if q.Window.Paged {
+		out.Total = &total
+	}
+	return &base.Body[QuestionsBody]{Body: out}, nil
 }
 
 func (s *routes) answers(ctx context.Context, in *listInput) (*base.Body[AnswersBody], error) {
-	q, err := s.query(ctx, in.CommonParams, analytics.Filters{}, in.Limit)
+	q, err := s.query(ctx, in.CommonParams, in.filters(), in.Limit, in.window())
 	if err != nil {
 		return nil, err
 	}
-	list, err := s.reporter.Answers(ctx, q)
+	list, total, err := s.reporter.Answers(ctx, q)
 	if err != nil {
 		return nil, base.AnalyticsError(ctx, s.log, err)
 	}
-	return &base.Body[AnswersBody]{Body: AnswersBody{answerList(list)}}, nil
+	out := AnswersBody{Answers: answerList(list)}
+	if q.Window.Paged {
+		out.Total = &total
+	}
+	return &base.Body[AnswersBody]{Body: out}, nil
 }
 
 // cats lists every CAT to an admin and only the public ones to anyone else,

@@ -26,6 +26,31 @@ type LimitParam struct {
 	Limit int `query:"limit" minimum:"0" maximum:"100000" doc:"Keep only the first limit questions and answers; 0 or absent keeps all."`
 }
 
+// WindowParams page and search the question and answer lists. They are
+// not in the spec: without them a response is exactly the spec's shape;
+// with either, the lists are cut to the window and their totals added.
+type WindowParams struct {
+	Offset int    `query:"offset" minimum:"0" maximum:"10000000" doc:"Skip the first offset questions and answers (after the search); giving it (0 included) adds the totals to the response."`
+	Search string `query:"q" maxLength:"256" doc:"Keep only the questions and answers whose text contains this, ignoring case; giving it (empty included) adds the totals to the response."`
+	paged  bool
+}
+
+// Resolve notes whether offset or q was given at all.
+func (w *WindowParams) Resolve(ctx huma.Context) []error {
+	u := ctx.URL()
+	v := u.Query()
+	w.paged = v.Has("offset") || v.Has("q")
+	return nil
+}
+
+// window returns the core's window: paged when offset or q was given.
+func (w WindowParams) window() analytics.Window {
+	if !w.paged {
+		return analytics.Window{}
+	}
+	return analytics.Window{Paged: true, Offset: w.Offset, Search: w.Search}
+}
+
 // FilterParams are the filters of the /all* routes. Values of one filter
 // are OR-ed, different filters AND-ed; each list ignores its own filter.
 type FilterParams struct {
@@ -52,12 +77,16 @@ type fullInput struct {
 	CommonParams
 	FilterParams
 	LimitParam
+	WindowParams
 }
 
-// listInput is the input of /questions and /answers.
+// listInput is the input of /questions and /answers; the filters are an
+// extension of the spec's parameters, as on the /all* routes.
 type listInput struct {
 	CommonParams
+	FilterParams
 	LimitParam
+	WindowParams
 }
 
 // countInput is the input of the /metrics routes.
@@ -73,6 +102,9 @@ type AnalyticsResult struct {
 	PersonaCounts     []PersonaCount  `json:"persona_counts" nullable:"false" doc:"Persona distribution; ignores the persona filter."`
 	Questions         []QuestionEntry `json:"questions" nullable:"false" doc:"Unique questions; ignores the questionid filter."`
 	Answers           []AnswerEntry   `json:"answers" nullable:"false" doc:"Unique answers; ignores the answerid filter."`
+	// The totals are there only when offset or q was given.
+	QuestionsTotal *int64 `json:"questions_total,omitempty" doc:"How many questions match q (all when q is empty), before offset and limit; only when offset or q is given."`
+	AnswersTotal   *int64 `json:"answers_total,omitempty" doc:"How many answers match q, before offset and limit; only when offset or q is given."`
 }
 
 // WarehouseResult is what /all_warehouse returns.
@@ -106,11 +138,13 @@ type TotalInteractionsBody struct {
 // QuestionsBody is what /questions returns.
 type QuestionsBody struct {
 	Questions []QuestionEntry `json:"questions" nullable:"false"`
+	Total     *int64          `json:"total,omitempty" doc:"How many questions match q, before offset and limit; only when offset or q is given."`
 }
 
 // AnswersBody is what /answers returns.
 type AnswersBody struct {
 	Answers []AnswerEntry `json:"answers" nullable:"false"`
+	Total   *int64        `json:"total,omitempty" doc:"How many answers match q, before offset and limit; only when offset or q is given."`
 }
 
 // CatsBody is what /get_cats returns.
@@ -162,8 +196,17 @@ type AnswerEntry struct {
 	Count   int64  `json:"count"`
 }
 
-// ResultBody converts the core's result, with every list a JSON array.
-func ResultBody(r analytics.Result) AnalyticsResult {
+// ResultBody converts the core's result, with every list a JSON array and
+// the list totals when the query was paged.
+func ResultBody(r analytics.Result, w analytics.Window) AnalyticsResult {
+	out := resultBody(r)
+	if w.Paged {
+		out.QuestionsTotal, out.AnswersTotal = &r.QuestionsTotal, &r.AnswersTotal
+	}
+	return out
+}
+
+func resultBody(r analytics.Result) AnalyticsResult {
 	return AnalyticsResult{
 		TotalInteractions: r.TotalInteractions,
 		TopicCounts:       topicCountList(r.TopicCounts),

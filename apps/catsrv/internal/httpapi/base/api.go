@@ -63,7 +63,7 @@ func Finish(api huma.API, mux *http.ServeMux, origins OriginPolicy, log *slog.Lo
 	documentConfinedRoles(api)
 	PruneSchemas(api.OpenAPI())
 	warmOpenAPI(mux)
-	return Observe(log, Measure(in.Metrics, Trace(in.Tracer, WithCORS(origins, mux))))
+	return Observe(log, Measure(in.Metrics, Trace(in.Tracer, WithCORS(origins, Compress(mux)))))
 }
 
 // Instruments are the app's optional telemetry: request metrics and

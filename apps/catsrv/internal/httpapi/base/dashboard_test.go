@@ -1,6 +1,7 @@
 package base_test
 
 import (
+	"io/fs"
 	"net/http"
 	"regexp"
 	"strings"
@@ -18,14 +19,33 @@ func withDashboard() EnvOption {
 	return func(d *httpapi.Deps, _ *ports.InteractionLog) { d.Dashboard = web.Assets() }
 }
 
+// builtAssets returns the fingerprinted script and stylesheet paths that
+// the built index.html references.
+func builtAssets(t *testing.T) (script, style string) {
+	t.Helper()
+	page, err := fs.ReadFile(web.Assets(), "index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := regexp.MustCompile(`src="(/ui/app\.[0-9a-f]{10}\.js)"`).FindSubmatch(page)
+	css := regexp.MustCompile(`href="(/ui/style\.[0-9a-f]{10}\.css)"`).FindSubmatch(page)
+	if js == nil || css == nil {
+		t.Fatalf("index.html references no fingerprinted app.js or style.css")
+	}
+	return string(js[1]), string(css[1])
+}
+
 func TestDashboardIsServedWithStrictHeaders(t *testing.T) {
 	e := NewEnv(t, withDashboard())
+	script, style := builtAssets(t)
 	cases := []struct {
 		path, contentType, contains string
 	}{
-		{"/", "text/html; charset=utf-8", `<script defer src="/ui/app.js"></script>`},
-		{"/ui/app.js", "text/javascript; charset=utf-8", ""},
-		{"/ui/style.css", "text/css; charset=utf-8", ""},
+		{"/", "text/html; charset=utf-8", `<script defer src="` + script + `"></script>`},
+		{script, "text/javascript; charset=utf-8", ""},
+		{style, "text/css; charset=utf-8", ""},
+		{"/favicon.ico", "image/svg+xml", "<svg"},
+		{"/ui/favicon.svg", "image/svg+xml", "<svg"},
 	}
 	for _, c := range cases {
 		t.Run(c.path, func(t *testing.T) {

@@ -46,7 +46,7 @@ func TestChatFeedsAnalyticsAtOnce(t *testing.T) {
 		want = append(want, in.Normalize())
 	}
 	ref := analytics.Aggregate(want, analytics.Query{Cat: LegacyCat})
-	wantBody, err := json.Marshal(analyticsapi.ResultBody(ref))
+	wantBody, err := json.Marshal(analyticsapi.ResultBody(ref, analytics.Window{}))
 	if err != nil {
 		t.Fatal(err)
 	}
