@@ -129,6 +129,9 @@ func (r *report) markdown() string {
 	b.WriteString(r.ingestRow())
 	b.WriteString("\n")
 
+	if len(r.cells) == 0 {
+		return b.String()
+	}
 	b.WriteString("| route | mix | limit | p50 | p99 | req/s | response bytes | requests |\n|---|---|---|---|---|---|---|---|\n")
 	for _, c := range r.cells {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.1f | %d | %d |\n", c.route, c.mix, limitName(c.limit),
