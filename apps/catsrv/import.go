@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/catsrv/catsrv/adapters/clock"
 	"github.com/catsrv/catsrv/adapters/sqlstore"
@@ -18,11 +19,24 @@ import (
 const importGCPercent = 400
 
 // importMemLimit is the import's soft memory limit (GOMEMLIMIT) when the
-// operator sets none. With GOGC at 400 the heap may otherwise grow to five
-// times what is live (a few batches and up to maxEntries dictionary
-// entries, 60-80 MiB): 1.1 GB peak RSS at 10M lines. Near the limit the
-// collector runs as often as it must; the live heap stays well under it.
-const importMemLimit = 160 << 20
+// operator sets none, so that its peak RSS stays under 256 MiB. With GOGC
+// at 400 the heap may otherwise grow to five times what is live (a few
+// batches, pending rollups and blocks, dictionary entries: 30-95 MiB):
+// 1.1 GB peak RSS at 10M lines. Near the limit the collector runs as often
+// as it must. SQLite gets less: its page cache (64 MiB for the writer) and
+// its other allocations are outside the Go heap, about 150 MiB in all.
+const (
+	importMemLimit       = 160 << 20
+	importMemLimitSQLite = 80 << 20
+)
+
+// importMemoryLimit is the soft memory limit of an import into db.
+func importMemoryLimit(db string) int64 {
+	if strings.HasPrefix(db, "sqlite:") {
+		return importMemLimitSQLite
+	}
+	return importMemLimit
+}
 
 func importCmd(ctx context.Context, args []string, env environ, stdin io.Reader, stderr io.Writer) error {
 	fs := newFlags("import")
@@ -59,7 +73,7 @@ func importCmd(ctx context.Context, args []string, env environ, stdin io.Reader,
 		debug.SetGCPercent(importGCPercent)
 	}
 	if cfg.GOMEMLIMIT == "" {
-		debug.SetMemoryLimit(importMemLimit)
+		debug.SetMemoryLimit(importMemoryLimit(cfg.DB))
 	}
 	store, err := sqlstore.Open(ctx, cfg.DB)
 	if err != nil {
