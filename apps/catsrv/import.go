@@ -19,7 +19,8 @@ import (
 const importGCPercent = 400
 
 // importMemLimit is the import's soft memory limit (GOMEMLIMIT) when the
-// operator sets none, so that its peak RSS stays under 256 MiB. With GOGC
+// operator sets none, so that its peak RSS stays flat (190 MiB at 10M
+// lines on PostgreSQL, 258 MiB on SQLite; docs/benchmarks.md). With GOGC
 // at 400 the heap may otherwise grow to five times what is live (a few
 // batches, pending rollups and blocks, dictionary entries: 30-95 MiB):
 // 1.1 GB peak RSS at 10M lines. Near the limit the collector runs as often
