@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -105,13 +106,14 @@ func benchBackend(ctx context.Context, cfg config, backend string, ds dataset) (
 			return nil, fmt.Errorf("catsrv import: %w: %s", err, importErr.String())
 		}
 		rep.importTime = time.Since(start)
+		rep.importRSS = peakRSSOf(cmd.ProcessState)
 		fmt.Printf("catbench: %s: %s", backend, importErr.String())
 	}
 	if rep.dbBytes, err = size(ctx); err != nil {
 		return nil, err
 	}
 
-	srv, err := startServer(ctx, cfg, ds, dsn)
+	srv, err := startServer(ctx, cfg, ds, dsn, "serve.log")
 	if err != nil {
 		return nil, err
 	}
@@ -123,8 +125,8 @@ func benchBackend(ctx context.Context, cfg config, backend string, ds dataset) (
 	if err != nil {
 		return nil, err
 	}
-	client := newClient(srv.base, token, cfg.workers)
-	if err := benchAnalytics(ctx, cfg, client, ds, rep); err != nil {
+	admin := newClient(srv.base, token, cfg.workers)
+	if err := benchAnalytics(ctx, cfg, admin, ds, rep); err != nil {
 		return nil, err
 	}
 	if strings.Contains(chatRoute, cfg.routeFilter) && cfg.chats > 0 {
@@ -133,12 +135,17 @@ func benchBackend(ctx context.Context, cfg config, backend string, ds dataset) (
 			return nil, err
 		}
 		chatClient := newClient(srv.base, token, cfg.chatUsers)
-		st, err := chatClient.driveChat(ctx, tokens, cfg.chats, cfg.chatBudget)
+		st, err := driveChat(ctx, []*client{chatClient}, tokens, cfg.chats, cfg.chatBudget)
 		if err != nil {
 			return nil, fmt.Errorf("chat: %w", err)
 		}
 		fmt.Printf("  %-28s %-34s %s\n", chatRoute, "legacy mode", st.short())
 		rep.chat = &st
+		if backend == "postgres" && cfg.chatInstances > 1 {
+			if rep.chatMulti, rep.multiRSS, err = benchChatInstances(ctx, cfg, ds, dsn, srv, token, tokens); err != nil {
+				return nil, fmt.Errorf("chat on %d instances: %w", cfg.chatInstances, err)
+			}
+		}
 	}
 	if strings.Contains(ingestRoute, cfg.routeFilter) && cfg.ingestBatches > 0 {
 		st, err := benchIngest(ctx, cfg, ds, srv.base, token)
@@ -150,6 +157,53 @@ func benchBackend(ctx context.Context, cfg config, backend string, ds dataset) (
 	}
 	rep.peakRSS = srv.rss()
 	return rep, nil
+}
+
+// benchChatInstances measures chat with the users spread over
+// cfg.chatInstances servers on one database: srv and as many more started
+// for it (stopped at the end). It returns the measurement and the peak
+// RSS of each instance.
+func benchChatInstances(ctx context.Context, cfg config, ds dataset, dsn string, srv *server, token string, tokens []string) (*chatStats, []int64, error) {
+	servers := []*server{srv}
+	defer func() {
+		for _, s := range servers[1:] {
+			s.stop()
+		}
+	}()
+	for k := 2; k <= cfg.chatInstances; k++ {
+		s, err := startServer(ctx, cfg, ds, dsn, fmt.Sprintf("serve-%d.log", k))
+		if err != nil {
+			return nil, nil, err
+		}
+		servers = append(servers, s)
+	}
+	perInstance := max(1, cfg.chatUsers/len(servers))
+	clients := make([]*client, len(servers))
+	for k, s := range servers {
+		clients[k] = newClient(s.base, token, perInstance*2)
+	}
+	st, err := driveChat(ctx, clients, tokens, cfg.chats, cfg.chatBudget)
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Printf("  %-28s %-34s %s\n", chatRoute, fmt.Sprintf("legacy mode, %d instances", len(servers)), st.short())
+	rss := make([]int64, len(servers))
+	for k, s := range servers {
+		rss[k] = s.rss()
+	}
+	return &st, rss, nil
+}
+
+// peakRSSOf returns the peak resident set size of an exited process, 0 if
+// unknown.
+func peakRSSOf(ps *os.ProcessState) int64 {
+	if ps == nil {
+		return 0
+	}
+	if u, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return u.Maxrss << 10 // kilobytes on Linux
+	}
+	return 0
 }
 
 // benchAnalytics measures every selected analytics route and mix.
@@ -199,7 +253,7 @@ type server struct {
 	exitErr error         // how it exited, once done is closed
 }
 
-func startServer(ctx context.Context, cfg config, ds dataset, dsn string) (*server, error) {
+func startServer(ctx context.Context, cfg config, ds dataset, dsn, logName string) (*server, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -209,7 +263,7 @@ func startServer(ctx context.Context, cfg config, ds dataset, dsn string) (*serv
 	if cfg.gomemlimit != "" {
 		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+cfg.gomemlimit)
 	}
-	logFile, err := os.Create(filepath.Join(cfg.workDir, "serve.log"))
+	logFile, err := os.Create(filepath.Join(cfg.workDir, logName)) //nolint:gosec // the harness's own working directory and a fixed name
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,7 @@ const chatRoute = "/chat"
 // every chat was stored.
 type chatStats struct {
 	users     int
+	instances int     // servers the users were spread over
 	chats     int     // answered chats in the timed part
 	perSec    float64 // chats per second
 	p50, p99  time.Duration
@@ -149,6 +150,7 @@ type chatUser struct {
 	token        string
 	conversation string
 	rng          *rand.Rand
+	on           *client // the instance it talks to
 }
 
 // newUserRand returns the user's reproducible message source.
@@ -235,20 +237,22 @@ func (c *client) totalInteractions(ctx context.Context) (int64, error) {
 
 // driveChat runs n chats (fewer if the budget runs out first) from one
 // goroutine per user over keep-alive connections (one per user in
-// flight), and checks
-// that /metrics/total_interactions grew by exactly the number of chats.
-func (c *client) driveChat(ctx context.Context, tokens []string, n int, budget time.Duration) (chatStats, error) {
-	st := chatStats{users: len(tokens), byModel: map[string]int{}}
+// flight), user k on instance k mod len(instances), and checks that
+// /metrics/total_interactions of the first instance grew by exactly the
+// number of chats (the instances share one database).
+func driveChat(ctx context.Context, instances []*client, tokens []string, n int, budget time.Duration) (chatStats, error) {
+	c := instances[0]
+	st := chatStats{users: len(tokens), instances: len(instances), byModel: map[string]int{}}
 	before, err := c.totalInteractions(ctx)
 	if err != nil {
 		return st, fmt.Errorf("total before: %w", err)
 	}
 	users := make([]*chatUser, len(tokens))
 	for i, t := range tokens {
-		users[i] = &chatUser{token: t, rng: newUserRand(uint64(i))}
+		users[i] = &chatUser{token: t, rng: newUserRand(uint64(i)), on: instances[i%len(instances)]}
 		// Warm-up: opens the user's connection and first conversation.
 		msg, _ := users[i].nextMessage()
-		reply, _, err := c.chat(ctx, t, msg, "")
+		reply, _, err := users[i].on.chat(ctx, t, msg, "")
 		if err != nil {
 			return st, fmt.Errorf("warm-up: %w", err)
 		}
@@ -271,7 +275,7 @@ func (c *client) driveChat(ctx context.Context, tokens []string, n int, budget t
 					return
 				}
 				msg, conv := u.nextMessage()
-				reply, d, err := c.chat(ctx, u.token, msg, conv)
+				reply, d, err := u.on.chat(ctx, u.token, msg, conv)
 				mu.Lock()
 				if err != nil {
 					if firstErr == nil {

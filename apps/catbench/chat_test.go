@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/catsrv/catsrv/adapters/files/knowledge"
 	"github.com/catsrv/catsrv/core/chat/legacy"
@@ -122,6 +123,35 @@ func TestChatRow(t *testing.T) {
 			for _, w := range tt.want {
 				if !strings.Contains(row, w) {
 					t.Errorf("row %q lacks %q", row, w)
+				}
+			}
+		})
+	}
+}
+
+func TestChatTargetRows(t *testing.T) {
+	one := &chatStats{users: 32, instances: 1, chats: 100, perSec: 900, p50: 20 * time.Millisecond, p99: 90 * time.Millisecond}
+	three := &chatStats{users: 32, instances: 3, chats: 100, warmUps: 32, stored: 132, storedOK: true, perSec: 950}
+	tests := []struct {
+		name string
+		rep  report
+		want []string
+	}{
+		{"sqlite has none", report{backend: "sqlite", chat: one}, nil},
+		{"one met, three not measured", report{backend: "postgres", chat: one},
+			[]string{"chat, 1 instance, 32 users | ≥ 800 chats/s, p99 ≤ 100 ms | 900.0 chats/s", "| met |", "several instances on one database | ≥ 1000 chats/s | not measured"}},
+		{"three missed", report{backend: "postgres", chat: one, chatMulti: three, multiRSS: []int64{64 << 20, 65 << 20, 66 << 20}},
+			[]string{"chat, 3 instances on one database, 32 users | ≥ 1000 chats/s | 950.0 chats/s", "all stored", "instance peak RSS 64, 65, 66 MiB) | **missed** |"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows := tt.rep.chatTargetRows()
+			if tt.want == nil && rows != "" {
+				t.Errorf("rows %q, want none", rows)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(rows, w) {
+					t.Errorf("rows %q lack %q", rows, w)
 				}
 			}
 		})

@@ -99,6 +99,9 @@ type Config struct {
 	// GOGC is Go's own variable: import sets a higher target when it is
 	// unset.
 	GOGC string `env:"GOGC"`
+	// GOMEMLIMIT is Go's own variable: import sets a soft memory limit
+	// when it is unset.
+	GOMEMLIMIT string `env:"GOMEMLIMIT"`
 }
 
 // ProviderA is provider_a's credentials and endpoints.

@@ -212,6 +212,7 @@ func decode(k *koanf.Koanf, all []setting) (*Config, error) {
 	d.agentKeys(c)
 	d.catOverrides(c)
 	d.str(&c.GOGC)
+	d.str(&c.GOMEMLIMIT)
 	if d.err != nil {
 		return nil, d.err
 	}
