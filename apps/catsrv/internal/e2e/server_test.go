@@ -92,6 +92,13 @@ type authSetup func(url string, cats ports.CatDirectory, toks *tokens.Service) *
 // CAT demo enables the generic provider corp.
 func newAuthSite(t *testing.T, setup authSetup) *site {
 	t.Helper()
+	return newSiteWithCats(t, setup, nil)
+}
+
+// newSiteWithCats is newAuthSite with CATs acme and demo changed by edit
+// (nil: as they are) before the app is built.
+func newSiteWithCats(t *testing.T, setup authSetup, edit func(acme, demo *catconfig.Cat)) *site {
+	t.Helper()
 	t.Cleanup(httpapi.UseSpecErrors())
 	ctx := t.Context()
 	store, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"))
@@ -114,6 +121,9 @@ func newAuthSite(t *testing.T, setup authSetup) *site {
 	acme.Security.Analytics.Public = true
 	demoCat := catconfig.Defaults("demo")
 	demoCat.Security.Providers.Generic = map[string]catconfig.Provider{"corp": {Enabled: true}}
+	if edit != nil {
+		edit(&acme, &demoCat)
+	}
 	cats := memstore.NewCats(acme, demoCat)
 	toks, err := tokens.New([]byte(secret), "catsrv", "catsrv", clock.System{})
 	if err != nil {

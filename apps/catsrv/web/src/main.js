@@ -9,6 +9,8 @@ import { initLog, loadLog } from './chatlog.js';
 
 const $ = (id) => document.getElementById(id);
 let s = st.read();
+// keeps holds each CAT's analytics.retention_days (0: forever), from /get_cats.
+let keeps = new Map();
 let data = null;
 let loadSeq = 0;
 
@@ -101,6 +103,7 @@ async function showApp() {
     return;
   }
   if (!cats.some((c) => c.name === s.cat)) s.cat = cats[0].name;
+  keeps = new Map(cats.map((c) => [c.name, c.retention_days || 0]));
   st.write(s, true);
   syncControls();
   load();
@@ -108,10 +111,19 @@ async function showApp() {
 
 function syncControls() {
   $('cat').value = s.cat;
+  // A range older than the CAT keeps (analytics.retention_days) is not
+  // offered; "All" is then what is kept.
+  s.keep = keeps.get(s.cat) || 0;
+  if (!st.allowed(s.range, s.keep)) s.range = 'all';
+  document.querySelectorAll('[data-range]').forEach((b) => {
+    b.disabled = !st.allowed(b.dataset.range, s.keep);
+    b.title = b.disabled ? 'This CAT keeps interactions for ' + (s.keep + 1) + ' days' : '';
+  });
   document.querySelectorAll('[data-range]').forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.range === s.range)));
   document.querySelectorAll('[data-source]').forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.source === s.source)));
-  const d = st.dates(s.range);
-  $('range-label').textContent = d.startDate ? d.startDate + ' to ' + prevDay(d.endDate) + ' (UTC)' : 'all time';
+  const d = st.dates(s.range, Date.now(), s.keep);
+  $('range-label').textContent = (d.startDate ? d.startDate + ' to ' + prevDay(d.endDate) + ' (UTC)' : 'all time') +
+    (s.keep && s.range === 'all' ? ', all this CAT keeps' : '');
 }
 
 function prevDay(day) { return new Date(Date.parse(day + 'T00:00:00Z') - 86400000).toISOString().slice(0, 10); }
@@ -171,7 +183,7 @@ function renderChips() {
 }
 
 function fillDays(days) {
-  const d = st.dates(s.range);
+  const d = st.dates(s.range, Date.now(), s.keep);
   let start = d.startDate;
   let end = d.endDate;
   if (!start) {

@@ -33,18 +33,27 @@ const DAY = 86400000;
 function ymd(ms) { return new Date(ms).toISOString().slice(0, 10); }
 
 // dates turns a range preset into startDate (inclusive) and endDate
-// (exclusive) UTC days: the last N days, today included.
-export function dates(range, now = Date.now()) {
-  if (range === 'all') return {};
+// (exclusive) UTC days: the last N days, today included. keep is the
+// CAT's analytics.retention_days (0: forever): a CAT keeps today and the
+// keep days before it, so no range reaches further back than that.
+export function dates(range, now = Date.now(), keep = 0) {
   const today = Math.floor(now / DAY) * DAY;
-  return { startDate: ymd(today - (Number(range) - 1) * DAY), endDate: ymd(today + DAY) };
+  let n = range === 'all' ? 0 : Number(range);
+  if (keep > 0 && (n === 0 || n > keep + 1)) n = keep + 1;
+  if (!n) return {};
+  return { startDate: ymd(today - (n - 1) * DAY), endDate: ymd(today + DAY) };
+}
+
+// allowed reports whether a range preset fits in what the CAT keeps.
+export function allowed(range, keep = 0) {
+  return range === 'all' || !(keep > 0) || Number(range) <= keep + 1;
 }
 
 // apiParams are the analytics parameters of the state.
 export function apiParams(s) {
   const p = new URLSearchParams();
   p.set('catname', s.cat);
-  const d = dates(s.range);
+  const d = dates(s.range, Date.now(), s.keep);
   if (d.startDate) { p.set('startDate', d.startDate); p.set('endDate', d.endDate); }
   for (const f of FILTERS) for (const v of s.filters[f]) p.append(f, v);
   return p;
