@@ -15,6 +15,7 @@ import (
 
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/catconfig"
+	"github.com/catsrv/catsrv/core/schedule"
 	"github.com/catsrv/catsrv/ports"
 )
 
@@ -140,22 +141,5 @@ func (p *Pruner) prune(ctx context.Context, c catconfig.Cat, now time.Time) (int
 // ctx ends or ticks is closed. report (may be nil) is told the outcome of
 // every pass; a failed pass does not stop the schedule.
 func (p *Pruner) Run(ctx context.Context, ticks <-chan time.Time, report func(Report, error)) {
-	pass := func() {
-		r, err := p.Pass(ctx)
-		if report != nil && ctx.Err() == nil {
-			report(r, err)
-		}
-	}
-	pass()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case _, ok := <-ticks:
-			if !ok {
-				return
-			}
-			pass()
-		}
-	}
+	schedule.Run(ctx, ticks, p.Pass, report)
 }

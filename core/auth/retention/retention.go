@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/catsrv/catsrv/core/errs"
+	"github.com/catsrv/catsrv/core/schedule"
 	"github.com/catsrv/catsrv/ports"
 )
 
@@ -56,22 +57,5 @@ func (p *Pruner) Prune(ctx context.Context) (int, error) {
 // ctx ends or ticks is closed. report (may be nil) is told the outcome of
 // every pass; a failed pass does not stop the schedule.
 func (p *Pruner) Run(ctx context.Context, ticks <-chan time.Time, report func(deleted int, err error)) {
-	pass := func() {
-		n, err := p.Prune(ctx)
-		if report != nil && ctx.Err() == nil {
-			report(n, err)
-		}
-	}
-	pass()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case _, ok := <-ticks:
-			if !ok {
-				return
-			}
-			pass()
-		}
-	}
+	schedule.Run(ctx, ticks, p.Prune, report)
 }
