@@ -132,7 +132,18 @@ func (s *Service) Refresh(ctx context.Context, token string, meta auth.RequestMe
 		return Session{}, errs.New(errs.KindUnauthorized, "refresh token missing")
 	}
 	now := s.d.Clock.Now().UTC()
-	old, fresh, err := s.d.Refresh.ConsumeRefresh(ctx, HashToken(token), now)
+	hash := HashToken(token)
+	// A logout that presented only the access token revoked the session by
+	// its sid: the family must not mint tokens again. That is read before
+	// the token is consumed, so that a revocation after it (a concurrent
+	// reuse of this very token, on any instance) cannot refuse the one
+	// refresh that consumed it; the tokens it gets die with the session
+	// (their sid is denied).
+	ended, err := s.sessionEnded(ctx, hash, now)
+	if err != nil {
+		return Session{}, err
+	}
+	old, fresh, err := s.d.Refresh.ConsumeRefresh(ctx, hash, now)
 	if errs.KindOf(err) == errs.KindNotFound {
 		return Session{}, s.refuse(ctx, auth.RefreshToken{}, meta, "refresh token not recognised")
 	}
@@ -152,12 +163,6 @@ func (s *Service) Refresh(ctx context.Context, token string, meta auth.RequestMe
 		return Session{}, errs.New(errs.KindUnauthorized, "refresh token reuse detected: the session is revoked, log in again")
 	case !now.Before(old.FamilyExpiresAt):
 		return Session{}, s.refuse(ctx, old, meta, "session expired: log in again")
-	}
-	// A logout that presented only the access token revoked the session by
-	// its sid: the family must not mint tokens again.
-	ended, err := s.d.Revocations.Revoked(ctx, revokedSessionPrefix+sessionID(old.Family), now)
-	if err != nil {
-		return Session{}, storeFailed(err, "cannot check session revocation")
 	}
 	if ended {
 		if err := s.d.Refresh.RevokeFamily(ctx, old.Family, now); err != nil {
@@ -186,6 +191,24 @@ func (s *Service) Refresh(ctx context.Context, token string, meta auth.RequestMe
 		return Session{}, err
 	}
 	return sess, s.Audit(ctx, event(auth.AuditRefresh, user.ID, "", old.Cat, meta, ""))
+}
+
+// sessionEnded reports whether the session of the refresh token with this
+// hash was revoked by its sid; an unknown token is not (Refresh refuses it
+// when it consumes it).
+func (s *Service) sessionEnded(ctx context.Context, hash string, now time.Time) (bool, error) {
+	t, err := s.d.Refresh.RefreshToken(ctx, hash)
+	if errs.KindOf(err) == errs.KindNotFound {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	ended, err := s.d.Revocations.Revoked(ctx, revokedSessionPrefix+sessionID(t.Family), now)
+	if err != nil {
+		return false, storeFailed(err, "cannot check session revocation")
+	}
+	return ended, nil
 }
 
 // Logout ends a session: the refresh family of refreshToken is revoked and
