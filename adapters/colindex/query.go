@@ -112,6 +112,14 @@ func (x *Index) groups(sel analytics.Selection, d analytics.Dimension, limit int
 		p.fromCube(own, counts)
 		return dict.sortedGroups(counts, limit)
 	}
+	if k := slices.Index(postingDims[:], d); k >= 0 && unfiltered &&
+		p.cat.postings[k].rangeCost() < min(p.hi-p.lo, rows-(p.hi-p.lo)) {
+		// A long range with no filter: count each code's positions in it
+		// from the posting lists' tables instead of reading its rows.
+		counts := make([]int64, dict.len())
+		p.cat.postings[k].countRange(counts, p.lo, p.hi)
+		return dict.sortedGroups(counts, limit)
+	}
 	if unfiltered && rows-(p.hi-p.lo) < p.hi-p.lo {
 		// Most of the CAT: count the rows outside the range and take them
 		// from the CAT's running totals (the full range reads no row).
