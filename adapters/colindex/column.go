@@ -29,6 +29,9 @@ type catIndex struct {
 	// shifted counts the rows moved by late inserts since the last
 	// refresh: past lateBudget, late rows are appended and sorted once.
 	shifted int
+	// byCombo holds the question and answer codes' rows per combination
+	// over the whole CAT, built by queries (see combolists.go).
+	byCombo comboCache
 }
 
 // catRows is a CAT's rows: the code columns, the time column and the

@@ -105,11 +105,14 @@ func (x *Index) groups(sel analytics.Selection, d analytics.Dimension, limit int
 	rows := col.len()
 	unfiltered := len(p.filters) == 0 && !p.checkTime
 	if unfiltered && p.lo == 0 && p.hi == rows {
-		return dict.sortedGroups(slices.Clone(p.cat.totals[d]), limit)
+		return dict.sortedGroups(p.cat.totals[d], limit) // read only
 	}
 	if own := slices.Index(cubeDims[:], d); own >= 0 && p.usesCube() {
 		counts := make([]int64, dict.len())
 		p.fromCube(own, counts)
+		return dict.sortedGroups(counts, limit)
+	}
+	if counts, ok := p.byComboOnly(d); ok {
 		return dict.sortedGroups(counts, limit)
 	}
 	if k := slices.Index(postingDims[:], d); k >= 0 && unfiltered &&
