@@ -53,10 +53,7 @@ func newPass(p plan, wanted [dimensions]bool, totalReads int) *onePass {
 	}
 	passRows := p.hi - p.lo
 	if p.postings != nil {
-		passRows = 0
-		for _, l := range p.postings {
-			passRows += len(l)
-		}
+		passRows = p.postingRows()
 	}
 	rows := p.cat.at.len()
 	pass := &onePass{p: p}
@@ -116,12 +113,17 @@ type tally struct {
 	perCombo, question, answer []int64
 }
 
-func (p plan) newTally() tally {
-	return tally{
+// newTally returns the counters of a pass, the question counts (as
+// many as the CAT has questions: megabytes) only when they are wanted.
+func (p plan) newTally(questions bool) tally {
+	t := tally{
 		perCombo: make([]int64, len(p.cat.combos)),
-		question: make([]int64, p.cat.dicts[analytics.Question].len()),
 		answer:   make([]int64, p.cat.dicts[analytics.Answer].len()),
 	}
+	if questions {
+		t.question = make([]int64, p.cat.dicts[analytics.Question].len())
+	}
+	return t
 }
 
 // countPass counts the plan's total and the lists of the wanted
@@ -137,10 +139,7 @@ func (p plan) countPass(want [dimensions]bool, forTotal bool) (int64, [dimension
 	}
 	var t tally
 	if p.postings != nil {
-		t = p.newTally()
-		for _, list := range p.postings {
-			t.countPositions(f, p.cat, p.postingsCol, list)
-		}
+		t = p.positionParts(f, max(1, min(runtime.GOMAXPROCS(0), p.postingRows()/parallelMin)))
 	} else {
 		t = p.passParts(f)
 	}
@@ -155,7 +154,7 @@ func (p plan) passParts(f passFilters) tally {
 	var wg sync.WaitGroup
 	for k := range parts {
 		lo, hi := p.lo+n*k/parts, p.lo+n*(k+1)/parts
-		out[k] = p.newTally()
+		out[k] = p.newTally(f.questions)
 		if k == parts-1 {
 			out[k].countRange(f, p.cat, lo, hi)
 			break
@@ -167,6 +166,58 @@ func (p plan) passParts(f passFilters) tally {
 		}()
 	}
 	wg.Wait()
+	return merged(out)
+}
+
+// postingRows returns how many positions the plan's posting lists hold.
+func (p plan) postingRows() int {
+	n := 0
+	for _, l := range p.postings {
+		n += len(l)
+	}
+	return n
+}
+
+// positionParts counts the rows of the plan's posting lists in parts
+// (the cores, when the positions are many) counted at once.
+func (p plan) positionParts(f passFilters, parts int) tally {
+	n := p.postingRows()
+	out := make([]tally, parts)
+	var wg sync.WaitGroup
+	for k := range parts {
+		// The part's share of the positions, list by list.
+		lo, hi := n*k/parts, n*(k+1)/parts
+		var share [][]int32
+		at := 0
+		for _, l := range p.postings {
+			from, to := max(lo-at, 0), min(hi-at, len(l))
+			if from < to {
+				share = append(share, l[from:to])
+			}
+			at += len(l)
+		}
+		out[k] = p.newTally(f.questions)
+		count := func() {
+			for _, l := range share {
+				out[k].countPositions(f, p.cat, p.postingsCol, l)
+			}
+		}
+		if k == parts-1 {
+			count()
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			count()
+		}()
+	}
+	wg.Wait()
+	return merged(out)
+}
+
+// merged adds the parts' counts into the first part's.
+func merged(out []tally) tally {
 	t := out[0]
 	for _, more := range out[1:] {
 		for _, pair := range [][2][]int64{{t.perCombo, more.perCombo}, {t.question, more.question}, {t.answer, more.answer}} {

@@ -209,3 +209,35 @@ func TestAnswerCountsOneState(t *testing.T) {
 		})
 	}
 }
+
+// TestPositionParts: a pass over posting lists split in parts (as over
+// the cores when the positions are many) counts what one part counts,
+// for lists cut anywhere, one or several of them.
+func TestPositionParts(t *testing.T) {
+	src := &rowSource{}
+	src.add(rand.New(rand.NewPCG(9, 10)), 20000)
+	idx := buildFrom(t, src)
+	for _, f := range []analytics.Filters{
+		{QuestionIDs: []string{"q-0"}},
+		{QuestionIDs: []string{"q-0", "q-5", "q-9"}, Models: []string{"m1"}, AnswerIDs: []string{"a-1", "a-2", "a-3"}},
+		{AnswerIDs: []string{"a-4"}, Personas: []string{"p0", "p1"}},
+	} {
+		p, ok := idx.plan(analytics.Selection{Cat: "c", Filters: f})
+		if !ok || p.postings == nil {
+			t.Fatalf("%+v: no posting lists to count", f)
+		}
+		want := [dimensions]bool{analytics.Topic: true, analytics.Answer: true, analytics.Question: f.AnswerIDs != nil}
+		pf := passFilters{combo: orAll(p.comboAllowed, len(p.cat.combos)),
+			question: orAll(p.allowBy[analytics.Question], p.cat.dicts[analytics.Question].len()),
+			answer:   orAll(p.allowBy[analytics.Answer], p.cat.dicts[analytics.Answer].len()), questions: want[analytics.Question]}
+		one := p.positionParts(pf, 1)
+		if slices.Max(one.answer) == 0 {
+			t.Fatalf("%+v: nothing counted: no test", f)
+		}
+		for _, parts := range []int{2, 3, 7} {
+			if got := p.positionParts(pf, parts); !reflect.DeepEqual(got, one) {
+				t.Errorf("%+v in %d parts:\n got  %+v\n want %+v", f, parts, got, one)
+			}
+		}
+	}
+}

@@ -6,6 +6,19 @@ package colindex
 // countPositions counts the rows at the positions, all of which pass
 // the filter of column from: that column is read only for its list.
 func (t *tally) countPositions(f passFilters, c *catIndex, from *codeColumn, positions []int32) {
+	if from == &c.question && !f.questions {
+		// The usual case (a question filter): the combination and the
+		// answer of each row, read in their own widths.
+		switch c.combo.width {
+		case 1:
+			positionAnswers(t, f, c, c.combo.u8, positions)
+		case 2:
+			positionAnswers(t, f, c, c.combo.u16, positions)
+		default:
+			positionAnswers(t, f, c, c.combo.u32, positions)
+		}
+		return
+	}
 	readQuestion := f.questions || from != &c.question
 	readAnswer := from != &c.answer
 	for _, r := range positions {
@@ -24,6 +37,29 @@ func (t *tally) countPositions(f passFilters, c *catIndex, from *codeColumn, pos
 			t.question[q] += int64(cp & ap)
 		}
 		t.answer[a] += int64(cp & qp)
+	}
+}
+
+func positionAnswers[C codeWidth](t *tally, f passFilters, c *catIndex, combos []C, positions []int32) {
+	switch c.answer.width {
+	case 1:
+		positionRows(t, f, combos, c.answer.u8, positions)
+	case 2:
+		positionRows(t, f, combos, c.answer.u16, positions)
+	default:
+		positionRows(t, f, combos, c.answer.u32, positions)
+	}
+}
+
+// positionRows counts the rows at the positions, which pass the question
+// filter, by combination (those passing the answer filter) and by answer
+// (those passing the combination filter).
+func positionRows[C, A codeWidth](t *tally, f passFilters, combos []C, answers []A, positions []int32) {
+	perCombo, perAnswer, comboPass, answerPass := t.perCombo, t.answer, f.combo, f.answer
+	for _, r := range positions {
+		combo, a := combos[r], answers[r]
+		perCombo[combo] += int64(answerPass[a])
+		perAnswer[a] += int64(comboPass[combo])
 	}
 }
 
