@@ -359,3 +359,31 @@ func TestMergedOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstAtLeast compares the guessed search of a posting list with
+// sort.Search, for lists spread evenly, bunched and of every length up
+// to a few, at every position around theirs.
+func TestFirstAtLeast(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for round := range 300 {
+		n := round % 7
+		if round >= 100 {
+			n = r.IntN(3000)
+		}
+		l := make([]int32, 0, n)
+		at := int32(r.IntN(10))
+		for range n {
+			if round%3 == 0 && r.IntN(50) == 0 {
+				at += int32(r.IntN(10_000)) // a bunch far from the others
+			}
+			at += int32(1 + r.IntN(20))
+			l = append(l, at)
+		}
+		for pos := int32(-2); pos <= at+3; pos += int32(1 + r.IntN(3)) {
+			want := sort.Search(len(l), func(i int) bool { return l[i] >= pos })
+			if got := firstAtLeast(l, pos); got != want {
+				t.Fatalf("list of %d, pos %d: %d, want %d", len(l), pos, got, want)
+			}
+		}
+	}
+}

@@ -137,16 +137,49 @@ func (p *postingLists) rangeCost() int {
 }
 
 // firstAtLeast returns the index of the first position at least pos in
-// the ascending l, len(l) when there is none.
+// the ascending l, len(l) when there is none. A code's rows spread
+// roughly evenly over its CAT, so it starts where the position would be
+// if they did, and widens from there by doubling steps before a binary
+// search: a few cache lines per list instead of one per halving.
 func firstAtLeast(l []int32, pos int32) int {
-	lo, hi := 0, len(l)
-	for lo < hi {
+	n := len(l)
+	if n == 0 || l[0] >= pos {
+		return 0
+	}
+	if l[n-1] < pos {
+		return n
+	}
+	// l[0] < pos <= l[n-1]: the answer is in [1, n-1].
+	g := 1 + int(int64(n-2)*int64(pos-l[0])/int64(l[n-1]-l[0]))
+	lo, hi := 0, n-1 // l[lo] < pos <= l[hi]
+	if l[g] < pos {
+		lo = g
+		for step := 1; ; step *= 2 {
+			if next := g + step; next >= hi || l[next] >= pos {
+				hi = min(next, hi)
+				break
+			} else {
+				lo = next
+			}
+		}
+	} else {
+		hi = g
+		for step := 1; ; step *= 2 {
+			if next := g - step; next <= lo || l[next] < pos {
+				lo = max(next, lo)
+				break
+			} else {
+				hi = next
+			}
+		}
+	}
+	for hi-lo > 1 {
 		mid := int(uint(lo+hi) >> 1)
 		if l[mid] < pos {
-			lo = mid + 1
+			lo = mid
 		} else {
 			hi = mid
 		}
 	}
-	return lo
+	return hi
 }
