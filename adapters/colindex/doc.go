@@ -18,7 +18,12 @@
 // totals per code (the full range), a per-day cube of combination counts
 // (requests without question or answer filters, over whole days) and
 // per-code posting lists of questions and answers (a selective filter on
-// them; a code with one row keeps its position in place of a list).
+// them; a code with one row keeps its position in place of a list). The
+// posting lists' tables also give a long range's question and answer
+// lists when nothing is filtered (a count of each code's positions in
+// it), and a topic, model or persona filter over the whole CAT reads
+// each code's rows per combination, built from them once the CAT's rows
+// stay the same (see combolists.go).
 // An answer (ports.Aggregator, one call per question) is counted under one
 // hold of the read lock; when its lists would each read the same rows
 // again, one pass counts them with the total (see pass.go).
