@@ -6,8 +6,8 @@ import "testing"
 // the Go heap; PostgreSQL's is in another process.
 func TestImportMemoryLimit(t *testing.T) {
 	for db, want := range map[string]int64{
-		"sqlite:./data/catsrv.db":                   80 << 20,
-		"sqlite::memory:":                           80 << 20,
+		"sqlite:./data/catsrv.db":                   64 << 20,
+		"sqlite::memory:":                           64 << 20,
 		"postgres://u@127.0.0.1:5432/catsrv":        160 << 20,
 		"postgresql://u@127.0.0.1:5432/catsrv?x=on": 160 << 20,
 	} {
