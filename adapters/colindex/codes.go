@@ -89,7 +89,7 @@ func (c *codeColumn) fit(code uint32) {
 }
 
 func widenAll[W uint16 | uint32, T uint8 | uint16](codes []T) []W {
-	out := make([]W, len(codes), max(len(codes)+len(codes)/4, 1024))
+	out := make([]W, len(codes), max(len(codes)+len(codes)/4, cap(codes), 1024))
 	for k, code := range codes {
 		out[k] = W(code)
 	}
@@ -110,6 +110,19 @@ func permuted[T any](codes []T, perm []int32) []T {
 		out[k] = codes[p]
 	}
 	return out
+}
+
+// reserve makes room for n codes in the column's width (widening keeps
+// the room).
+func (c *codeColumn) reserve(n int) {
+	switch c.width {
+	case 1:
+		c.u8 = slices.Grow(c.u8, max(0, n-len(c.u8)))
+	case 2:
+		c.u16 = slices.Grow(c.u16, max(0, n-len(c.u16)))
+	default:
+		c.u32 = slices.Grow(c.u32, max(0, n-len(c.u32)))
+	}
 }
 
 // trim drops the spare capacity that growing left behind.
