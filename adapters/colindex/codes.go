@@ -63,6 +63,17 @@ func widen[T uint8 | uint16](buf []uint32, codes []T) []uint32 {
 // insert puts code at row position at, moving the later rows by one.
 func (c *codeColumn) insert(at int, code uint32) {
 	c.fit(code)
+	if at == c.len() { // the usual case: a row in time order, last
+		switch c.width {
+		case 1:
+			c.u8 = append(c.u8, uint8(code)) // #nosec G115 -- fit checked the width
+		case 2:
+			c.u16 = append(c.u16, uint16(code)) // #nosec G115 -- fit checked the width
+		default:
+			c.u32 = append(c.u32, code)
+		}
+		return
+	}
 	switch c.width {
 	case 1:
 		c.u8 = slices.Insert(c.u8, at, uint8(code)) // #nosec G115 -- fit checked the width

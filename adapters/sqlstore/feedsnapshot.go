@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 
@@ -207,12 +208,11 @@ func decodeSnapshotDays(ctx context.Context, q queryer, free <-chan *snapshotDay
 	}
 	defer rows.Close()
 	var (
-		cur     *snapshotDay
-		curDay  int64
-		cat     []byte
-		data    []byte
-		day     int64
-		started bool
+		cur       *snapshotDay
+		curDay    int64
+		cat, data sql.RawBytes // valid until the next row: decoded at once
+		day       int64
+		started   bool
 	)
 	send := func() error {
 		slices.SortStableFunc(cur.rows, func(a, b snapshotRow) int { return cmp.Compare(a.micros, b.micros) })
@@ -258,18 +258,40 @@ func decodeSnapshotDays(ctx context.Context, q queryer, free <-chan *snapshotDay
 	return nil
 }
 
-// snapshotDict is one dictionary table read whole: keys and texts by
-// code (codes are small positive numbers from one sequence per table).
+// snapshotDict is one dictionary table read whole, compactly: every
+// key and text back to back in chunks that never move (no allocation per
+// entry, no copy as it grows), and where each lies by code (codes are
+// small positive numbers from one sequence per table).
 type snapshotDict struct {
-	keys, texts [][]byte
-	sparse      map[uint64][2][]byte // codes too far above the others
+	chunks [][]byte
+	spans  []dictSpan
+	sparse map[uint64][2][]byte // codes too far above the others
+}
+
+// dictSpan is where a code's key (chunks[chunk][start:keyEnd]) and text
+// (chunks[chunk][textStart:end]) lie; a missing code has no chunk (0:
+// the first chunk is never used).
+type dictSpan struct {
+	chunk                         uint32
+	start, keyEnd, textStart, end uint32
 }
 
 // denseCodes bounds the codes held in slices; larger ones (left by many
 // deleted entries) go to the map.
 const denseCodes = 1 << 26
 
+// dictChunkBytes is the size of a chunk; a longer entry gets a chunk of
+// its own.
+const dictChunkBytes = 1 << 20
+
 func (d *snapshotDict) read(ctx context.Context, q queryer, table string) error {
+	var top int64
+	//nolint:gosec // fixed table name
+	if err := q.QueryRowContext(ctx, "SELECT COALESCE(MAX(code), 0) FROM "+table).Scan(&top); err != nil {
+		return internal(err)
+	}
+	d.spans = make([]dictSpan, 0, min(top+1, denseCodes))
+	d.chunks = [][]byte{nil}
 	//nolint:gosec // fixed table name
 	rows, err := q.QueryContext(ctx, "SELECT code, item_id, item_text FROM "+table)
 	if err != nil {
@@ -279,30 +301,50 @@ func (d *snapshotDict) read(ctx context.Context, q queryer, table string) error 
 	for rows.Next() {
 		var (
 			code      int64
-			key, text []byte
+			key, text sql.RawBytes
 		)
 		if err := rows.Scan(&code, &key, &text); err != nil {
 			return internal(err)
 		}
-		if key == nil {
-			key = []byte{} // nil marks a missing code
-		}
-		if string(key) == string(text) {
-			text = key
-		}
+		same := string(key) == string(text)
 		c := uint64(code) // #nosec G115 -- codes are positive
 		if c >= denseCodes {
 			if d.sparse == nil {
 				d.sparse = map[uint64][2][]byte{}
 			}
-			d.sparse[c] = [2][]byte{key, text}
+			k := append([]byte{}, key...)
+			t := k
+			if !same {
+				t = append([]byte{}, text...)
+			}
+			d.sparse[c] = [2][]byte{k, t}
 			continue
 		}
-		for uint64(len(d.keys)) <= c {
-			d.keys = append(d.keys, nil)
-			d.texts = append(d.texts, nil)
+		size := len(key)
+		if !same {
+			size += len(text)
 		}
-		d.keys[c], d.texts[c] = key, text
+		last := len(d.chunks) - 1
+		if len(d.chunks[last])+size > cap(d.chunks[last]) {
+			d.chunks = append(d.chunks, make([]byte, 0, max(size, dictChunkBytes)))
+			last++
+		}
+		chunk := d.chunks[last]
+		sp := dictSpan{chunk: uint32(last), start: uint32(len(chunk))} // #nosec G115 -- few chunks, each below 4 GiB
+		chunk = append(chunk, key...)
+		sp.keyEnd = uint32(len(chunk)) // #nosec G115 -- below 4 GiB
+		if same {
+			sp.textStart, sp.end = sp.start, sp.keyEnd
+		} else {
+			sp.textStart = sp.keyEnd
+			chunk = append(chunk, text...)
+			sp.end = uint32(len(chunk)) // #nosec G115 -- below 4 GiB
+		}
+		d.chunks[last] = chunk
+		if uint64(len(d.spans)) <= c {
+			d.spans = append(d.spans, make([]dictSpan, int(c)+1-len(d.spans))...)
+		}
+		d.spans[c] = sp
 	}
 	if err := rows.Err(); err != nil {
 		return internal(err)
@@ -312,8 +354,11 @@ func (d *snapshotDict) read(ctx context.Context, q queryer, table string) error 
 
 // entry returns code c's key and text.
 func (d *snapshotDict) entry(c uint64) (key, text []byte, ok bool) {
-	if c < uint64(len(d.keys)) && d.keys[c] != nil {
-		return d.keys[c], d.texts[c], true
+	if c < uint64(len(d.spans)) {
+		if sp := d.spans[c]; sp.chunk != 0 {
+			chunk := d.chunks[sp.chunk]
+			return chunk[sp.start:sp.keyEnd:sp.keyEnd], chunk[sp.textStart:sp.end:sp.end], true
+		}
 	}
 	e, ok := d.sparse[c]
 	return e[0], e[1], ok
