@@ -110,6 +110,10 @@ type FeedRow struct {
 	// with the same code in a dimension have the same key and text, so a
 	// reader may code each value once. ReadSince gives none.
 	Codes [5]uint64
+	// CatRows is, from a FeedSnapshot, how many rows of the row's CAT the
+	// snapshot holds (0 when unknown): a reader may size its storage for
+	// them up front. ReadSince gives none.
+	CatRows int
 }
 
 // InteractionFeed reads the api interactions stored since a position in

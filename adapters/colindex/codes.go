@@ -63,6 +63,17 @@ func widen[T uint8 | uint16](buf []uint32, codes []T) []uint32 {
 // insert puts code at row position at, moving the later rows by one.
 func (c *codeColumn) insert(at int, code uint32) {
 	c.fit(code)
+	if at == c.len() { // the usual case: a row in time order, last
+		switch c.width {
+		case 1:
+			c.u8 = append(c.u8, uint8(code)) // #nosec G115 -- fit checked the width
+		case 2:
+			c.u16 = append(c.u16, uint16(code)) // #nosec G115 -- fit checked the width
+		default:
+			c.u32 = append(c.u32, code)
+		}
+		return
+	}
 	switch c.width {
 	case 1:
 		c.u8 = slices.Insert(c.u8, at, uint8(code)) // #nosec G115 -- fit checked the width
@@ -89,7 +100,7 @@ func (c *codeColumn) fit(code uint32) {
 }
 
 func widenAll[W uint16 | uint32, T uint8 | uint16](codes []T) []W {
-	out := make([]W, len(codes), max(len(codes)+len(codes)/4, 1024))
+	out := make([]W, len(codes), max(len(codes)+len(codes)/4, cap(codes), 1024))
 	for k, code := range codes {
 		out[k] = W(code)
 	}
@@ -110,6 +121,19 @@ func permuted[T any](codes []T, perm []int32) []T {
 		out[k] = codes[p]
 	}
 	return out
+}
+
+// reserve makes room for n codes in the column's width (widening keeps
+// the room).
+func (c *codeColumn) reserve(n int) {
+	switch c.width {
+	case 1:
+		c.u8 = slices.Grow(c.u8, max(0, n-len(c.u8)))
+	case 2:
+		c.u16 = slices.Grow(c.u16, max(0, n-len(c.u16)))
+	default:
+		c.u32 = slices.Grow(c.u32, max(0, n-len(c.u32)))
+	}
 }
 
 // trim drops the spare capacity that growing left behind.

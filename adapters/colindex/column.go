@@ -3,6 +3,7 @@ package colindex
 import (
 	"cmp"
 	"slices"
+	"sync"
 
 	"github.com/catsrv/catsrv/ports"
 
@@ -32,6 +33,10 @@ type catIndex struct {
 	// byCombo holds the question and answer codes' rows per combination
 	// over the whole CAT, built by queries (see combolists.go).
 	byCombo comboCache
+	// buildPostings is set while a CAT no reader sees yet receives its
+	// rows (a catDraft's fresh CAT): put leaves the posting lists alone,
+	// and finishFresh builds them once, each list at its final size.
+	buildPostings bool
 }
 
 // catRows is a CAT's rows: the code columns, the time column and the
@@ -167,13 +172,44 @@ func (c *catIndex) put(r codedRow) {
 	c.combo.insert(at, r.combo)
 	c.question.insert(at, r.question)
 	c.answer.insert(at, r.answer)
+	c.cube.add(r.micros, r.combo)
+	if c.buildPostings {
+		return
+	}
 	for k, d := range postingDims {
 		if at < n {
 			c.shiftPostings(k, d, at)
 		}
 		c.postings[k].insert(codes[d], at)
 	}
-	c.cube.add(r.micros, r.combo)
+}
+
+// reserve makes room for n rows in the columns, so that a CAT built
+// from a snapshot of known size is not copied while it grows.
+func (c *catIndex) reserve(n int) {
+	c.at.low = slices.Grow(c.at.low, max(0, n-len(c.at.low)))
+	for _, col := range []*codeColumn{&c.combo, &c.question, &c.answer} {
+		col.reserve(n)
+	}
+}
+
+// finishFresh makes a CAT built aside ready for readers: its
+// dictionaries ranked (each in a goroutine of its own), its rows in time
+// order and its posting lists built.
+func (c *catIndex) finishFresh() {
+	var wg sync.WaitGroup
+	for d := range c.dicts {
+		wg.Go(c.dicts[d].updateRanks)
+	}
+	sorted := c.sorted
+	c.sortByTime(&c.totals) // builds the posting lists when it sorts
+	if sorted {
+		for k, d := range postingDims {
+			c.postings[k].rebuild(c.totals[d], c.postingColumn(k))
+		}
+	}
+	c.shifted, c.buildPostings = 0, false
+	wg.Wait()
 }
 
 // sortByTime orders the rows by time, keeping the order of equal times,

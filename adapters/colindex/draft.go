@@ -167,6 +167,10 @@ func (b *batch) add(cats map[string]*catIndex, r *ports.FeedRow) {
 		cd = &catDraft{c: cats[string(r.Cat)]}
 		if cd.c == nil {
 			cd.c, cd.fresh = newCatIndex(), true
+			cd.c.buildPostings = true
+			if r.CatRows > 0 {
+				cd.c.reserve(r.CatRows)
+			}
 		} else {
 			for d := range cd.dicts {
 				cd.dicts[d] = newDictDraft(&cd.c.dicts[d])
@@ -206,11 +210,7 @@ func (b *batch) add(cats map[string]*catIndex, r *ports.FeedRow) {
 func (b *batch) prepare() {
 	for _, cd := range b.cats {
 		if cd.fresh {
-			for d := range cd.c.dicts {
-				cd.c.dicts[d].updateRanks()
-			}
-			cd.c.sortByTime(&cd.c.totals)
-			cd.c.shifted = 0
+			cd.c.finishFresh()
 			continue
 		}
 		for d := range cd.dicts {

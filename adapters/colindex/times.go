@@ -66,6 +66,13 @@ func (t *timeColumn) end(j int) int {
 // insert puts time m at row position at, moving the later rows by one.
 func (t *timeColumn) insert(at int, m int64) {
 	high, low := splitMicros(m)
+	if at == len(t.low) { // the usual case: a row in time order, last
+		t.low = append(t.low, low)
+		if n := len(t.runs); n == 0 || t.runs[n-1].high != high {
+			t.runs = append(t.runs, timeRun{first: at, high: high})
+		}
+		return
+	}
 	t.low = slices.Insert(t.low, at, low)
 	// j is the run the new row joins, or where a new run starts.
 	j := len(t.runs)

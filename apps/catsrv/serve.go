@@ -51,6 +51,36 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 
+	// The listener opens first: while the rest starts (above all the
+	// column index's first read, seconds at millions of rows) the gate
+	// answers /healthz 200, /readyz and every other route 503, so probes
+	// and clients get an answer instead of a refused connection.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", cfg.Addr, err)
+	}
+	gate := &httpapi.Gate{}
+	srv := &http.Server{
+		Addr:              ln.Addr().String(), // for the log lines: Serve uses ln
+		Handler:           gate,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	logger.Info("catsrv starting", "url", "http://"+ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	defer func() { _ = srv.Close() }() // after a failed start; a no-op after Shutdown
+	return serveUntilDone(ctx, cfg, logger, srv, gate, errc)
+}
+
+// serveUntilDone builds the app behind the open gate, opens the gate,
+// and serves until ctx ends (then shuts the server down gracefully) or
+// the server fails.
+func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger, srv *http.Server, gate *httpapi.Gate, errc <-chan error) error {
 	cats, err := loadCats(cfg)
 	if err != nil {
 		return err
@@ -150,29 +180,14 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 		Tracer:  tracer,
 	})
 
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", cfg.Addr, err)
-	}
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      2 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
 	stopMetrics, err := serveMetrics(cfg.MetricsAddr, reg, logger)
 	if err != nil {
-		_ = ln.Close()
 		return err
 	}
 	defer stopMetrics()
-	logger.Info("catsrv serving", "url", "http://"+ln.Addr().String(), "database", store.Dialect(), "cats", len(configured))
+	gate.Open(handler)
+	logger.Info("catsrv serving", "url", "http://"+srv.Addr, "database", store.Dialect(), "cats", len(configured))
 
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err

@@ -11,6 +11,11 @@ import (
 	"github.com/catsrv/catsrv/ports"
 )
 
+// holdIndexBuild, when set (by tests only), runs before the column
+// index's first read: a test holds the start there to see the instance
+// starting.
+var holdIndexBuild func(ctx context.Context)
+
 // warehouse returns what /all_warehouse and the metric routes count from:
 // by default the in-process column index, built from the database now and
 // following it until ctx ends; in mode "sql" (CATSRV_WAREHOUSE) the SQL
@@ -23,6 +28,9 @@ func warehouse(ctx context.Context, mode string, poll time.Duration, store *sqls
 		return store.Rollups(), nil
 	}
 	start := time.Now()
+	if holdIndexBuild != nil {
+		holdIndexBuild(ctx)
+	}
 	idx, err := colindex.Build(ctx, store)
 	if err != nil {
 		return nil, fmt.Errorf("building the column index: %w", err)
