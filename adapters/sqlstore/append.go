@@ -23,7 +23,10 @@ const writerCache = "PRAGMA cache_size = -65536"
 //
 // Reading (which for an import includes decoding), validating and
 // normalizing run on the caller's goroutine while another writes the
-// previous batches, so the two overlap.
+// previous batches, so the two overlap. On PostgreSQL an input longer
+// than copyBatchRows (an import) streams through COPY (pipeline.go); a
+// shorter one (an HTTP batch) is written on the transaction in multi-row
+// inserts (writer.run).
 func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
 	if s.dialect == sqliteDialect {
 		if err := s.takeTurn(ctx); err != nil {
