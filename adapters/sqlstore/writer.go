@@ -246,7 +246,7 @@ func (w *writer) insertRaw(batch []analytics.Interaction, dims [][]byte) error {
 	key := stmtKey{"interactions", len(batch)}
 	if w.store != nil && len(batch) == maxBatchRows {
 		if _, ok := w.stmts[key]; !ok {
-			stmt, err := w.store.rawInsert.in(w.ctx, w.store.db.DB, w.tx, query)
+			stmt, err := w.store.rawInsert.in(w.ctx, w.store.db.DB, w.tx, query) //nolint:sqlclosecheck // closed with the writer's others (close)
 			if err != nil {
 				return internal(err)
 			}
