@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"iter"
 
 	"github.com/catsrv/catsrv/core/analytics"
@@ -22,7 +23,10 @@ const writerCache = "PRAGMA cache_size = -65536"
 //
 // Reading (which for an import includes decoding), validating and
 // normalizing run on the caller's goroutine while another writes the
-// previous batches, so the two overlap.
+// previous batches, so the two overlap. On PostgreSQL an input longer
+// than copyBatchRows (an import) streams through COPY (pipeline.go); a
+// shorter one (an HTTP batch) is written on the transaction in multi-row
+// inserts (writer.run).
 func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
 	if s.dialect == sqliteDialect {
 		if err := s.takeTurn(ctx); err != nil {
@@ -69,14 +73,13 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 	pipeCtx, cancel := context.WithCancelCause(ctx)
 	w := newWriter(pipeCtx, tx, s.dialect)
 	w.compactAlways = s.compactAlways
+	w.store = s
 	if s.dialect == postgresDialect {
-		dictConn, err := s.db.DB.Conn(ctx)
-		if err != nil {
-			cancel(nil)
-			return 0, internal(err)
-		}
-		defer dictConn.Close()
-		w.conn, w.dict = conn, dictConn
+		// An import goes through the COPY pipeline, with a second
+		// connection for the dictionaries (pipeline.go); an input of one
+		// batch (an HTTP batch) is written on the transaction (run).
+		w.conn = conn
+		w.openDict = func() (*sql.Conn, error) { return s.db.DB.Conn(ctx) }
 		w.rawBatch = copyBatchRows
 	}
 	written := make(chan struct{})

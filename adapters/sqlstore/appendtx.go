@@ -211,6 +211,7 @@ func (s *Store) AppendTx(ctx context.Context, tx bun.Tx, interactions []analytic
 	}
 	w := newWriter(ctx, tx.Tx, s.dialect)
 	w.compactAlways = s.compactAlways
+	w.store = s
 	defer w.close()
 	for start := 0; start < len(normalized); start += w.rawBatch {
 		if err := w.write(normalized[start:min(len(normalized), start+w.rawBatch)]); err != nil {

@@ -32,22 +32,41 @@ type codedBatch struct {
 	cube [][3]int64 // per row, its topic, model and persona codes
 }
 
-// runPipelined is run for a PostgreSQL import (w.conn set, w.dict its own
-// connection).
-func (w *writer) runPipelined() error {
+// runPipelined is run for a PostgreSQL import (w.conn set), with the
+// batches run has already received first. It opens the dictionary
+// connection (w.dict).
+func (w *writer) runPipelined(first [][]analytics.Interaction) error {
+	dictConn, err := w.openDict()
+	if err != nil {
+		return internal(err)
+	}
+	w.dictConn, w.dict = dictConn, dictConn
 	coded := make(chan codedBatch, pipelineDepth)
 	g, ctx := errgroup.WithContext(w.ctx)
 	g.Go(func() error {
 		defer close(coded)
-		return w.codeAll(ctx, coded)
+		return w.codeAll(ctx, first, coded)
 	})
 	g.Go(func() error { return w.copyAll(ctx, coded) })
 	return g.Wait()
 }
 
-// codeAll codes the reader's batches and hands them to the copier.
-func (w *writer) codeAll(ctx context.Context, out chan<- codedBatch) error {
-	for batch := range w.batches {
+// codeAll codes the batches of first, then the reader's, and hands them
+// to the copier.
+func (w *writer) codeAll(ctx context.Context, first [][]analytics.Interaction, out chan<- codedBatch) error {
+	batches := func(yield func([]analytics.Interaction) bool) {
+		for _, b := range first {
+			if !yield(b) {
+				return
+			}
+		}
+		for b := range w.batches {
+			if !yield(b) {
+				return
+			}
+		}
+	}
+	for batch := range batches {
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}

@@ -55,6 +55,16 @@ type entries struct {
 	list    []dictEntry
 	codes   []int64
 	pending []int32
+	// digests holds each entry's digest once computed (nil until then).
+	digests [][]byte
+}
+
+// digest returns entry n's digest, computing it once.
+func (e *entries) digest(n int32) []byte {
+	if e.digests[n] == nil {
+		e.digests[n] = e.list[n].digest()
+	}
+	return e.digests[n]
 }
 
 func newEntries() *entries { return &entries{index: map[dictEntry]int32{}} }
@@ -66,6 +76,7 @@ func (e *entries) number(d dictEntry) int32 {
 		e.index[d] = n
 		e.list = append(e.list, d)
 		e.codes = append(e.codes, 0)
+		e.digests = append(e.digests, nil)
 		e.pending = append(e.pending, n)
 	}
 	return n
@@ -83,6 +94,8 @@ func (e *entries) resetIfLarge() {
 	}
 	clear(e.index)
 	e.list, e.codes, e.pending = e.list[:0], e.codes[:0], e.pending[:0]
+	clear(e.digests)
+	e.digests = e.digests[:0]
 }
 
 // rollupColumns are the rollup table's columns in insert order.
@@ -191,17 +204,27 @@ func (w *writer) resolveCodes() error {
 		missing[table] = append(missing[table], n)
 	}
 	w.entries.pending = w.entries.pending[:0]
-	for table, numbers := range missing {
-		if err := w.insertEntries(table, numbers); err != nil {
-			return err
-		}
-		var existing []int32
+	uncoded := func(numbers []int32) []int32 {
+		var out []int32
 		for _, n := range numbers {
 			if w.entries.codes[n] == 0 {
-				existing = append(existing, n)
+				out = append(out, n)
 			}
 		}
-		if err := w.loadCodes(table, existing); err != nil {
+		return out
+	}
+	for table, numbers := range missing {
+		// Read first: a log's texts repeat, so most entries of a batch
+		// are in the dictionary already, and one read costs less than an
+		// insert that skips them. Then insert those it lacks, and read
+		// the codes of any a concurrent writer inserted meanwhile.
+		if err := w.loadCodes(table, numbers); err != nil {
+			return err
+		}
+		if err := w.insertEntries(table, uncoded(numbers)); err != nil {
+			return err
+		}
+		if err := w.loadCodes(table, uncoded(numbers)); err != nil {
 			return err
 		}
 		for _, n := range numbers {
@@ -224,7 +247,7 @@ func (w *writer) insertEntries(table int, numbers []int32) error {
 	// never deadlock.
 	digests := make(map[int32][]byte, len(numbers))
 	for _, n := range numbers {
-		digests[n] = w.entries.list[n].digest()
+		digests[n] = w.entries.digest(n)
 	}
 	numbers = slices.Clone(numbers)
 	slices.SortFunc(numbers, func(a, b int32) int { return bytes.Compare(digests[a], digests[b]) })
@@ -259,7 +282,7 @@ func (w *writer) loadCodes(table int, numbers []int32) error {
 		byDigest := make(map[string]int32, len(chunk))
 		args := w.dictArgs[:0]
 		for _, n := range chunk {
-			d := w.entries.list[n].digest()
+			d := w.entries.digest(n)
 			byDigest[string(d)] = n
 			args = append(args, d)
 		}

@@ -75,6 +75,9 @@ type Store struct {
 	afterDeleteBatch func()
 	// localLocks are the job locks of a SQLite database (joblock.go).
 	localLocks localLocks
+	// rawInsert is the insert of a full batch of raw rows, prepared once
+	// per connection rather than once per transaction (sharedstmt.go).
+	rawInsert sharedStmt
 }
 
 // Open connects to the database the DSN names and brings its schema up to
@@ -200,6 +203,7 @@ func openPostgres(dsn string) (*sql.DB, error) {
 
 // Close closes the database.
 func (s *Store) Close() error {
+	s.rawInsert.close()
 	if err := s.db.Close(); err != nil {
 		return errs.Wrap(errs.KindInternal, err, "closing the database failed")
 	}

@@ -45,8 +45,14 @@ type writer struct {
 	blocks   *blockBuffer
 	entries  *entries
 	// conn, when set, is the PostgreSQL connection of tx: raw rows then
-	// go in by COPY (see pipeline.go).
-	conn *sql.Conn
+	// go in by COPY (see pipeline.go), unless the input is one batch
+	// (run). openDict opens the pipeline's dictionary connection, dictConn.
+	conn     *sql.Conn
+	openDict func() (*sql.Conn, error)
+	dictConn *sql.Conn
+	// store, when set, shares its prepared full-batch insert of raw rows
+	// across transactions (sharedstmt.go).
+	store *Store
 	// compactAlways makes every flush that leaves a small block merge
 	// the day's small blocks (tests; see blockcompact.go).
 	compactAlways bool
@@ -98,7 +104,29 @@ func (w *writer) emptyBatch() []analytics.Interaction {
 // It stops at the first error.
 func (w *writer) run() error {
 	if w.conn != nil {
-		return w.runPipelined()
+		// A PostgreSQL Append. The reader sends batches of copyBatchRows:
+		// an input that ends within the first (an HTTP batch) is written
+		// on the transaction, in multi-row inserts of bound values, which
+		// costs fewer round trips than a second connection and a COPY;
+		// a longer one (an import) goes through the COPY pipeline.
+		first, ok := <-w.batches
+		if !ok {
+			return w.ctxErr()
+		}
+		second, more := <-w.batches
+		if more {
+			return w.runPipelined([][]analytics.Interaction{first, second})
+		}
+		if err := w.ctxErr(); err != nil {
+			return err
+		}
+		w.conn = nil
+		for start := 0; start < len(first); start += maxBatchRows {
+			if err := w.write(first[start:min(len(first), start+maxBatchRows)]); err != nil {
+				return err
+			}
+		}
+		return w.flushDerived()
 	}
 	for batch := range w.batches {
 		if err := w.ctx.Err(); err != nil {
@@ -215,7 +243,17 @@ func (w *writer) insertRaw(batch []analytics.Interaction, dims [][]byte) error {
 		return "INSERT INTO interactions (" + strings.Join(rawColumns, ", ") + ") VALUES " +
 			w.dialect.valuesClause(len(batch), len(rawColumns))
 	}
-	return duplicateID(w.exec(stmtKey{"interactions", len(batch)}, query, args))
+	key := stmtKey{"interactions", len(batch)}
+	if w.store != nil && len(batch) == maxBatchRows {
+		if _, ok := w.stmts[key]; !ok {
+			stmt, err := w.store.rawInsert.in(w.ctx, w.store.db.DB, w.tx, query) //nolint:sqlclosecheck // closed with the writer's others (close)
+			if err != nil {
+				return internal(err)
+			}
+			w.stmts[key] = stmt
+		}
+	}
+	return duplicateID(w.exec(key, query, args))
 }
 
 // stmtKey names a batch statement: its table and how many rows it carries.
@@ -253,11 +291,23 @@ func execCached(ctx context.Context, on sqlRunner, stmts map[stmtKey]*sql.Stmt, 
 	return nil
 }
 
-// close releases the prepared statements. Call it once run has returned.
+// close releases the prepared statements and the dictionary connection.
+// Call it once run has returned.
 func (w *writer) close() {
 	for _, stmts := range []map[stmtKey]*sql.Stmt{w.stmts, w.dictStmts} {
 		for _, stmt := range stmts {
 			_ = stmt.Close()
 		}
 	}
+	if w.dictConn != nil {
+		_ = w.dictConn.Close()
+	}
+}
+
+// ctxErr is the cause of the writer's context once it is done, else nil.
+func (w *writer) ctxErr() error {
+	if w.ctx.Err() != nil {
+		return context.Cause(w.ctx)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package porttest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -59,16 +60,54 @@ func testInteractionIDStoredOnce(t *testing.T, h *harness) {
 	h.expect(analytics.Selection{Cat: catBeta})
 }
 
+// longAppend is longer than the batches a writer may cut an Append into
+// (an SQL store writes an Append of one batch, such as an HTTP request's,
+// and a longer one, such as an import, in different ways).
+const longAppend = 9000
+
+// idBatch is size interactions with the ids prefix-0, prefix-1, …
+func idBatch(size int, prefix string) []analytics.Interaction {
+	batch := make([]analytics.Interaction, size)
+	for k := range batch {
+		batch[k] = withID(event(day(k%10).Add(time.Duration(k)*time.Second), fmt.Sprintf("topic %d", k%7), "model-a", "student",
+			fmt.Sprintf("question %d", k), fmt.Sprintf("answer %d", k%13)), fmt.Sprintf("%s-%d", prefix, k))
+	}
+	return batch
+}
+
+// testInteractionIDStoredOnceLong: testInteractionIDStoredOnce for Appends
+// of longAppend interactions, an id repeated far into the input.
+func testInteractionIDStoredOnceLong(t *testing.T, h *harness) {
+	first := idBatch(longAppend, "long")
+	again := withID(event(day(3), "other", "model-c", "parent", "Q again?", "A again."), "long-10")
+	h.appendExpecting(append(slices.Clone(first), again), longAppend, first...)
+	h.expect(analytics.Selection{Cat: catAlpha})
+
+	// The retried input stores nothing; one half old, half new stores the
+	// new half.
+	h.appendExpecting(append(slices.Clone(first), again), 0)
+	mixed := append(slices.Clone(first[longAppend/2:]), idBatch(longAppend, "more")[:longAppend/2]...)
+	h.appendExpecting(mixed, longAppend/2, mixed[longAppend-longAppend/2:]...)
+	h.expect(analytics.Selection{Cat: catAlpha})
+}
+
 // testInteractionIDConcurrentRetries: concurrent Appends of the same
 // batch store it once. An Append may fail with a temporary unavailable
 // error (the contract allows it); run again, it stores nothing new.
 func testInteractionIDConcurrentRetries(t *testing.T, h *harness) {
-	const size, appenders = 1500, 4
-	batch := make([]analytics.Interaction, size)
-	for k := range batch {
-		batch[k] = withID(event(day(k%10).Add(time.Duration(k)*time.Second), fmt.Sprintf("topic %d", k%7), "model-a", "student",
-			fmt.Sprintf("question %d", k), fmt.Sprintf("answer %d", k%13)), fmt.Sprintf("retry-%d", k))
-	}
+	concurrentRetries(t, h, idBatch(1500, "retry"), 4)
+}
+
+// testInteractionIDConcurrentRetriesLong: the same for Appends of
+// longAppend interactions.
+func testInteractionIDConcurrentRetriesLong(t *testing.T, h *harness) {
+	concurrentRetries(t, h, idBatch(longAppend, "retry"), 2)
+}
+
+// concurrentRetries appends batch from appenders goroutines at once and
+// expects it stored once.
+func concurrentRetries(t *testing.T, h *harness, batch []analytics.Interaction, appenders int) {
+	size := len(batch)
 	var wg sync.WaitGroup
 	stored := make([]int, appenders)
 	failed := make([]error, appenders)

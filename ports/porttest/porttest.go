@@ -40,6 +40,8 @@ func TestInteractionLog(t *testing.T, open func(t *testing.T) (log ports.Interac
 		{"UnstorableFilterValues", testUnstorableFilterValues},
 		{"InteractionIDStoredOnce", testInteractionIDStoredOnce},
 		{"InteractionIDConcurrentRetries", testInteractionIDConcurrentRetries},
+		{"InteractionIDStoredOnceLong", testInteractionIDStoredOnceLong},
+		{"InteractionIDConcurrentRetriesLong", testInteractionIDConcurrentRetriesLong},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
