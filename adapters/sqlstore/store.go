@@ -57,7 +57,7 @@ const sqliteMaxConns = 4
 // once the load is gone. Several instances on one server each keep theirs,
 // so this stays well below PostgreSQL's default max_connections (100).
 const (
-	postgresIdleConns = 24
+	postgresIdleConns = 16
 	postgresIdleTime  = time.Minute
 )
 
