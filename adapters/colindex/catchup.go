@@ -41,7 +41,9 @@ func (x *Index) CatchUp(ctx context.Context) error {
 	c.waiting++
 	if !x.catchUps.running {
 		x.catchUps.running = true
-		go x.runCatchUps()
+		// The refreshes serve every caller: they keep this caller's
+		// values (logging, tracing) but not its cancellation.
+		go x.runCatchUps(context.WithoutCancel(ctx))
 	}
 	x.catchUps.mu.Unlock()
 	select {
@@ -55,7 +57,7 @@ func (x *Index) CatchUp(ctx context.Context) error {
 // runCatchUps runs the shared refreshes one after the other until no
 // caller waits for one: each is taken off next before it begins, so the
 // callers that come meanwhile wait for the one after it.
-func (x *Index) runCatchUps() {
+func (x *Index) runCatchUps(ctx context.Context) {
 	for {
 		x.catchUps.mu.Lock()
 		c := x.catchUps.next
@@ -66,8 +68,7 @@ func (x *Index) runCatchUps() {
 			return
 		}
 		x.catchUps.mu.Unlock()
-		// Not a caller's context: the refresh serves them all.
-		c.err = x.Refresh(context.Background())
+		c.err = x.Refresh(ctx)
 		close(c.done)
 	}
 }
