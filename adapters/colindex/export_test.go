@@ -22,3 +22,14 @@ func (x *Index) RefreshHold(ctx context.Context) (time.Duration, error) {
 	x.sortUnsorted()
 	return hold, nil
 }
+
+// CatchUpWaiting is how many CatchUp callers wait for the next shared
+// refresh (one not begun yet).
+func (x *Index) CatchUpWaiting() int {
+	x.catchUps.mu.Lock()
+	defer x.catchUps.mu.Unlock()
+	if x.catchUps.next == nil {
+		return 0
+	}
+	return x.catchUps.next.waiting
+}

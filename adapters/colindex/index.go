@@ -21,6 +21,7 @@ type Index struct {
 	delGen int64
 
 	refreshMu sync.Mutex // one refresh at a time: the only writer
+	catchUps  catchUps   // refreshes shared by CatchUp's callers
 
 	mu   sync.RWMutex
 	cats map[string]*catIndex

@@ -126,12 +126,11 @@ func (s *Store) writeTxOnce(ctx context.Context, db bun.IDB, fn func(ctx context
 	var xid int64
 	if s.dialect == postgresDialect {
 		// An import holds the rollup rows it updated for all of its
-		// transaction: wait for a row lock at most turnWait.
-		if _, err := tx.Tx.ExecContext(ctx, "SET LOCAL lock_timeout = "+strconv.FormatInt(turnWait.Milliseconds(), 10)); err != nil {
-			return internal(err)
-		}
-		// Before the transaction has an id: see feedorder.go.
-		if _, err := tx.Tx.ExecContext(ctx, writeLockFirst); err != nil {
+		// transaction: wait for a row lock at most turnWait. Then the
+		// table lock, before the transaction has an id (feedorder.go).
+		// Both in one round trip: without arguments pgx sends the text
+		// as one simple query.
+		if _, err := tx.Tx.ExecContext(ctx, "SET LOCAL lock_timeout = "+strconv.FormatInt(turnWait.Milliseconds(), 10)+"; "+writeLockFirst); err != nil {
 			return internal(err)
 		}
 		// The transaction's id, to ask about it should its commit be lost.

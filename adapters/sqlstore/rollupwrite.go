@@ -213,18 +213,31 @@ func (w *writer) resolveCodes() error {
 		}
 		return out
 	}
+	// Read first: a log's texts repeat, so most entries of a batch are in
+	// the dictionary already, and one read costs less than an insert that
+	// skips them. On PostgreSQL one statement reads all five dictionaries
+	// (lookupCodes); SQLite reads each, in-process. Then insert those
+	// still lacking, and read the codes of any a concurrent writer
+	// inserted meanwhile.
+	if w.dialect == postgresDialect {
+		if err := w.lookupCodes(missing); err != nil {
+			return err
+		}
+	}
 	for table, numbers := range missing {
-		// Read first: a log's texts repeat, so most entries of a batch
-		// are in the dictionary already, and one read costs less than an
-		// insert that skips them. Then insert those it lacks, and read
-		// the codes of any a concurrent writer inserted meanwhile.
-		if err := w.loadCodes(table, numbers); err != nil {
+		if w.dialect != postgresDialect {
+			if err := w.loadCodes(table, numbers); err != nil {
+				return err
+			}
+		}
+		lacking := uncoded(numbers)
+		if len(lacking) == 0 {
+			continue
+		}
+		if err := w.insertEntries(table, lacking); err != nil {
 			return err
 		}
-		if err := w.insertEntries(table, uncoded(numbers)); err != nil {
-			return err
-		}
-		if err := w.loadCodes(table, uncoded(numbers)); err != nil {
+		if err := w.loadCodes(table, uncoded(lacking)); err != nil {
 			return err
 		}
 		for _, n := range numbers {
@@ -232,6 +245,74 @@ func (w *writer) resolveCodes() error {
 				return internal(fmt.Errorf("%s: no code for an entry just inserted", dictionaryTables[table]))
 			}
 		}
+	}
+	return nil
+}
+
+// lookupCodes reads, on PostgreSQL, the codes of the entries (by
+// dictionary) that the dictionaries hold already, in one statement for
+// all of them: most of a chat turn's entries (its topic, model, persona,
+// often its question and answer) exist, and their insert and look-up would
+// otherwise cost two statements per dictionary. The digests are bound,
+// one parameter each: the text depends only on how many each dictionary
+// has (one each for every turn), so the driver prepares it once per
+// connection, and its plan, look-ups in each dictionary's unique digest
+// index, is the same for any values, so PostgreSQL soon keeps a generic
+// plan instead of planning every run (as it does for an array argument).
+func (w *writer) lookupCodes(numbers [][]int32) error {
+	total := 0
+	for _, ns := range numbers {
+		total += len(ns)
+	}
+	if total == 0 || total > postgresDialect.maxParams() {
+		return nil // insertEntries and loadCodes find them, in chunks
+	}
+	var query strings.Builder
+	args := make([]any, 0, total)
+	// By dictionary and digest: two dictionaries may hold the same digest
+	// (an empty topic and an empty persona of one CAT).
+	type key struct {
+		table  int
+		digest string
+	}
+	byDigest := make(map[key]int32)
+	for table, name := range dictionaryTables {
+		if len(numbers[table]) == 0 {
+			continue
+		}
+		first := len(args) + 1
+		for _, n := range numbers[table] {
+			d := w.entries.list[n].digest()
+			byDigest[key{table, string(d)}] = n
+			args = append(args, d)
+		}
+		if query.Len() > 0 {
+			query.WriteString(" UNION ALL ")
+		}
+		// #nosec G202 -- the table name comes from a fixed list, the values are bound.
+		query.WriteString("SELECT " + strconv.Itoa(table) + ", code, digest FROM " + name +
+			" WHERE digest IN (" + postgresDialect.placeholders(first, len(numbers[table])) + ")")
+	}
+	rows, err := w.dict.QueryContext(w.ctx, query.String(), args...)
+	if err != nil {
+		return internal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			table  int
+			code   int64
+			digest []byte
+		)
+		if err := rows.Scan(&table, &code, &digest); err != nil {
+			return internal(err)
+		}
+		if n, ok := byDigest[key{table, string(digest)}]; ok {
+			w.entries.codes[n] = code
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return internal(err)
 	}
 	return nil
 }

@@ -52,7 +52,9 @@ func checkSessionSettings(ctx context.Context, conn *pgx.Conn) error {
 	for _, s := range sessionSettings {
 		var got string
 		if err := conn.QueryRow(ctx, "SELECT current_setting($1)", s.name).Scan(&got); err != nil {
-			return errs.Wrap(errs.KindUnavailable, err, "reading the PostgreSQL session settings failed")
+			// The connection was lost while it opened (a server that
+			// ends sessions): temporary, the client may try again.
+			return errs.Wrap(errs.KindUnavailable, errs.Temporary(err), "reading the PostgreSQL session settings failed")
 		}
 		if !strings.EqualFold(got, s.value) {
 			return errs.New(errs.KindUnavailable,

@@ -8,12 +8,13 @@ import (
 
 // sharedStmt is a statement prepared on the store's pool, which
 // database/sql prepares once on each connection it runs on and keeps
-// there: a transaction's Tx.StmtContext reuses the connection's. The
-// writer runs its most frequent statement, the insert of a full batch of
-// raw rows, through one, so an ingestion batch of 1000 lines does not
-// parse (SQLite) or parse and plan (PostgreSQL) a statement of 14,000
-// parameters in every transaction. Values are bound, never written into
-// the text.
+// there: a transaction's Tx.StmtContext reuses the connection's. On
+// SQLite the writer runs its most frequent statement, the insert of a full
+// batch of raw rows, through one, so an ingestion batch of 1000 lines does
+// not parse a statement of 14,000 parameters in every transaction. (On
+// PostgreSQL the writer sends its batch statements as text with bound
+// values, and pgx's statement cache prepares each once per connection.)
+// Values are bound, never written into the text.
 type sharedStmt struct {
 	mu     sync.Mutex
 	stmt   *sql.Stmt

@@ -47,6 +47,20 @@ const dsnForms = "expected sqlite:PATH, sqlite::memory: or postgres://…"
 // sqliteMaxConns bounds the connections to a SQLite file.
 const sqliteMaxConns = 4
 
+// Idle PostgreSQL connections the pool keeps (postgresIdleConns), and
+// for how long one stays unused before it is closed (postgresIdleTime).
+// database/sql keeps 2 by default: under concurrent chat turns every
+// transaction beyond two then closed its connection when it ended and
+// the next one opened a new one (a server process started, the session
+// settings checked), which cost more than the turn itself. Keeping as many
+// as concurrent work uses stops that churn; the idle time gives them back
+// once the load is gone. Several instances on one server each keep theirs,
+// so this stays well below PostgreSQL's default max_connections (100).
+const (
+	postgresIdleConns = 16
+	postgresIdleTime  = time.Minute
+)
+
 // sqliteBusyTimeoutMS is how long a SQLite writer waits for another
 // process's write transaction before giving up.
 const sqliteBusyTimeoutMS = 30000
@@ -198,7 +212,10 @@ func openPostgres(dsn string) (*sql.DB, error) {
 		return nil, errs.Wrap(errs.KindInvalid, err, "invalid PostgreSQL DSN")
 	}
 	forceSessionSettings(cfg)
-	return stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(checkSessionSettings)), nil
+	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(checkSessionSettings))
+	db.SetMaxIdleConns(postgresIdleConns)
+	db.SetConnMaxIdleTime(postgresIdleTime)
+	return db, nil
 }
 
 // Close closes the database.

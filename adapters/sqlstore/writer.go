@@ -29,8 +29,11 @@ type writer struct {
 	ctx     context.Context
 	tx      *sql.Tx
 	dialect dialect
-	stmts   map[stmtKey]*sql.Stmt
-	args    []any
+	// stmts are the batch statements prepared in this transaction
+	// (SQLite); nil on PostgreSQL, where pgx's statement cache prepares
+	// each text once per connection (see exec).
+	stmts map[stmtKey]*sql.Stmt
+	args  []any
 	// dict is where dictionary entries are written and read: tx, unless
 	// a PostgreSQL import gives them a connection of their own (see
 	// pipeline.go); dictStmts and dictArgs are its own.
@@ -71,9 +74,13 @@ type writer struct {
 }
 
 func newWriter(ctx context.Context, tx *sql.Tx, d dialect) *writer {
+	var stmts map[stmtKey]*sql.Stmt
+	if d == sqliteDialect {
+		stmts = map[stmtKey]*sql.Stmt{}
+	}
 	return &writer{
 		ctx: ctx, tx: tx, dialect: d,
-		stmts: map[stmtKey]*sql.Stmt{},
+		stmts: stmts,
 		dict:  tx, dictStmts: map[stmtKey]*sql.Stmt{},
 		batches:  make(chan []analytics.Interaction, pipelineDepth),
 		spare:    make(chan []analytics.Interaction, pipelineDepth+1),
@@ -244,7 +251,9 @@ func (w *writer) insertRaw(batch []analytics.Interaction, dims [][]byte) error {
 			w.dialect.valuesClause(len(batch), len(rawColumns))
 	}
 	key := stmtKey{"interactions", len(batch)}
-	if w.store != nil && len(batch) == maxBatchRows {
+	// SQLite only: on PostgreSQL w.stmts is nil and pgx's statement cache
+	// already keeps the statement per connection (exec).
+	if w.store != nil && w.stmts != nil && len(batch) == maxBatchRows {
 		if _, ok := w.stmts[key]; !ok {
 			stmt, err := w.store.rawInsert.in(w.ctx, w.store.db.DB, w.tx, query) //nolint:sqlclosecheck // closed with the writer's others (close)
 			if err != nil {
@@ -262,9 +271,12 @@ type stmtKey struct {
 	rows  int
 }
 
-// exec runs a batch statement in the transaction, building and preparing
-// each distinct one once per transaction: most batches share the
-// full-batch statement.
+// exec runs a batch statement in the transaction, building each distinct
+// one once per transaction: most batches share the full-batch statement.
+// On SQLite it is prepared once per transaction. On PostgreSQL it goes to
+// the driver as text with its values bound: pgx's statement cache prepares
+// each text once per connection, so a transaction of one small batch (a
+// chat turn) does not pay a prepare, and its release, per statement.
 func (w *writer) exec(key stmtKey, query func() string, args []any) error {
 	return execCached(w.ctx, w.tx, w.stmts, key, query, args)
 }
@@ -273,10 +285,20 @@ func (w *writer) exec(key stmtKey, query func() string, args []any) error {
 // for the dictionaries of a PostgreSQL import a connection of their own.
 type sqlRunner interface {
 	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
+// execCached runs the statement key names on on: prepared once and kept
+// in stmts, or when stmts is nil (PostgreSQL) sent as text for the
+// driver's statement cache.
 func execCached(ctx context.Context, on sqlRunner, stmts map[stmtKey]*sql.Stmt, key stmtKey, query func() string, args []any) error {
+	if stmts == nil {
+		if _, err := on.ExecContext(ctx, query(), args...); err != nil {
+			return internal(err)
+		}
+		return nil
+	}
 	stmt, ok := stmts[key]
 	if !ok {
 		var err error

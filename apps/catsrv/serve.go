@@ -258,7 +258,9 @@ func indexRefresher(rollups ports.RollupStore, logger *slog.Logger) func(context
 		return nil
 	}
 	return func(ctx context.Context) {
-		if err := idx.Refresh(ctx); err != nil {
+		// Turns committing at once share one refresh (CatchUp) rather
+		// than each waiting for its own in turn.
+		if err := idx.CatchUp(ctx); err != nil {
 			logger.Warn("column index refresh after a chat failed", "error", err)
 		}
 	}

@@ -12,9 +12,17 @@ import (
 	"github.com/catsrv/catsrv/core/errs"
 )
 
-// memory returns a user's memory.
+// memory returns a user's memory. Read on every chat turn: on PostgreSQL
+// with the id bound, so the driver prepares the statement once per
+// connection instead of the server parsing a new text each time.
 func (s *Store) memory(ctx context.Context, userID string) (auth.Memory, error) {
-	return readMemory(ctx, s.db, userID, "")
+	if !s.postgres {
+		return readMemory(ctx, s.db, userID, "")
+	}
+	var text string
+	var updated int64
+	err := s.db.DB.QueryRowContext(ctx, `SELECT preferences, updated_at FROM auth_memory WHERE user_id = $1`, userID).Scan(&text, &updated)
+	return decodeMemory(text, updated, err)
 }
 
 // UpdateMemory replaces a user's memory by change(current) in one
@@ -76,6 +84,12 @@ func readMemory(ctx context.Context, db bun.IDB, userID, lock string) (auth.Memo
 	var text string
 	var updated int64
 	err := db.QueryRowContext(ctx, `SELECT preferences, updated_at FROM auth_memory WHERE user_id = ?`+lock, userID).Scan(&text, &updated)
+	return decodeMemory(text, updated, err)
+}
+
+// decodeMemory is the memory of a row read (err from its Scan): empty when
+// there is none.
+func decodeMemory(text string, updated int64, err error) (auth.Memory, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return auth.Memory{Preferences: map[string]json.RawMessage{}}, nil
 	}

@@ -90,7 +90,14 @@ func (s *Store) Revoke(ctx context.Context, id string, until, now time.Time) (bo
 // revoked reports whether id is denied at `at`.
 func (s *Store) revoked(ctx context.Context, id string, at time.Time) (bool, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM auth_revocations WHERE id = ? AND until > ?`, id, micros(at)).Scan(&n)
+	// Asked on every authenticated request: on PostgreSQL with bound
+	// values, so the driver prepares the statement once per connection
+	// instead of the server parsing a new text each time.
+	query := `SELECT COUNT(*) FROM auth_revocations WHERE id = ? AND until > ?`
+	if s.postgres {
+		query = `SELECT COUNT(*) FROM auth_revocations WHERE id = $1 AND until > $2`
+	}
+	err := s.db.DB.QueryRowContext(ctx, query, id, micros(at)).Scan(&n)
 	if err != nil {
 		return false, internal(err)
 	}
