@@ -317,7 +317,12 @@ func TestDatabaseGoneAndBack(t *testing.T) {
 	if t.Failed() {
 		t.Logf("server log:\n%s", s.logs.String())
 	}
-	if took := time.Since(start); took > 10*time.Second {
+	// A guard against a refusal that waits on something unbounded (a
+	// connection attempt with no timeout, a pool that never gives up), not
+	// a speed test: the five take about 1 s on a quiet machine and took
+	// 11 s once while CI ran the other packages' tests beside this one.
+	t.Logf("refusing 5 requests took %v", time.Since(start))
+	if took := time.Since(start); took > time.Minute {
 		t.Errorf("refusing 5 requests took %v", took)
 	}
 
