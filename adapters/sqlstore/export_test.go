@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 
 	"github.com/uptrace/bun"
@@ -86,3 +87,6 @@ var DeletionSteps = len(deletionMigrations)
 // DuplicateID is duplicateID: the error of a write that the unique index
 // of interaction ids refused.
 var DuplicateID = duplicateID
+
+// PoolStats is the store's connection pool statistics.
+func PoolStats(s *Store) sql.DBStats { return s.db.DB.Stats() }

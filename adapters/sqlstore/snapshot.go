@@ -25,11 +25,17 @@ type queryer interface {
 // or is not used: on PostgreSQL it adopts the first's snapshot
 // (pg_export_snapshot, SET TRANSACTION SNAPSHOT); on SQLite, which has no
 // way to share one, it is used only when it sees the same newest row as
-// the first (ids grow in commit order: appends take turns). Extra
-// connections are taken only when the pool has one at hand, so a pass
-// never holds one connection while waiting for another.
+// the first (ids grow in commit order: appends take turns).
+//
+// SQLite's pool is bounded: there an extra connection is taken only when
+// the pool has one at hand, so a pass never holds one connection while
+// waiting for another. PostgreSQL's pool is not bounded, so a pass opens
+// the extra connection when none is idle, and the pool keeps it for the
+// next pass. (Giving up after a moment there, as on SQLite, aborted
+// nearly every connection attempt, a server backend started and thrown
+// away each time, and a pool that started cold never grew.)
 
-// snapshotIdle is how long a pass waits for an extra connection.
+// snapshotIdle is how long a pass waits for an extra SQLite connection.
 const snapshotIdle = 2 * time.Millisecond
 
 // snapshotID is the form of PostgreSQL's exported snapshot ids.
@@ -101,13 +107,17 @@ func (s *Store) extend(ctx context.Context, p *passSnapshot, n int) error {
 // newestRow reads the state marker of a SQLite read transaction.
 const newestRow = "SELECT COALESCE(MAX(id), 0) FROM interactions"
 
-// sameState begins a read transaction on a connection the pool has at
-// hand and keeps it if it sees the state of the exported snapshot
+// sameState begins a read transaction on another connection (on SQLite
+// only one the pool has at hand) and keeps it if it sees the state of the exported snapshot
 // (PostgreSQL) or of the marker (SQLite).
 func (s *Store) sameState(ctx context.Context, exported string, marker int64) (*sql.Conn, *sql.Tx, bool) {
-	wait, cancel := context.WithTimeout(ctx, snapshotIdle)
+	wait := ctx
+	if s.dialect != postgresDialect {
+		var cancel context.CancelFunc
+		wait, cancel = context.WithTimeout(ctx, snapshotIdle)
+		defer cancel()
+	}
 	conn, err := s.db.DB.Conn(wait)
-	cancel()
 	if err != nil {
 		return nil, nil, false
 	}

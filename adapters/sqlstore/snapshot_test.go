@@ -1,6 +1,7 @@
 package sqlstore_test
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -60,4 +61,27 @@ func testPassCountsOneCommittedState(t *testing.T, dsn string, rollups bool) {
 	}
 	all := append(normalized(first), normalized(late)...)
 	expectAnswer(t, "after the commit", agg, all, sel)
+}
+
+// TestPassKeepsItsExtraConnection: PostgreSQL's pool has no bound, so a
+// raw pass on a cold pool opens the extra connection its second reader
+// needs, and the pool keeps it: later passes open none.
+func TestPassKeepsItsExtraConnection(t *testing.T) {
+	s := sqltest.Open(t, sqltest.PostgresDSN(t))
+	prev := runtime.GOMAXPROCS(2) // a pass uses one reader per core, up to two
+	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
+	log := sampleLog(400, 1)
+	mustAppend(t, s, log)
+	sel := analytics.Selection{Cat: "alpha"}
+	expectAnswer(t, "first pass", s, normalized(log), sel)
+	first := sqlstore.PoolStats(s).OpenConnections
+	if first < 2 {
+		t.Fatalf("after the first pass the pool holds %d connection(s), want the pass's own and its extra one", first)
+	}
+	for range 5 {
+		expectAnswer(t, "later pass", s, normalized(log), sel)
+	}
+	if got := sqlstore.PoolStats(s).OpenConnections; got != first {
+		t.Fatalf("later passes changed the pool from %d to %d connections, want them reused", first, got)
+	}
 }
