@@ -118,7 +118,7 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 		return 0, internal(err)
 	}
 	committed = true
-	return n - w.skipped, nil
+	return n - w.skipped - w.copySkipped, nil
 }
 
 // feed reads, validates and normalizes the interactions into batches for

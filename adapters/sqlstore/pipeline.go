@@ -25,11 +25,17 @@ import (
 // counts come only from the rows and rollups, which commit or not with the
 // import.
 
+// An import's interaction ids are looked up where its own rows are
+// visible: on its transaction, by the copier, between COPY segments
+// (keepNew). A batch with ids so ends the segment before it; no id is
+// kept in memory past its batch, however long the import.
+
 // codedBatch is a batch with what the copier needs of it.
 type codedBatch struct {
 	rows []analytics.Interaction
 	dims [][]byte   // per row, nil for rows never counted
 	cube [][3]int64 // per row, its topic, model and persona codes
+	ids  bool       // some row has an interaction id
 }
 
 // runPipelined is run for a PostgreSQL import (w.conn set), with the
@@ -70,11 +76,9 @@ func (w *writer) codeAll(ctx context.Context, first [][]analytics.Interaction, o
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}
-		// The import's transaction is busy with COPY: the ids already
-		// stored are looked up on the dictionary connection, which sees
-		// every committed row (the append lock keeps others from
-		// committing meanwhile, the unique index catches any that do).
-		batch, err := w.dedupe(w.dict, batch)
+		// Only the batch's own repeats: the copier looks up the ids
+		// stored before (keepNew).
+		batch, err := w.dedupe(nil, batch)
 		if err != nil {
 			return err
 		}
@@ -86,8 +90,9 @@ func (w *writer) codeAll(ctx context.Context, first [][]analytics.Interaction, o
 		if err != nil {
 			return err
 		}
-		cube := make([][3]int64, len(batch))
+		cube, ids := make([][3]int64, len(batch)), false
 		for k, i := range batch {
+			ids = ids || i.InteractionID != ""
 			if i.Counted() {
 				for d := range cube[k] {
 					cube[k][d] = w.entries.codes[w.rowEntries[k][d]]
@@ -96,7 +101,7 @@ func (w *writer) codeAll(ctx context.Context, first [][]analytics.Interaction, o
 		}
 		w.entries.resetIfLarge()
 		select {
-		case out <- codedBatch{rows: batch, dims: dims, cube: cube}:
+		case out <- codedBatch{rows: batch, dims: dims, cube: cube, ids: ids}:
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
@@ -104,12 +109,35 @@ func (w *writer) codeAll(ctx context.Context, first [][]analytics.Interaction, o
 	return nil
 }
 
-// copyAll streams the coded batches into COPY segments, flushing the
-// rollups and blocks between segments (a segment ends when they grow
-// large) and at the end.
+// copyAll streams the coded batches into COPY segments. A segment ends
+// before a batch with interaction ids, which keepNew then checks on the
+// transaction, and when the pending rollups and blocks grow large, which
+// are then flushed (and at the end).
 func (w *writer) copyAll(ctx context.Context, in <-chan codedBatch) error {
+	var next codedBatch // received, not yet streamed
 	for {
-		src := &streamSource{w: w, ctx: ctx, in: in}
+		if next.rows == nil {
+			select {
+			case b, ok := <-in:
+				if !ok {
+					return w.flushDerived()
+				}
+				next = b
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		}
+		if next.ids {
+			if err := w.keepNew(&next); err != nil {
+				return err
+			}
+			if len(next.rows) == 0 {
+				w.recycle(next.rows)
+				next = codedBatch{}
+				continue
+			}
+		}
+		src := &streamSource{w: w, ctx: ctx, in: in, cur: next, row: -1}
 		err := w.conn.Raw(func(driverConn any) error {
 			c, ok := driverConn.(*stdlib.Conn)
 			if !ok {
@@ -124,26 +152,56 @@ func (w *writer) copyAll(ctx context.Context, in <-chan codedBatch) error {
 		if err != nil {
 			return duplicateID(internal(err))
 		}
-		if err := w.flushDerived(); err != nil {
-			return err
-		}
 		if src.done {
-			return nil
+			return w.flushDerived()
+		}
+		next = src.pending
+		if len(w.rollups) >= rollupFlushKeys || w.blocks.bytes >= blockFlushBytes {
+			if err := w.flushDerived(); err != nil {
+				return err
+			}
 		}
 	}
 }
 
+// keepNew leaves out of b (in place) the rows whose interaction id the
+// import's transaction already has: stored before the import, or by an
+// earlier segment of it. Their dictionary codes are already written,
+// harmless as above.
+func (w *writer) keepNew(b *codedBatch) error {
+	stored, err := w.storedOf(w.tx, b.rows)
+	if err != nil || len(stored) == 0 {
+		return err
+	}
+	kept := 0
+	for k, i := range b.rows {
+		if key, ok := i.DedupeKey(); ok {
+			if _, already := stored[key]; already {
+				w.copySkipped++
+				continue
+			}
+		}
+		b.rows[kept], b.dims[kept], b.cube[kept] = i, b.dims[k], b.cube[k]
+		kept++
+	}
+	b.rows, b.dims, b.cube = b.rows[:kept], b.dims[:kept], b.cube[:kept]
+	return nil
+}
+
 // streamSource feeds one COPY segment from the coded batches, counting
-// each row into the pending rollups as it goes.
+// each row into the pending rollups as it goes. It ends the segment
+// before a batch with interaction ids (keeping it in pending) and when
+// the rollups or blocks grow large.
 type streamSource struct {
-	w    *writer
-	ctx  context.Context
-	in   <-chan codedBatch
-	cur  codedBatch
-	row  int
-	done bool  // the input has ended
-	err  error // the context ended first
-	raw  rawSource
+	w       *writer
+	ctx     context.Context
+	in      <-chan codedBatch
+	cur     codedBatch
+	row     int
+	pending codedBatch // received, for the next segment
+	done    bool       // the input has ended
+	err     error      // the context ended first
+	raw     rawSource
 }
 
 func (s *streamSource) Next() bool {
@@ -160,6 +218,10 @@ func (s *streamSource) Next() bool {
 		case b, ok := <-s.in:
 			if !ok {
 				s.done = true
+				return false
+			}
+			if b.ids {
+				s.pending = b // looked up between segments
 				return false
 			}
 			s.cur, s.row = b, 0

@@ -66,11 +66,12 @@ type writer struct {
 	// rowEntries and dimsBuf are codeBatch's per-batch scratch.
 	rowEntries [][5]int32
 	dimsBuf    []byte
-	// ids holds the (CAT, interaction id) pairs this writer has stored,
-	// skipped the number of interactions it left out as already stored
-	// (dedupe.go).
-	ids     map[[2]string]struct{}
-	skipped int
+	// ids holds the (CAT, interaction id) pairs of the batch being
+	// deduplicated; skipped and copySkipped (the copier's, pipeline.go)
+	// count the interactions left out as already stored (dedupe.go).
+	ids         map[[2]string]struct{}
+	skipped     int
+	copySkipped int
 }
 
 func newWriter(ctx context.Context, tx *sql.Tx, d dialect) *writer {
