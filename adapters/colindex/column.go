@@ -104,13 +104,20 @@ const lateBudget = 4
 
 // add codes the row and puts it at its place in time order.
 func (c *catIndex) add(r *ports.FeedRow) {
+	codes := c.code(r)
+	c.addCoded(r.Micros, &codes)
+}
+
+// code codes the row's values in the CAT's dictionaries, adding the new
+// ones.
+func (c *catIndex) code(r *ports.FeedRow) [dimensions]uint32 {
 	var codes [dimensions]uint32
 	codes[analytics.Topic] = c.dicts[analytics.Topic].code(r.Topic, r.Topic)
 	codes[analytics.Model] = c.dicts[analytics.Model].code(r.Model, r.Model)
 	codes[analytics.Persona] = c.dicts[analytics.Persona].code(r.Persona, r.Persona)
 	codes[analytics.Question] = c.dicts[analytics.Question].code(r.QuestionID, r.Question)
 	codes[analytics.Answer] = c.dicts[analytics.Answer].code(r.AnswerID, r.Answer)
-	c.addCoded(r.Micros, &codes)
+	return codes
 }
 
 // addCoded adds a row whose values are coded in the CAT's dictionaries.

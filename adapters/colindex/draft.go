@@ -35,6 +35,9 @@ type batch struct {
 	// given are the ids of rows read that the index already held (see
 	// Index.given): forgotten once the batch applies.
 	given []int64
+	// put, when set, puts the coded rows of new CATs on a goroutine of
+	// its own (see putter); it must be waited for before prepare.
+	put *putter
 }
 
 // catDraft is a batch's rows of one CAT. For a CAT new to the index, c is
@@ -60,10 +63,15 @@ type catDraft struct {
 const maxSourceCode = 1 << 24
 
 // addFresh adds a row to a new CAT, coding each value the source coded
-// only the first time it comes.
-func (cd *catDraft) addFresh(r *ports.FeedRow) {
+// only the first time it comes; through put when it is set.
+func (cd *catDraft) addFresh(r *ports.FeedRow, put *putter) {
 	if r.Codes == [dimensions]uint64{} {
-		cd.c.add(r)
+		if put == nil {
+			cd.c.add(r)
+			return
+		}
+		codes := cd.c.code(r)
+		put.add(cd.c, r.Micros, &codes)
 		return
 	}
 	keys := [dimensions][]byte{r.Topic, r.Model, r.Persona, r.QuestionID, r.AnswerID}
@@ -84,6 +92,10 @@ func (cd *catDraft) addFresh(r *ports.FeedRow) {
 			}
 			by[src] = codes[d] + 1
 		}
+	}
+	if put != nil {
+		put.add(cd.c, r.Micros, &codes)
+		return
 	}
 	cd.c.addCoded(r.Micros, &codes)
 }
@@ -180,7 +192,7 @@ func (b *batch) add(cats map[string]*catIndex, r *ports.FeedRow) {
 	}
 	b.rows++
 	if cd.fresh {
-		cd.addFresh(r)
+		cd.addFresh(r, b.put)
 		return
 	}
 	combo := [3]uint32{

@@ -76,11 +76,13 @@ func (x *Index) start(ctx context.Context, snap ports.FeedSnapshot) error {
 		}
 		x.delGen = gen
 	}
-	b := batch{cats: map[string]*catDraft{}}
+	b := batch{cats: map[string]*catDraft{}, put: newPutter()}
 	high, given, err := snap.ReadSnapshot(ctx, func(r *ports.FeedRow) error {
 		b.add(x.cats, r)
 		return nil
 	})
+	b.put.wait()
+	b.put = nil
 	if err != nil {
 		return errs.Wrap(errs.KindUnavailable, err, "column index build failed")
 	}
