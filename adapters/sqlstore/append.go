@@ -88,6 +88,7 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 	w := newWriter(pipeCtx, tx, s.dialect)
 	w.compactAlways = s.compactAlways
 	w.store = s
+	w.codeCache = &s.codes
 	if s.dialect == postgresDialect {
 		// An import goes through the COPY pipeline, with a second
 		// connection for the dictionaries (pipeline.go); an input of one
@@ -133,6 +134,7 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 		return 0, internal(err)
 	}
 	committed = true
+	w.codeCache.learn(w.collections, w.learned)
 	return n - w.skipped, nil
 }
 

@@ -97,6 +97,9 @@ type Store struct {
 	// of writeTurn.
 	reserveWriter bool
 	writer        *sql.Conn
+	// codes caches the dictionary codes committed Appends used
+	// (codecache.go).
+	codes codeCache
 }
 
 // Open connects to the database the DSN names and brings its schema up to
