@@ -89,4 +89,4 @@ var DeletionSteps = len(deletionMigrations)
 var DuplicateID = duplicateID
 
 // PoolStats is the store's connection pool statistics.
-func PoolStats(s *Store) sql.DBStats { return s.db.DB.Stats() }
+func PoolStats(s *Store) sql.DBStats { return s.db.Stats() }
