@@ -18,13 +18,17 @@ import (
 // read them, see dictDraft). For a few rows, one hold of the write lock
 // then merges the new values, puts the coded rows in their columns, posting
 // lists, running totals and cube (about a third of a microsecond a row),
-// and installs the new CATs. For bulkRows rows or more of a CAT, the
-// CAT's next columns, posting lists and totals are built beside the ones
-// readers use (see prepareBulk), leaving the lock the new values, the
-// cube's new cells and a swap.
+// and installs the new CATs. For bulkRows rows or more of a CAT, or rows
+// that would move more rows than the CAT has when put in one at a time
+// (late rows, see lateMoves), the CAT's next columns, posting lists and
+// totals are built beside the ones readers use (see prepareBulk), leaving
+// the lock the new values, the cube's new cells and a swap.
 
 // bulkRows is the fewest rows of a CAT in one refresh that are applied
-// by building its next rows beside the ones readers use.
+// by building its next rows beside the ones readers use. Fewer rows are
+// applied so too when most are late, older than the CAT's newest, and
+// inserting them one at a time would move more rows than the CAT has
+// (lateMoves): an HTTP batch of a day's log, say.
 const bulkRows = 4096
 
 // batch is the rows of one refresh until they are applied.
@@ -172,6 +176,32 @@ func (cd *catDraft) prepareBulk() {
 	cd.bulk = b
 }
 
+// lateMoves estimates how many of the CAT's rows putting the draft's rows
+// in one at a time would move (catIndex.put): each row older than the
+// CAT's newest is inserted at its place, moving the later rows of every
+// column and shifting their postings. It stops counting past the CAT's
+// size: more moves than that cost more than appending the rows and
+// sorting once, beside the rows readers use (prepareBulk), which is then
+// what the batch does. A CAT whose rows are not in time order is left to
+// put and sortUnsorted.
+func (cd *catDraft) lateMoves() int {
+	c := cd.c
+	n := c.at.len()
+	if n == 0 || !c.sorted {
+		return 0
+	}
+	last, moves := c.at.last(), 0
+	for _, r := range cd.rows {
+		if r.micros >= last {
+			continue
+		}
+		if moves += n - c.at.search(r.micros+1); moves > n {
+			break
+		}
+	}
+	return moves
+}
+
 // add reads one row into the batch; cats are the index's CATs.
 func (b *batch) add(cats map[string]*catIndex, r *ports.FeedRow) {
 	cd := b.cats[string(r.Cat)]
@@ -228,7 +258,7 @@ func (b *batch) prepare() {
 		for d := range cd.dicts {
 			cd.dicts[d].prepare()
 		}
-		if len(cd.rows) >= bulkRows {
+		if len(cd.rows) >= bulkRows || cd.lateMoves() > cd.c.at.len() {
 			cd.prepareBulk()
 		}
 	}

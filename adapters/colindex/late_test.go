@@ -73,6 +73,10 @@ func TestLateRows(t *testing.T) {
 		{"a bulk of newer rows, new values", withNew(series("a", day.AddDate(0, 0, 3), 10*time.Second, 5000, 70), "bulk a")},
 		{"a late bulk, new values", withNew(series("b", day.AddDate(0, 0, -1).Add(17*time.Second), 37*time.Second, 5000, 80), "bulk b")},
 		{"late after the bulk", []analytics.Interaction{row("b", day.Add(9*time.Hour), 90)}},
+		// Fewer than bulkRows rows spread over the CAT's days, which one
+		// at a time would move more rows than the CAT has: appended and
+		// sorted in once, beside the old rows (lateMoves).
+		{"a small late batch across the CAT, new values", withNew(series("a", day.Add(-20*time.Hour), 97*time.Minute, 60, 95), "spread a")},
 	}
 	ranges := map[string]analytics.Range{
 		"open": {}, "whole day": {Start: day, End: day.AddDate(0, 0, 1)},

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"iter"
 
 	"github.com/catsrv/catsrv/core/analytics"
@@ -12,6 +13,13 @@ import (
 // writerCache gives the SQLite connection of an Append a 64 MiB page
 // cache (it keeps it for its life in the pool).
 const writerCache = "PRAGMA cache_size = -65536"
+
+// writerTemp keeps the SQLite writer connection's statement journals in
+// memory: a multi-row insert or upsert inside a transaction journals the
+// pages it changes so that it can be undone alone, and past 64 KiB SQLite
+// spills that journal to a temporary file, written (and read back) in
+// every batch.
+const writerTemp = "PRAGMA temp_store = MEMORY"
 
 // Append validates and stores the interactions the sequence yields, and
 // updates the rollups, in one transaction: all or nothing. It reads the
@@ -35,28 +43,34 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 		defer s.endTurn()
 	}
 	// A connection of its own: on PostgreSQL the writer also speaks COPY
-	// on it, inside the transaction (see copyRaw).
-	conn, err := s.db.DB.Conn(ctx)
+	// on it, inside the transaction (see copyRaw); on a SQLite file, the
+	// store's writer connection (writerConn).
+	conn, release, err := s.appendConn(ctx)
 	if err != nil {
 		return 0, internal(err)
 	}
-	defer conn.Close()
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
+		release(err)
 		return 0, internal(err)
 	}
 	committed := false
+	// txErr is what ended the transaction, if anything did but a
+	// rollback of ours (release discards the connection then): a failed
+	// commit or rollback, or a cancelled ctx, on which database/sql rolls
+	// back, and may close the connection, itself.
+	var txErr error
 	defer func() {
 		if !committed {
-			_ = tx.Rollback()
+			if err := tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
+				txErr = err
+			}
+			if txErr == nil {
+				txErr = ctx.Err()
+			}
 		}
+		release(txErr)
 	}()
-	if s.dialect == sqliteDialect {
-		// The rollup upserts of a large import need a large page cache.
-		if _, err := tx.ExecContext(ctx, writerCache); err != nil {
-			return 0, internal(err)
-		}
-	}
 	// PostgreSQL writers take no common lock and commit concurrently
 	// (feedorder.go). They do not wait for each other's commits on rollup
 	// rows (shards) or code blocks (only ever inserted, blockcompact.go),
@@ -74,6 +88,7 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 	w := newWriter(pipeCtx, tx, s.dialect)
 	w.compactAlways = s.compactAlways
 	w.store = s
+	w.codeCache = &s.codes
 	if s.dialect == postgresDialect {
 		// An import goes through the COPY pipeline, with a second
 		// connection for the dictionaries (pipeline.go); an input of one
@@ -115,10 +130,38 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 		return 0, writeErr
 	}
 	if err := tx.Commit(); err != nil {
+		txErr = err
 		return 0, internal(err)
 	}
 	committed = true
+	w.codeCache.learn(w.collections, w.learned)
 	return n - w.skipped - w.copySkipped, nil
+}
+
+// appendConn returns the connection an Append writes on and the function
+// that gives it back once the transaction has ended, told the error that
+// ended it if any. On a SQLite file that is the store's writer connection,
+// kept across Appends (writerConn); otherwise one from the pool.
+func (s *Store) appendConn(ctx context.Context) (*sql.Conn, func(error), error) {
+	if s.dialect == sqliteDialect && s.reserveWriter {
+		conn, err := s.writerConn(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return conn, s.keepWriter, nil
+	}
+	conn, err := s.db.DB.Conn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.dialect == sqliteDialect {
+		// The rollup upserts of a large import need a large page cache.
+		if _, err := conn.ExecContext(ctx, writerCache); err != nil {
+			_ = conn.Close()
+			return nil, nil, err
+		}
+	}
+	return conn, func(error) { _ = conn.Close() }, nil
 }
 
 // feed reads, validates and normalizes the interactions into batches for

@@ -51,6 +51,7 @@ var deletionMigrations = []Migration{
 			api_rows BIGINT NOT NULL
 		)`}
 	}},
+	{Version: 2, Name: "the count of dictionary collections", Statements: func(string) []string { return collectionsTable() }},
 }
 
 // DeleteInteractions deletes the interactions d selects, in id order, at

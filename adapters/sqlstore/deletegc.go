@@ -61,6 +61,11 @@ func (d *deadCodes) add(cat string, dims []byte) error {
 // d (the codes still used leave it): the caller starts afresh after a
 // commit, and a retried attempt deletes a subset of what it would have.
 func (s *Store) collect(ctx context.Context, tx *sql.Tx, d *deadCodes) error {
+	// Codes cached before this collection are no longer to be trusted
+	// (codecache.go).
+	if _, err := tx.ExecContext(ctx, countCollection); err != nil {
+		return internal(err)
+	}
 	cats := make([]string, 0, len(d.cats))
 	for cat := range d.cats {
 		cats = append(cats, cat)

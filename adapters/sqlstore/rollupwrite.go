@@ -198,12 +198,23 @@ func (w *writer) resolveCodes() error {
 	if len(w.entries.pending) == 0 {
 		return nil
 	}
+	pending := w.entries.pending
+	caching := w.cachesCodes()
+	if caching {
+		if err := w.readCollections(); err != nil {
+			return err
+		}
+		pending = w.codeCache.lookup(w.collections, w.entries, pending)
+	}
 	missing := make([][]int32, len(dictionaryTables))
-	for _, n := range w.entries.pending {
+	for _, n := range pending {
 		table := w.entries.list[n].table
 		missing[table] = append(missing[table], n)
 	}
 	w.entries.pending = w.entries.pending[:0]
+	if caching {
+		defer w.learn(missing)
+	}
 	uncoded := func(numbers []int32) []int32 {
 		var out []int32
 		for _, n := range numbers {
@@ -247,6 +258,45 @@ func (w *writer) resolveCodes() error {
 		}
 	}
 	return nil
+}
+
+// cachesCodes reports whether the writer uses the store's code cache:
+// when it has one and codes its entries on its own transaction (not on a
+// PostgreSQL import's dictionary connection, whose statements commit one
+// by one).
+func (w *writer) cachesCodes() bool {
+	return w.codeCache != nil && w.dictConn == nil
+}
+
+// readCollections reads, once per transaction, the collections counter
+// the cached codes must match (codecache.go). On PostgreSQL it runs after
+// the transaction's lock on the interactions, which no collection commits
+// past.
+func (w *writer) readCollections() error {
+	if w.collectionsRead {
+		return nil
+	}
+	if err := w.tx.QueryRowContext(w.ctx, readCollections).Scan(&w.collections); err != nil {
+		return internal(err)
+	}
+	w.collectionsRead = true
+	return nil
+}
+
+// learn records the codes of the entries resolveCodes looked up or added,
+// for the code cache once the transaction commits; entries without a
+// code (resolveCodes failed) are left out.
+func (w *writer) learn(numbers [][]int32) {
+	for _, ns := range numbers {
+		for _, n := range ns {
+			if len(w.learned) == maxCachedCodes {
+				return
+			}
+			if code := w.entries.codes[n]; code != 0 {
+				w.learned = append(w.learned, learnedCode{entry: w.entries.cacheKey(n), code: code})
+			}
+		}
+	}
 }
 
 // lookupCodes reads, on PostgreSQL, the codes of the entries (by

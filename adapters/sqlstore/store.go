@@ -92,6 +92,14 @@ type Store struct {
 	// rawInsert is the insert of a full batch of raw rows, prepared once
 	// per connection rather than once per transaction (sharedstmt.go).
 	rawInsert sharedStmt
+	// reserveWriter is set on a SQLite file: Appends write on writer, a
+	// connection kept for them (writerconn.go), used only by the holder
+	// of writeTurn.
+	reserveWriter bool
+	writer        *sql.Conn
+	// codes caches the dictionary codes committed Appends used
+	// (codecache.go).
+	codes codeCache
 }
 
 // Open connects to the database the DSN names and brings its schema up to
@@ -129,7 +137,8 @@ func open(ctx context.Context, dsn string, steps []Migration) (*Store, error) {
 	} else {
 		db = bun.NewDB(sqldb, pgdialect.New())
 	}
-	s := &Store{db: db, dialect: d, writeTurn: make(chan struct{}, 1)}
+	s := &Store{db: db, dialect: d, writeTurn: make(chan struct{}, 1),
+		reserveWriter: d == sqliteDialect && strings.TrimPrefix(dsn, "sqlite:") != ":memory:"}
 	if err := ping(ctx, db); err != nil {
 		_ = db.Close()
 		return nil, errs.Wrap(errs.KindUnavailable, err, "database unreachable")
@@ -200,7 +209,8 @@ func openSQLite(path string) (*sql.DB, error) {
 		// readers, a writer and a refresh of the column index; nothing
 		// holds one connection while waiting for another, except a writer,
 		// and writers take turns (writeTurn), so four cannot deadlock.
-		sqldb.SetMaxOpenConns(sqliteMaxConns)
+		// One more is Append's own, kept out of the pool (writerconn.go).
+		sqldb.SetMaxOpenConns(sqliteMaxConns + 1)
 	}
 	return sqldb, nil
 }
@@ -220,6 +230,9 @@ func openPostgres(dsn string) (*sql.DB, error) {
 
 // Close closes the database.
 func (s *Store) Close() error {
+	if s.reserveWriter {
+		s.closeWriter()
+	}
 	s.rawInsert.close()
 	if err := s.db.Close(); err != nil {
 		return errs.Wrap(errs.KindInternal, err, "closing the database failed")

@@ -72,6 +72,14 @@ type writer struct {
 	ids         map[[2]string]struct{}
 	skipped     int
 	copySkipped int
+	// codeCache, when set, gives the codes of entries committed Appends
+	// used (codecache.go), read at the collections counter collections
+	// (once collectionsRead); learned are the codes this writer looked
+	// up or added, cached once its transaction commits.
+	codeCache       *codeCache
+	collections     int64
+	collectionsRead bool
+	learned         []learnedCode
 }
 
 func newWriter(ctx context.Context, tx *sql.Tx, d dialect) *writer {
