@@ -135,6 +135,30 @@ type InteractionFeed interface {
 	ReadSince(ctx context.Context, after int64, fn func(*FeedRow) error) (int64, error)
 }
 
+// Committed is what one of this process's write transactions added to an
+// InteractionFeed, told once it has committed: its api rows, each with
+// its id (the byte slices are the follower's to keep), and the feed
+// position from which ReadSince has given them all: a follower whose
+// position is GivenAt or beyond has them already. When Complete is false
+// the transaction wrote too many rows to hand over (an import) and Rows
+// is empty: a follower reads them from the feed.
+type Committed struct {
+	Rows     []FeedRow
+	GivenAt  int64
+	Complete bool
+}
+
+// CommitTeller is an InteractionFeed that tells a follower in the same
+// process about that process's writes as they commit, before the write
+// returns to its caller: the follower can count them at once instead of
+// reading them back (and drop them when ReadSince gives them).
+type CommitTeller interface {
+	// TellCommits makes every later commit that wrote api rows call fn,
+	// on the writer's goroutine, after the commit and before the write
+	// returns. One fn at a time; nil stops telling.
+	TellCommits(fn func(Committed))
+}
+
 // FeedSnapshot is the fast first read of an InteractionFeed: every api
 // interaction of one committed state of the log, read from what the store
 // keeps compactly (not row by row), and where to follow the feed from, so

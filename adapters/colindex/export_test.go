@@ -18,18 +18,7 @@ func (x *Index) RefreshHold(ctx context.Context) (time.Duration, error) {
 	start := time.Now()
 	x.apply(&b)
 	hold := time.Since(start)
-	x.rank(&b)
+	x.rank()
 	x.sortUnsorted()
 	return hold, nil
-}
-
-// CatchUpWaiting is how many CatchUp callers wait for the next shared
-// refresh (one not begun yet).
-func (x *Index) CatchUpWaiting() int {
-	x.catchUps.mu.Lock()
-	defer x.catchUps.mu.Unlock()
-	if x.catchUps.next == nil {
-		return 0
-	}
-	return x.catchUps.next.waiting
 }

@@ -20,8 +20,7 @@ type Index struct {
 	dels   ports.DeletionFeed
 	delGen int64
 
-	refreshMu sync.Mutex // one refresh at a time: the only writer
-	catchUps  catchUps   // refreshes shared by CatchUp's callers
+	refreshMu sync.Mutex // one refresh (or Hold) at a time: the only writer
 
 	mu   sync.RWMutex
 	cats map[string]*catIndex
@@ -31,6 +30,8 @@ type Index struct {
 	// that the feed will give again (ports.FeedSnapshot), by id with
 	// their CAT: dropped when they come. Only refreshes use it.
 	given map[int64]string
+	// held is len(given), for readers (FeedPosition): set under mu.
+	held int
 
 	// currentAt is when the last successful refresh began, in Unix
 	// nanoseconds (0 before the first): every row committed before then
@@ -91,6 +92,7 @@ func (x *Index) start(ctx context.Context, snap ports.FeedSnapshot) error {
 	x.apply(&b)
 	if len(given) > 0 {
 		x.given = given
+		x.held = len(given)
 	}
 	return nil
 }
@@ -136,6 +138,7 @@ func (x *Index) rebuildCat(ctx context.Context, cat string) error {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.held = len(x.given)
 	if old := x.cats[cat]; old != nil {
 		x.rows -= old.at.len()
 	}
@@ -197,16 +200,17 @@ func (x *Index) readApply(ctx context.Context) error {
 		// that wrote no api rows.
 		x.mu.Lock()
 		x.high = max(x.high, b.high)
-		x.mu.Unlock()
 		for _, id := range b.given {
 			delete(x.given, id)
 		}
+		x.held = len(x.given)
+		x.mu.Unlock()
 	} else {
 		b.prepare()
 		x.apply(&b)
-		x.rank(&b)
 		x.sortUnsorted()
 	}
+	x.rank()
 	x.currentAt.Store(began.UnixNano())
 	return nil
 }
@@ -237,24 +241,22 @@ func (x *Index) apply(b *batch) {
 	for _, id := range b.given {
 		delete(x.given, id)
 	}
+	x.held = len(x.given)
 }
 
-// rank orders the entries the batch added to the dictionaries of CATs
-// readers were using: the order is computed without the write lock and
-// swapped in under it. Until then their lists order the new entries per
-// query (see sortedGroups).
-func (x *Index) rank(b *batch) {
+// rank orders the entries refreshes and holds added to the dictionaries
+// of CATs readers were using: the order is computed without the write
+// lock and swapped in under it. Until then their lists order the new
+// entries per query (see sortedGroups). The caller holds refreshMu.
+func (x *Index) rank() {
 	type ranks struct {
 		d              *dictionary
 		byRank, byCode []uint32
 	}
 	var todo []ranks
-	for _, cd := range b.cats {
-		if cd.fresh {
-			continue
-		}
-		for d := range cd.c.dicts {
-			if dict := &cd.c.dicts[d]; dict.ranked < dict.len() {
+	for _, c := range x.cats {
+		for d := range c.dicts {
+			if dict := &c.dicts[d]; dict.ranked < dict.len() {
 				byRank, byCode := dict.merged(nil)
 				todo = append(todo, ranks{d: dict, byRank: byRank, byCode: byCode})
 			}
@@ -308,11 +310,23 @@ func (x *Index) Follow(ctx context.Context, interval time.Duration, onError func
 }
 
 // Stats reports the index's size and its high-water mark (the feed
-// position it reads from next).
+// position it reads from next). The index may count rows above the mark
+// already (held, see FeedPosition).
 func (x *Index) Stats() (rows int, highWater int64) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return x.rows, x.high
+}
+
+// FeedPosition reports the feed position the index reads from next and
+// how many of the rows above it the index counts already (the rows this
+// process's writes handed over, Hold, and those of the snapshot it
+// started from): the rows it is behind by are the rows stored above the
+// position less those.
+func (x *Index) FeedPosition() (high int64, held int) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.high, x.held
 }
 
 // CurrentAt reports when the last successful refresh began (the zero time

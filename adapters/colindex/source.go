@@ -9,8 +9,11 @@ import (
 )
 
 // Log is an interaction log whose successful appends reach the index
-// before Append returns, so this process reads its own writes. Answer is
-// the log's own (the raw path).
+// before Append returns, so this process reads its own writes, by a
+// refresh after each: for a log that does not tell its commits (the
+// in-memory reference). A log that does (ports.CommitTeller, the SQL
+// store) is wired with TellCommits(index.Hold) instead, which counts the
+// rows without reading them back. Answer is the log's own (the raw path).
 type Log struct {
 	ports.InteractionLog
 	Index *Index

@@ -36,6 +36,16 @@ const writerTemp = "PRAGMA temp_store = MEMORY"
 // shorter one (an HTTP batch) is written on the transaction in multi-row
 // inserts (writer.run).
 func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
+	h := s.newHeld()
+	n, err := s.append(ctx, interactions, h)
+	if err == nil {
+		s.told(h) // after the writer turn is handed on
+	}
+	return n, err
+}
+
+// append is Append, gathering the rows written in h when it is not nil.
+func (s *Store) append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error], h *held) (int, error) {
 	if s.dialect == sqliteDialect {
 		if err := s.takeTurn(ctx); err != nil {
 			return 0, err
@@ -89,6 +99,7 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 	w.compactAlways = s.compactAlways
 	w.store = s
 	w.codeCache = &s.codes
+	w.held = h
 	if s.dialect == postgresDialect {
 		// An import goes through the COPY pipeline, with a second
 		// connection for the dictionaries (pipeline.go); an input of one

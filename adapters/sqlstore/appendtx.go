@@ -51,11 +51,18 @@ const (
 // nothing.
 func (s *Store) WriteTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
 	if s.dialect == sqliteDialect {
-		return s.writeTxSQLite(ctx, fn)
+		h := s.newHeld()
+		if err := s.writeTxSQLite(withHeld(ctx, h), fn); err != nil {
+			return err
+		}
+		s.told(h) // after the writer turn is handed on
+		return nil
 	}
 	for attempt := 1; ; attempt++ {
-		err := s.writeTxOnce(ctx, s.db, fn)
+		h := s.newHeld() // each attempt gathers its own rows
+		err := s.writeTxOnce(withHeld(ctx, h), s.db, fn)
 		if err == nil {
+			s.told(h)
 			return nil
 		}
 		if attempt == retryAttempts || !retryable(err) || ctx.Err() != nil || !sleep(ctx, backoff(attempt)) {
@@ -211,6 +218,7 @@ func (s *Store) AppendTx(ctx context.Context, tx bun.Tx, interactions []analytic
 	w := newWriter(ctx, tx.Tx, s.dialect)
 	w.compactAlways = s.compactAlways
 	w.store = s
+	w.held = heldFrom(ctx)
 	defer w.close()
 	for start := 0; start < len(normalized); start += w.rawBatch {
 		if err := w.write(normalized[start:min(len(normalized), start+w.rawBatch)]); err != nil {

@@ -42,6 +42,7 @@ type codedBatch struct {
 // batches run has already received first. It opens the dictionary
 // connection (w.dict).
 func (w *writer) runPipelined(first [][]analytics.Interaction) error {
+	w.held.lose() // COPY writes the rows without returning their ids
 	dictConn, err := w.openDict()
 	if err != nil {
 		return internal(err)

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -100,6 +101,8 @@ type Store struct {
 	// codes caches the dictionary codes committed Appends used
 	// (codecache.go).
 	codes codeCache
+	// tell is the follower told of each committed write (tell.go).
+	tell atomic.Pointer[func(ports.Committed)]
 }
 
 // Open connects to the database the DSN names and brings its schema up to

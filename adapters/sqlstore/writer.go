@@ -80,6 +80,9 @@ type writer struct {
 	collections     int64
 	collectionsRead bool
 	learned         []learnedCode
+	// held, when set, gathers the api rows written, with their ids, to
+	// tell the follower once the transaction commits (tell.go).
+	held *held
 }
 
 func newWriter(ctx context.Context, tx *sql.Tx, d dialect) *writer {
@@ -271,7 +274,15 @@ func (w *writer) insertRaw(batch []analytics.Interaction, dims [][]byte) error {
 			w.stmts[key] = stmt
 		}
 	}
-	return duplicateID(w.exec(key, query, args))
+	if w.held == nil {
+		return duplicateID(w.exec(key, query, args))
+	}
+	ids, pos, err := w.insertReturning(batch, key, query, args)
+	if err != nil {
+		return duplicateID(err)
+	}
+	w.held.add(batch, ids, pos)
+	return nil
 }
 
 // stmtKey names a batch statement: its table and how many rows it carries.
@@ -302,24 +313,32 @@ type sqlRunner interface {
 // in stmts, or when stmts is nil (PostgreSQL) sent as text for the
 // driver's statement cache.
 func execCached(ctx context.Context, on sqlRunner, stmts map[stmtKey]*sql.Stmt, key stmtKey, query func() string, args []any) error {
+	_, err := execResult(ctx, on, stmts, key, query, args)
+	return err
+}
+
+// execResult is execCached, returning the statement's result.
+func execResult(ctx context.Context, on sqlRunner, stmts map[stmtKey]*sql.Stmt, key stmtKey, query func() string, args []any) (sql.Result, error) {
 	if stmts == nil {
-		if _, err := on.ExecContext(ctx, query(), args...); err != nil {
-			return internal(err)
+		res, err := on.ExecContext(ctx, query(), args...)
+		if err != nil {
+			return nil, internal(err)
 		}
-		return nil
+		return res, nil
 	}
 	stmt, ok := stmts[key]
 	if !ok {
 		var err error
 		if stmt, err = on.PrepareContext(ctx, query()); err != nil {
-			return internal(err)
+			return nil, internal(err)
 		}
 		stmts[key] = stmt
 	}
-	if _, err := stmt.ExecContext(ctx, args...); err != nil {
-		return internal(err)
+	res, err := stmt.ExecContext(ctx, args...)
+	if err != nil {
+		return nil, internal(err)
 	}
-	return nil
+	return res, nil
 }
 
 // close releases the prepared statements and the dictionary connection.

@@ -44,7 +44,7 @@ type ingestStats struct {
 func benchIngest(ctx context.Context, cfg config, ds dataset, base, adminTok string) (ingestStats, error) {
 	var st ingestStats
 	cat := benchCats[0]
-	bodies, apiLines, err := ingestBodies(ds, cat, cfg.ingestBatches)
+	bodies, apiLines, err := ingestBodies(ds, cat, cfg.ingestBatches, time.Now())
 	if err != nil {
 		return st, err
 	}
@@ -80,12 +80,19 @@ func benchIngest(ctx context.Context, cfg config, ds dataset, base, adminTok str
 	return st, nil
 }
 
+// ingestPace is the time between two ingested lines: 50,000 a second,
+// the target rate.
+const ingestPace = 20 * time.Microsecond
+
 // ingestBodies cuts the first batches*ingestBatch lines of cat from the log
-// into JSON Lines bodies, each line with an interaction_id and a time on
-// the log's last day (live traffic: the log's own times spread a batch
-// over a year of days, each a block of codes to rewrite), and counts their
-// api lines.
-func ingestBodies(ds dataset, cat string, batches int) ([][]byte, int64, error) {
+// into JSON Lines bodies, each line with an interaction_id and a time from
+// from on, ingestPace apart, and counts their api lines. That is live
+// traffic: lines that happen now, in time order, at the rate the
+// benchmark aims for. (The log's own times spread a batch over a year of
+// days, each a block of codes to rewrite; times later than the chats of a
+// later run, say over the rest of the day, would make every later row a
+// late one for the column index to insert among them.)
+func ingestBodies(ds dataset, cat string, batches int, from time.Time) ([][]byte, int64, error) {
 	f, err := os.Open(ds.path) //nolint:gosec // the harness's own generated log
 	if err != nil {
 		return nil, 0, err
@@ -106,7 +113,7 @@ func ingestBodies(ds dataset, cat string, batches int) ([][]byte, int64, error) 
 		if strings.Contains(line, `"event_kind":"api"`) {
 			api++
 		}
-		at := ds.end.Add(-24 * time.Hour).Add(time.Duration(n%86400) * time.Second).Format(time.RFC3339)
+		at := from.Add(time.Duration(n) * ingestPace).UTC().Format(time.RFC3339Nano)
 		line, ok := retime(line, at)
 		if !ok {
 			return nil, 0, fmt.Errorf("a line of %s does not start with its time", ds.path)

@@ -31,8 +31,8 @@ func TestIngestBodies(t *testing.T) {
 	if err := os.WriteFile(path, []byte(log.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	end := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
-	bodies, api, err := ingestBodies(dataset{path: path, end: end}, "support", 3)
+	from := time.Date(2025, 2, 1, 10, 0, 0, 0, time.UTC)
+	bodies, api, err := ingestBodies(dataset{path: path}, "support", 3, from)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestIngestBodies(t *testing.T) {
 			n++
 			i := line.Interaction
 			if line.Err != nil || i.Cat != "support" || i.InteractionID == "" || ids[i.InteractionID] ||
-				i.Time.Before(end.Add(-24*time.Hour)) || !i.Time.Before(end) {
+				!i.Time.Equal(from.Add(time.Duration(len(ids))*ingestPace)) {
 				t.Fatalf("line %d: %+v, %v", line.No, i, line.Err)
 			}
 			ids[i.InteractionID] = true
@@ -59,7 +59,7 @@ func TestIngestBodies(t *testing.T) {
 	if len(bodies) != 3 || api != apiSeen {
 		t.Fatalf("%d batches, %d api lines counted, %d seen", len(bodies), api, apiSeen)
 	}
-	if _, _, err := ingestBodies(dataset{path: path, end: end}, "support", 4); err == nil {
+	if _, _, err := ingestBodies(dataset{path: path}, "support", 4, from); err == nil {
 		t.Fatal("4 batches from a log with 3: no error")
 	}
 }

@@ -65,7 +65,7 @@ func privacyService(ctx context.Context, store *sqlstore.Store, chats *chatsql.S
 		return nil, fmt.Errorf("auth tables: %w", err)
 	}
 	if chats == nil {
-		if chats, err = chatsql.Open(ctx, store, chatsql.Options{}); err != nil {
+		if chats, err = chatsql.Open(ctx, store); err != nil {
 			return nil, fmt.Errorf("opening the conversation store: %w", err)
 		}
 	}

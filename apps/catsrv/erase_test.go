@@ -38,7 +38,7 @@ func TestEraseCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chats, err := chatsql.Open(ctx, store, chatsql.Options{})
+	chats, err := chatsql.Open(ctx, store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestEraseCommand(t *testing.T) {
 	if records, err = authsql.Open(ctx, store); err != nil {
 		t.Fatal(err)
 	}
-	if chats, err = chatsql.Open(ctx, store, chatsql.Options{}); err != nil {
+	if chats, err = chatsql.Open(ctx, store); err != nil {
 		t.Fatal(err)
 	}
 	for sub, gone := range map[string]bool{"1234": true, "5678": false} {

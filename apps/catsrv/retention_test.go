@@ -40,7 +40,7 @@ func TestServeRetention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chats, err := chatsql.Open(t.Context(), store, chatsql.Options{})
+	chats, err := chatsql.Open(t.Context(), store)
 	if err != nil {
 		t.Fatal(err)
 	}

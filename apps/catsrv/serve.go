@@ -120,7 +120,7 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		return err
 	}
 	defer stopPruner()
-	chats, err := chatsql.Open(ctx, store, chatsql.Options{AfterCommit: indexRefresher(rollups, logger)})
+	chats, err := chatsql.Open(ctx, store)
 	if err != nil {
 		return fmt.Errorf("opening the conversation store: %w", err)
 	}
@@ -168,7 +168,7 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		Ready:        store.Ping,
 		Logger:       logger,
 		Browser:      store,
-		Ingest:       ingestLog(store, rollups),
+		Ingest:       store,
 		IngestLimits: analyticsapi.IngestLimits{MaxBytes: cfg.IngestMaxBytes, MaxLines: cfg.IngestMaxLines},
 		Dashboard:    web.Assets(),
 		Auth:         authDeps,
@@ -235,34 +235,6 @@ func followCatConfig(ctx context.Context, cfg *config.Config, store *sqlstore.St
 	return func() {
 		cancel()
 		wg.Wait()
-	}
-}
-
-// indexRefresher returns what a committed chat turn calls so the column
-// index (when it is the warehouse) counts the turn's interaction at once
-// rather than at its next poll; nil for the SQL rollups, which the turn's
-// own transaction updates. A failed refresh is retried by the poll.
-// ingestLog is the log ingestion over HTTP writes to: the store, and when
-// the column index serves the rollups, through colindex.Log, so that the
-// index has the batch before the response goes out.
-func ingestLog(store *sqlstore.Store, rollups ports.RollupStore) ports.InteractionLog {
-	if idx, ok := rollups.(*colindex.Index); ok {
-		return colindex.Log{InteractionLog: store, Index: idx}
-	}
-	return store
-}
-
-func indexRefresher(rollups ports.RollupStore, logger *slog.Logger) func(context.Context) {
-	idx, ok := rollups.(*colindex.Index)
-	if !ok {
-		return nil
-	}
-	return func(ctx context.Context) {
-		// Turns committing at once share one refresh (CatchUp) rather
-		// than each waiting for its own in turn.
-		if err := idx.CatchUp(ctx); err != nil {
-			logger.Warn("column index refresh after a chat failed", "error", err)
-		}
 	}
 }
 

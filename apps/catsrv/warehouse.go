@@ -44,6 +44,11 @@ func warehouse(ctx context.Context, mode string, poll time.Duration, store *sqls
 	debug.FreeOSMemory()
 	rows, high := idx.Stats()
 	logger.Info("column index built", "rows", rows, "high_water", high, "took", time.Since(start).Round(time.Millisecond).String())
+	// This process's own writes (chat turns, ingestion over HTTP) are
+	// counted as they commit, before the write returns: the instance reads
+	// its own writes without waiting for a refresh.
+	store.TellCommits(idx.Hold)
+	context.AfterFunc(ctx, func() { store.TellCommits(nil) })
 	go idx.Follow(ctx, poll, func(err error) {
 		logger.Warn("column index refresh failed", "error", err)
 	})

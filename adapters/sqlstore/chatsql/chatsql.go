@@ -129,31 +129,21 @@ func commonSchema(serial, blob string) []string {
 	}
 }
 
-// Options tune a Store.
-type Options struct {
-	// AfterCommit, when set, runs after every committed turn that wrote an
-	// interaction, with the turn's context: serve uses it to bring the
-	// column index up to date at once (colindex.Index.Refresh) instead of
-	// at its next poll.
-	AfterCommit func(context.Context)
-}
-
 // Store keeps conversations and CAT overrides in SQL. Safe for concurrent
 // use.
 type Store struct {
 	log      *sqlstore.Store
 	db       *bun.DB
 	postgres bool
-	opts     Options
 }
 
 // Open migrates the chat schema in the store's database and returns the
 // chat store on it.
-func Open(ctx context.Context, s *sqlstore.Store, opts Options) (*Store, error) {
+func Open(ctx context.Context, s *sqlstore.Store) (*Store, error) {
 	if err := s.Migrate(ctx, Component, migrations); err != nil {
 		return nil, err
 	}
-	return &Store{log: s, db: s.DB(), postgres: s.Dialect() == sqlstore.DialectPostgres, opts: opts}, nil
+	return &Store{log: s, db: s.DB(), postgres: s.Dialect() == sqlstore.DialectPostgres}, nil
 }
 
 // terms is text as the search index holds it: its words (chat.Tokens)

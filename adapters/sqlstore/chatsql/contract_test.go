@@ -3,7 +3,6 @@ package chatsql_test
 import (
 	"testing"
 
-	"github.com/catsrv/catsrv/adapters/sqlstore/chatsql"
 	"github.com/catsrv/catsrv/ports"
 	"github.com/catsrv/catsrv/ports/porttest"
 )
@@ -12,7 +11,7 @@ func TestConversationContract(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
 			porttest.TestConversationStore(t, func(t *testing.T) (porttest.ChatStore, ports.Aggregator) {
-				log, s := open(t, b.DSN(t), chatsql.Options{})
+				log, s := open(t, b.DSN(t))
 				return s, log
 			})
 		})
@@ -26,11 +25,11 @@ func TestCatOverrideContract(t *testing.T) {
 			porttest.TestCatOverrideStore(t,
 				func(t *testing.T) ports.CatOverrideStore {
 					dsn = b.DSN(t)
-					_, s := open(t, dsn, chatsql.Options{})
+					_, s := open(t, dsn)
 					return s
 				},
 				func(t *testing.T) ports.CatOverrideStore {
-					_, s := open(t, dsn, chatsql.Options{})
+					_, s := open(t, dsn)
 					return s
 				})
 		})

@@ -13,13 +13,13 @@ var backends = sqltest.Backends()
 
 // open opens the analytics store and the chat store on dsn, closed when
 // the test ends. A second chatsql.Open finds the schema current.
-func open(t *testing.T, dsn string, opts chatsql.Options) (*sqlstore.Store, *chatsql.Store) {
+func open(t *testing.T, dsn string) (*sqlstore.Store, *chatsql.Store) {
 	t.Helper()
 	s := sqltest.Open(t, dsn)
-	if _, err := chatsql.Open(t.Context(), s, opts); err != nil {
+	if _, err := chatsql.Open(t.Context(), s); err != nil {
 		t.Fatal(err)
 	}
-	c, err := chatsql.Open(t.Context(), s, opts)
+	c, err := chatsql.Open(t.Context(), s)
 	if err != nil {
 		t.Fatalf("second Open: %v", err)
 	}

@@ -18,7 +18,7 @@ import (
 // notices reach it.
 func TestListenOverridesWakesOnSavesAndSurvivesAKilledConnection(t *testing.T) {
 	dsn := sqltest.PostgresDatabaseDSN(t, nil)
-	_, s := open(t, dsn, chatsql.Options{})
+	_, s := open(t, dsn)
 	ctx, cancel := context.WithCancel(t.Context())
 	wakes := make(chan struct{}, 100)
 	var reported atomic.Int64

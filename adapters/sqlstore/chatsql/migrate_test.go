@@ -23,7 +23,7 @@ func TestOverrideVersionsMigration(t *testing.T) {
 			if _, err := log.DB().ExecContext(ctx, `INSERT INTO chat_cat_overrides (cat, doc) VALUES (?, ?)`, "demo", []byte(`{"chat_mode":"agent"}`)); err != nil {
 				t.Fatal(err)
 			}
-			s, err := Open(ctx, log, Options{})
+			s, err := Open(ctx, log)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -32,7 +32,7 @@ func TestPostgresSearchesMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s, err := chatsql.Open(ctx, log, chatsql.Options{})
+	s, err := chatsql.Open(ctx, log)
 	if err != nil {
 		t.Fatal(err)
 	}

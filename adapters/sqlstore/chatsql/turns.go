@@ -16,8 +16,9 @@ import (
 
 // RecordTurn stores the turn in one transaction: the conversation when
 // new, the messages, the search document, and the interaction with its
-// rollups through the analytics store's writer. Options.AfterCommit runs
-// once it is committed, when the turn had an interaction.
+// rollups through the analytics store's writer, which tells its follower
+// (the column index) of the interaction once it has committed
+// (sqlstore.Store.TellCommits).
 func (s *Store) RecordTurn(ctx context.Context, turn chat.Turn) error {
 	if turn.Interaction != nil {
 		if err := turn.Interaction.Validate(); err != nil {
@@ -51,13 +52,7 @@ func (s *Store) RecordTurn(ctx context.Context, turn chat.Turn) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	if turn.Interaction != nil && s.opts.AfterCommit != nil {
-		s.opts.AfterCommit(ctx)
-	}
-	return nil
+	return err
 }
 
 // openForTurn creates the turn's conversation, or finds the owner's

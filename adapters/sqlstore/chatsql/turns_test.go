@@ -1,7 +1,6 @@
 package chatsql_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/adapters/sqlstore"
-	"github.com/catsrv/catsrv/adapters/sqlstore/chatsql"
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/chat"
 	"github.com/catsrv/catsrv/core/errs"
@@ -91,18 +89,19 @@ func TestTurnFeedsAnalytics(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
 			dsn := b.DSN(t)
-			var idx *colindex.Index
-			refreshed := 0
-			log, s := open(t, dsn, chatsql.Options{AfterCommit: func(ctx context.Context) {
-				refreshed++
-				if err := idx.Refresh(ctx); err != nil {
-					t.Errorf("Refresh: %v", err)
-				}
-			}})
-			var err error
-			if idx, err = colindex.Build(t.Context(), log); err != nil {
+			log, s := open(t, dsn)
+			idx, err := colindex.Build(t.Context(), log)
+			if err != nil {
 				t.Fatal(err)
 			}
+			told := 0
+			log.TellCommits(func(c ports.Committed) {
+				told++
+				if !c.Complete || len(c.Rows) != 1 {
+					t.Errorf("told of %d rows (complete %v), want the turn's one", len(c.Rows), c.Complete)
+				}
+				idx.Hold(c)
+			})
 			turns := []chat.Turn{
 				turnOf("c1", true, t0, "Where is my refund?", "On its way.", "billing"),
 				turnOf("c1", false, t0.Add(time.Minute), "And my invoice?", "Sent.", "billing"),
@@ -115,7 +114,7 @@ func TestTurnFeedsAnalytics(t *testing.T) {
 				}
 				want = append(want, *turn.Interaction)
 				checkCounts(t, log, want)
-				// The index saw the commit through the hook, not a poll.
+				// The index was told of the commit, with no refresh or poll.
 				if a, err := idx.Answer(t.Context(), analytics.Query{Cat: all.Cat, Range: all.Range}, analytics.PartTotal); err != nil || a.Total != int64(len(want)) {
 					t.Fatalf("column index total = %d, %v; want %d", a.Total, err, len(want))
 				}
@@ -125,8 +124,8 @@ func TestTurnFeedsAnalytics(t *testing.T) {
 			if err := s.RecordTurn(t.Context(), unanswered); err != nil {
 				t.Fatal(err)
 			}
-			if refreshed != len(turns) {
-				t.Errorf("AfterCommit ran %d times for %d answered turns and one unanswered", refreshed, len(turns))
+			if told != len(turns) {
+				t.Errorf("told of %d commits for %d answered turns and one unanswered", told, len(turns))
 			}
 			checkCounts(t, log, want)
 		})
@@ -136,8 +135,9 @@ func TestTurnFeedsAnalytics(t *testing.T) {
 func TestFailedTurnStoresNothing(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
-			refreshed := 0
-			log, s := open(t, b.DSN(t), chatsql.Options{AfterCommit: func(context.Context) { refreshed++ }})
+			log, s := open(t, b.DSN(t))
+			told := 0
+			log.TellCommits(func(ports.Committed) { told++ })
 			first := turnOf("c1", true, t0, "Where is my refund?", "On its way.", "billing")
 			if err := s.RecordTurn(t.Context(), first); err != nil {
 				t.Fatal(err)
@@ -168,8 +168,8 @@ func TestFailedTurnStoresNothing(t *testing.T) {
 			if hits, err := s.SearchConversations(t.Context(), alice, "zebra", 10); err != nil || len(hits) != 0 {
 				t.Fatalf("search finds the failed turns' text: %+v, %v", hits, err)
 			}
-			if refreshed != 1 {
-				t.Errorf("AfterCommit ran %d times, want once (failed turns commit nothing)", refreshed)
+			if told != 1 {
+				t.Errorf("told of %d commits, want one (failed turns commit nothing)", told)
 			}
 			checkCounts(t, log, []analytics.Interaction{*first.Interaction})
 		})
@@ -179,7 +179,7 @@ func TestFailedTurnStoresNothing(t *testing.T) {
 func TestSearchQueriesStayWords(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
-			_, s := open(t, b.DSN(t), chatsql.Options{})
+			_, s := open(t, b.DSN(t))
 			if err := s.RecordTurn(t.Context(), turnOf("c1", true, t0, "NEAR the refund desk, AND OR NOT", "Ask at the counter.", "billing")); err != nil {
 				t.Fatal(err)
 			}
@@ -216,7 +216,7 @@ func TestSearchQueriesStayWords(t *testing.T) {
 func TestSearchFindsCoreWords(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
-			_, s := open(t, b.DSN(t), chatsql.Options{})
+			_, s := open(t, b.DSN(t))
 			if err := s.RecordTurn(t.Context(), turnOf("c1", true, t0, "Write to bob@example.com about v2.1", "नमस्ते दुनिया, café ready", "general")); err != nil {
 				t.Fatal(err)
 			}
@@ -241,7 +241,7 @@ func TestSearchFindsCoreWords(t *testing.T) {
 func TestConcurrentTurns(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
-			log, s := open(t, b.DSN(t), chatsql.Options{})
+			log, s := open(t, b.DSN(t))
 			first := turnOf("c1", true, t0, "first", "answer", "general")
 			if err := s.RecordTurn(t.Context(), first); err != nil {
 				t.Fatal(err)

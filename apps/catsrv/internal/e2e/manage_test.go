@@ -56,7 +56,7 @@ func newChatSite(t *testing.T) *chatSite {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chats, err := chatsql.Open(ctx, store, chatsql.Options{})
+	chats, err := chatsql.Open(ctx, store)
 	if err != nil {
 		t.Fatal(err)
 	}

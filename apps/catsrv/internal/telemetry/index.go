@@ -10,8 +10,11 @@ import (
 // Follower is what IndexLag reads of an index that follows the database
 // (colindex.Index).
 type Follower interface {
-	// Stats reports the rows applied and the highest id applied.
+	// Stats reports the rows applied and the feed position.
 	Stats() (rows int, highWater int64)
+	// FeedPosition reports the feed position and how many rows above it
+	// the index counts already.
+	FeedPosition() (high int64, held int)
 	// CurrentAt is when the last successful refresh began.
 	CurrentAt() time.Time
 }
@@ -56,16 +59,18 @@ func (l *indexLag) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect reads the index, then counts the rows above its mark.
 func (l *indexLag) Collect(ch chan<- prometheus.Metric) {
-	rows, high := l.idx.Stats()
+	rows, _ := l.idx.Stats()
+	high, held := l.idx.FeedPosition()
 	currentAt := l.idx.CurrentAt()
 	ch <- prometheus.MustNewConstMetric(l.rows, prometheus.GaugeValue, float64(rows))
 	ctx, cancel := context.WithTimeout(context.Background(), backlogTimeout)
 	defer cancel()
-	behind, err := l.backlog(ctx, high)
+	above, err := l.backlog(ctx, high)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(l.lagRows, err)
 		return
 	}
+	behind := max(0, above-int64(held))
 	secs := 0.0
 	if behind > 0 {
 		secs = max(0, l.now().Sub(currentAt).Seconds())

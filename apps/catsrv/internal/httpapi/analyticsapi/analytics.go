@@ -35,8 +35,9 @@ type Deps struct {
 	// slog.Default().
 	Logger *slog.Logger
 	// Log stores what POST /interactions ingests, all or nothing, and
-	// tells every analytics route at once (serve wires the column
-	// index's colindex.Log); nil answers that route 503.
+	// tells every analytics route at once (serve's store tells the
+	// column index of each commit, colindex.Index.Hold); nil answers that
+	// route 503.
 	Log ports.InteractionLog
 	// Ingest bounds one ingested batch; zero fields take the defaults.
 	Ingest IngestLimits

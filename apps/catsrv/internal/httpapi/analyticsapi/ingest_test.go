@@ -36,7 +36,8 @@ const (
 const ingestSecret = "test-secret-of-at-least-32-bytes-for-hs256"
 
 // ingestEnv is the HTTP app served on a real listener over one back end,
-// wired as serve wires it: ingestion through colindex.Log (SQL back ends),
+// wired as serve wires it: ingestion into the store, which tells the
+// column index of each commit (SQL back ends),
 // /all from the log, /all_warehouse and the metrics from the index.
 type ingestEnv struct {
 	url    string
@@ -79,7 +80,8 @@ func newIngestEnv(t testing.TB, backend string, limits analyticsapi.IngestLimits
 		if err != nil {
 			t.Fatal(err)
 		}
-		log, rollups = colindex.Log{InteractionLog: store, Index: idx}, idx
+		store.TellCommits(idx.Hold)
+		log, rollups = store, idx
 	}
 	tok, err := tokens.New([]byte(ingestSecret), "catsrv", "catsrv", clk)
 	if err != nil {

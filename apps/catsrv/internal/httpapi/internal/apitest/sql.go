@@ -73,7 +73,7 @@ func NewSQLEnv(t testing.TB, b sqltest.Backend) *SQLEnv {
 		t.Fatal(err)
 	}
 	store := sqltest.Open(t, b.DSN(t))
-	chats, err := chatsql.Open(ctx, store, chatsql.Options{})
+	chats, err := chatsql.Open(ctx, store)
 	if err != nil {
 		t.Fatal(err)
 	}

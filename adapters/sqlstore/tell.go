@@ -1,0 +1,169 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/ports"
+)
+
+// A follower in this process (the column index) is told of the api rows
+// each of the store's write transactions committed (ports.CommitTeller),
+// with their ids, before the write returns: it counts them at once,
+// instead of reading them back from the feed. The rows' feed position
+// (GivenAt) tells the follower whether a read of the feed has given them
+// already: on SQLite, where one writer commits at a time and ids only
+// grow, the highest id among them; on PostgreSQL, where the feed reads
+// below a transaction horizon (feedorder.go), the transaction's id plus
+// one.
+
+// heldMax bounds the rows one transaction hands over: past it (an
+// import) the follower is told only that the transaction committed, and
+// reads its rows from the feed.
+const heldMax = copyBatchRows
+
+// held gathers what a write transaction tells the follower.
+type held struct {
+	rows     []ports.FeedRow
+	givenAt  int64
+	overflow bool
+}
+
+// TellCommits implements ports.CommitTeller: fn is called after every
+// commit of Append and WriteTx that wrote api rows.
+func (s *Store) TellCommits(fn func(ports.Committed)) {
+	if fn == nil {
+		s.tell.Store(nil)
+		return
+	}
+	s.tell.Store(&fn)
+}
+
+// newHeld returns what a write transaction gathers its rows in, nil when
+// no follower is told.
+func (s *Store) newHeld() *held {
+	if s.tell.Load() == nil {
+		return nil
+	}
+	return &held{}
+}
+
+// told tells the follower, if any, of a committed transaction's rows.
+func (s *Store) told(h *held) {
+	fn := s.tell.Load()
+	if fn == nil || h == nil || (len(h.rows) == 0 && !h.overflow) {
+		return
+	}
+	c := ports.Committed{Rows: h.rows, GivenAt: h.givenAt, Complete: !h.overflow}
+	if h.overflow {
+		c.Rows = nil
+	}
+	(*fn)(c)
+}
+
+// lose marks the transaction's rows as not handed over (the COPY
+// pipeline of an import writes them without ids).
+func (h *held) lose() {
+	if h != nil {
+		h.overflow, h.rows = true, nil
+	}
+}
+
+// add gathers the api rows of a batch just inserted, ids[k] being the id
+// of batch[k]; xactPos is their feed position on PostgreSQL, 0 on SQLite,
+// where it is the highest id of an api row (the feed's position is the
+// last api row it gave, see readFeed).
+func (h *held) add(batch []analytics.Interaction, ids []int64, xactPos int64) {
+	h.givenAt = max(h.givenAt, xactPos)
+	for k, i := range batch {
+		if !i.Counted() {
+			continue
+		}
+		if xactPos == 0 {
+			h.givenAt = max(h.givenAt, ids[k])
+		}
+		if h.overflow {
+			continue
+		}
+		if len(h.rows) == heldMax {
+			h.lose()
+			continue
+		}
+		h.rows = append(h.rows, ports.FeedRow{
+			ID: ids[k], Micros: i.Time.UTC().Truncate(time.Microsecond).UnixMicro(),
+			Cat: []byte(i.Cat), Topic: []byte(i.Topic), Model: []byte(i.Model), Persona: []byte(i.Persona),
+			QuestionID: []byte(i.QuestionID), Question: []byte(i.Question),
+			AnswerID: []byte(i.AnswerID), Answer: []byte(i.Answer),
+		})
+	}
+}
+
+// heldKey carries a WriteTx attempt's held rows to the AppendTx calls of
+// its fn.
+type heldKey struct{}
+
+func withHeld(ctx context.Context, h *held) context.Context {
+	if h == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, heldKey{}, h)
+}
+
+func heldFrom(ctx context.Context) *held {
+	h, _ := ctx.Value(heldKey{}).(*held)
+	return h
+}
+
+// insertReturning runs the multi-row insert of raw rows and returns the
+// ids of the rows, in order, and on PostgreSQL their feed position (see
+// above; 0 on SQLite).
+func (w *writer) insertReturning(batch []analytics.Interaction, key stmtKey, query func() string, args []any) ([]int64, int64, error) {
+	ids := make([]int64, len(batch))
+	if w.dialect == postgresDialect {
+		// PostgreSQL returns the rows of an INSERT … VALUES in the order
+		// of the list.
+		rows, err := w.tx.QueryContext(w.ctx, query()+" RETURNING id, xact", args...)
+		if err != nil {
+			return nil, 0, internal(err)
+		}
+		defer rows.Close()
+		var xact int64
+		k := 0
+		for rows.Next() {
+			if k == len(ids) {
+				return nil, 0, internal(errUnexpectedRows)
+			}
+			if err := rows.Scan(&ids[k], &xact); err != nil {
+				return nil, 0, internal(err)
+			}
+			k++
+		}
+		if err := rows.Err(); err != nil {
+			return nil, 0, internal(err)
+		}
+		if k != len(ids) {
+			return nil, 0, internal(errUnexpectedRows)
+		}
+		return ids, xact + 1, nil
+	}
+	res, err := execResult(w.ctx, w.tx, w.stmts, key, query, args)
+	if err != nil {
+		return nil, 0, err
+	}
+	last, err := res.LastInsertId()
+	if err != nil {
+		return nil, 0, internal(err)
+	}
+	// SQLite numbers the rows of one insert consecutively, each the
+	// highest id plus one (one writer at a time: nothing interleaves).
+	for k := range ids {
+		ids[k] = last - int64(len(ids)-1-k)
+	}
+	return ids, 0, nil
+}
+
+// errUnexpectedRows is an insert that returned another number of rows
+// than it was given.
+var errUnexpectedRows = errors.New("the insert returned an unexpected number of ids")
