@@ -8,11 +8,15 @@ import (
 // RefreshHold is Refresh, also returning how long applying the rows held
 // the write lock (for BenchmarkApplyHold).
 func (x *Index) RefreshHold(ctx context.Context) (time.Duration, error) {
-	x.refreshMu.Lock()
-	defer x.refreshMu.Unlock()
+	x.readMu.Lock()
+	defer x.readMu.Unlock()
 	b, err := x.read(ctx)
-	if err != nil || b.rows == 0 {
+	if err != nil {
 		return 0, err
+	}
+	defer x.changeMu.Unlock()
+	if b.rows == 0 {
+		return 0, nil
 	}
 	b.prepare()
 	start := time.Now()

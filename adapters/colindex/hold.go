@@ -14,9 +14,10 @@ import (
 // under one hold of the write lock and are remembered by id, so that the
 // feed's later read drops them (as the rows of the snapshot the index
 // started from). A commit told without its rows (an import) is read from
-// the feed by a refresh of its own. Hold takes turns with refreshes; the
-// new dictionary entries are ranked by the next refresh (until then
-// queries order them themselves, see sortedGroups).
+// the feed by a refresh of its own. Hold waits for a refresh's apply,
+// not for its read of the database (see Refresh); the new dictionary
+// entries are ranked by the next refresh (until then queries order them
+// themselves, see sortedGroups).
 func (x *Index) Hold(c ports.Committed) {
 	if !c.Complete {
 		_ = x.Refresh(context.Background()) // committed already: Follow catches up and reports
@@ -25,8 +26,8 @@ func (x *Index) Hold(c ports.Committed) {
 	if len(c.Rows) == 0 {
 		return
 	}
-	x.refreshMu.Lock()
-	defer x.refreshMu.Unlock()
+	x.changeMu.Lock()
+	defer x.changeMu.Unlock()
 	if x.high >= c.GivenAt {
 		return
 	}

@@ -20,7 +20,11 @@ type Index struct {
 	dels   ports.DeletionFeed
 	delGen int64
 
-	refreshMu sync.Mutex // one refresh (or Hold) at a time: the only writer
+	// readMu makes refreshes take turns; changeMu is held by the one
+	// goroutine changing the index (a refresh's apply, a Hold, a
+	// rebuild): see Refresh.
+	readMu   sync.Mutex
+	changeMu sync.Mutex
 
 	mu   sync.RWMutex
 	cats map[string]*catIndex
@@ -121,7 +125,7 @@ func (f catFeed) ReadSince(ctx context.Context, after int64, fn func(*ports.Feed
 // still holds up to the high-water mark (later ones come with the next
 // read as usual), built beside the old ones and swapped in under one hold
 // of the write lock: a query, which reads one CAT, sees the CAT before the
-// deletion or after it. The caller holds refreshMu.
+// deletion or after it. The caller holds changeMu.
 func (x *Index) rebuildCat(ctx context.Context, cat string) error {
 	y := &Index{src: catFeed{src: x.dels, cat: cat, upTo: x.high}, cats: map[string]*catIndex{}}
 	if err := y.readApply(ctx); err != nil {
@@ -154,9 +158,13 @@ func (x *Index) rebuildCat(ctx context.Context, cat string) error {
 // Refresh applies the interactions stored since the last refresh, all
 // that one read of the source returns (one snapshot of the database)
 // becoming visible to queries at once, under one hold of the write lock,
-// or, when the read fails, none (see draft.go). Only the refresh's own
-// goroutine changes the index, so it reads the index without the lock
-// until it applies.
+// or, when the read fails, none (see draft.go). Refreshes take turns
+// (readMu); the database is read without changeMu, so that a Hold (a
+// write of this process) does not wait for the read: the rows of a short
+// read are kept aside and taken in under changeMu, those of a long one
+// (past readAside rows) from then on under it. Only changeMu's holder
+// changes the index, so it reads the index without the lock until it
+// applies.
 //
 // When the source reports deletions the index has not applied (a
 // ports.DeletionFeed generation above its own), the refresh first
@@ -165,8 +173,8 @@ func (x *Index) rebuildCat(ctx context.Context, cat string) error {
 // under one hold of the write lock (rebuildCat): queries see a CAT before
 // the deletion or after it, never a part.
 func (x *Index) Refresh(ctx context.Context) error {
-	x.refreshMu.Lock()
-	defer x.refreshMu.Unlock()
+	x.readMu.Lock()
+	defer x.readMu.Unlock()
 	if x.dels != nil {
 		gen, cats, err := x.dels.ReadDeletions(ctx, x.delGen)
 		if err != nil {
@@ -175,10 +183,8 @@ func (x *Index) Refresh(ctx context.Context) error {
 		if gen > x.delGen {
 			// Before the first read nothing is held, so nothing to forget.
 			if x.high > 0 {
-				for _, cat := range cats {
-					if err := x.rebuildCat(ctx, cat); err != nil {
-						return err // delGen unchanged: the next refresh rebuilds them again
-					}
+				if err := x.rebuildCats(ctx, cats); err != nil {
+					return err // delGen unchanged: the next refresh rebuilds them again
 				}
 			}
 			x.delGen = gen
@@ -187,14 +193,27 @@ func (x *Index) Refresh(ctx context.Context) error {
 	return x.readApply(ctx)
 }
 
+// rebuildCats rebuilds the CATs (rebuildCat) under changeMu.
+func (x *Index) rebuildCats(ctx context.Context, cats []string) error {
+	x.changeMu.Lock()
+	defer x.changeMu.Unlock()
+	for _, cat := range cats {
+		if err := x.rebuildCat(ctx, cat); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // readApply applies the rows stored since the last refresh (Refresh,
-// without the deletion check); the caller holds refreshMu or owns x.
+// without the deletion check); the caller holds readMu or owns x.
 func (x *Index) readApply(ctx context.Context) error {
 	began := time.Now()
 	b, err := x.read(ctx)
 	if err != nil {
 		return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed")
 	}
+	defer x.changeMu.Unlock()
 	if b.rows == 0 {
 		// Nothing new, but the position may have moved past transactions
 		// that wrote no api rows.
@@ -215,20 +234,74 @@ func (x *Index) readApply(ctx context.Context) error {
 	return nil
 }
 
+// readAside is how many rows a refresh reads before it takes changeMu:
+// a longer read (a catch-up after an import by another process) keeps
+// Hold waiting from then on rather than its rows in memory twice.
+const readAside = 8192
+
 // read reads the interactions stored since the last refresh into a batch,
-// without the rows the index's snapshot held (given).
+// without the rows the index already holds (given). When it returns nil
+// the caller holds changeMu (and must release it); on an error it does
+// not.
 func (x *Index) read(ctx context.Context) (batch, error) {
 	b := batch{cats: map[string]*catDraft{}}
-	next, err := x.src.ReadSince(ctx, x.high, func(r *ports.FeedRow) error {
+	var (
+		aside  []ports.FeedRow
+		locked bool
+	)
+	take := func(r *ports.FeedRow) {
 		if _, ok := x.given[r.ID]; ok {
 			b.given = append(b.given, r.ID)
-			return nil
+			return
 		}
 		b.add(x.cats, r)
+	}
+	next, err := x.src.ReadSince(ctx, x.high, func(r *ports.FeedRow) error {
+		if !locked {
+			if len(aside) < readAside {
+				aside = append(aside, keepRow(r))
+				return nil
+			}
+			x.changeMu.Lock()
+			locked = true
+			for i := range aside {
+				take(&aside[i])
+			}
+			aside = nil
+		}
+		take(r)
 		return nil
 	})
+	if err != nil {
+		if locked {
+			x.changeMu.Unlock()
+		}
+		return batch{}, err
+	}
+	if !locked {
+		x.changeMu.Lock()
+		for i := range aside {
+			take(&aside[i])
+		}
+	}
 	b.high = next
-	return b, err
+	return b, nil
+}
+
+// keepRow copies a row the feed gives (its bytes are the feed's only
+// during the call) into one allocation of its own.
+func keepRow(r *ports.FeedRow) ports.FeedRow {
+	buf := make([]byte, 0, len(r.Cat)+len(r.Topic)+len(r.Model)+len(r.Persona)+
+		len(r.QuestionID)+len(r.Question)+len(r.AnswerID)+len(r.Answer))
+	field := func(b []byte) []byte {
+		buf = append(buf, b...)
+		return buf[len(buf)-len(b) : len(buf) : len(buf)]
+	}
+	k := *r
+	k.Cat, k.Topic, k.Model, k.Persona = field(r.Cat), field(r.Topic), field(r.Model), field(r.Persona)
+	k.QuestionID, k.Question = field(r.QuestionID), field(r.Question)
+	k.AnswerID, k.Answer = field(r.AnswerID), field(r.Answer)
+	return k
 }
 
 // apply makes the batch's rows visible, under one hold of the write lock.
@@ -236,7 +309,9 @@ func (x *Index) apply(b *batch) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	b.apply(x.cats)
-	x.high = max(x.high, b.high)
+	if b.high > x.high { // only refreshes move it (Hold reads it under changeMu alone)
+		x.high = b.high
+	}
 	x.rows += b.rows
 	for _, id := range b.given {
 		delete(x.given, id)
@@ -247,7 +322,7 @@ func (x *Index) apply(b *batch) {
 // rank orders the entries refreshes and holds added to the dictionaries
 // of CATs readers were using: the order is computed without the write
 // lock and swapped in under it. Until then their lists order the new
-// entries per query (see sortedGroups). The caller holds refreshMu.
+// entries per query (see sortedGroups). The caller holds changeMu.
 func (x *Index) rank() {
 	type ranks struct {
 		d              *dictionary
