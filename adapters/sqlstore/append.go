@@ -38,8 +38,8 @@ const writerTemp = "PRAGMA temp_store = MEMORY"
 func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
 	h := s.newHeld()
 	n, err := s.append(ctx, interactions, h)
-	if err == nil {
-		s.told(h) // after the writer turn is handed on
+	if err == nil && s.dialect == postgresDialect {
+		s.told(h) // SQLite tells within its writer turn (append)
 	}
 	return n, err
 }
@@ -146,6 +146,9 @@ func (s *Store) append(ctx context.Context, interactions iter.Seq2[analytics.Int
 	}
 	committed = true
 	w.codeCache.learn(w.collections, w.learned)
+	if s.dialect == sqliteDialect {
+		s.told(h) // in commit order (tell.go)
+	}
 	return n - w.skipped - w.copySkipped, nil
 }
 

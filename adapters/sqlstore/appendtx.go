@@ -51,12 +51,7 @@ const (
 // nothing.
 func (s *Store) WriteTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
 	if s.dialect == sqliteDialect {
-		h := s.newHeld()
-		if err := s.writeTxSQLite(withHeld(ctx, h), fn); err != nil {
-			return err
-		}
-		s.told(h) // after the writer turn is handed on
-		return nil
+		return s.writeTxSQLite(ctx, fn)
 	}
 	for attempt := 1; ; attempt++ {
 		h := s.newHeld() // each attempt gathers its own rows
@@ -85,6 +80,8 @@ func (s *Store) writeTxSQLite(ctx context.Context, fn func(ctx context.Context, 
 		return unavailable(err, busyMessage)
 	}
 	defer s.endTurn()
+	h := s.newHeld()
+	ctx = withHeld(ctx, h)
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return internal(err)
@@ -101,7 +98,11 @@ func (s *Store) writeTxSQLite(ctx context.Context, fn func(ctx context.Context, 
 			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 	}()
-	return s.writeTxOnce(ctx, conn, fn)
+	if err := s.writeTxOnce(ctx, conn, fn); err != nil {
+		return err
+	}
+	s.told(h) // in commit order (tell.go)
+	return nil
 }
 
 // takeTurn waits for this process's SQLite writer turn, or for ctx.

@@ -19,6 +19,13 @@ import (
 // below a transaction horizon (feedorder.go), the transaction's id plus
 // one.
 
+// On SQLite the follower is told within the writer turn,
+// so in commit order, which for rows logged as they happen is time
+// order: two concurrent batches told the other way round would make the
+// earlier one's rows late ones for the index to sort in (a rebuild of the
+// CAT's columns, whose cost grows with the CAT). PostgreSQL writers commit
+// concurrently, with no order to keep; they tell after the commit.
+
 // heldMax bounds the rows one transaction hands over: past it (an
 // import) the follower is told only that the transaction committed, and
 // reads its rows from the feed.
@@ -77,6 +84,19 @@ func (h *held) lose() {
 // last api row it gave, see readFeed).
 func (h *held) add(batch []analytics.Interaction, ids []int64, xactPos int64) {
 	h.givenAt = max(h.givenAt, xactPos)
+	// The rows' texts share one allocation.
+	size := 0
+	for _, i := range batch {
+		if i.Counted() {
+			size += len(i.Cat) + len(i.Topic) + len(i.Model) + len(i.Persona) +
+				len(i.QuestionID) + len(i.Question) + len(i.AnswerID) + len(i.Answer)
+		}
+	}
+	buf := make([]byte, 0, size)
+	field := func(v string) []byte {
+		buf = append(buf, v...)
+		return buf[len(buf)-len(v) : len(buf) : len(buf)]
+	}
 	for k, i := range batch {
 		if !i.Counted() {
 			continue
@@ -93,9 +113,9 @@ func (h *held) add(batch []analytics.Interaction, ids []int64, xactPos int64) {
 		}
 		h.rows = append(h.rows, ports.FeedRow{
 			ID: ids[k], Micros: i.Time.UTC().Truncate(time.Microsecond).UnixMicro(),
-			Cat: []byte(i.Cat), Topic: []byte(i.Topic), Model: []byte(i.Model), Persona: []byte(i.Persona),
-			QuestionID: []byte(i.QuestionID), Question: []byte(i.Question),
-			AnswerID: []byte(i.AnswerID), Answer: []byte(i.Answer),
+			Cat: field(i.Cat), Topic: field(i.Topic), Model: field(i.Model), Persona: field(i.Persona),
+			QuestionID: field(i.QuestionID), Question: field(i.Question),
+			AnswerID: field(i.AnswerID), Answer: field(i.Answer),
 		})
 	}
 }
