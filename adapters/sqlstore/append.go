@@ -10,9 +10,12 @@ import (
 	"github.com/catsrv/catsrv/core/errs"
 )
 
-// writerCache gives the SQLite connection of an Append a 64 MiB page
-// cache (it keeps it for its life in the pool).
-const writerCache = "PRAGMA cache_size = -65536"
+// writerCache gives the SQLite connection of an Append a 32 MiB page
+// cache (it keeps it for its life in the pool). 64 MiB gained nothing: a
+// 10M-line import took 180 s with it and 171 s with 32 MiB, and peaked at
+// 287 MiB against 222 MiB; ingestion over HTTP ran at the same rate at 1M
+// and 10M rows (docs/benchmarks.md, section 22).
+const writerCache = "PRAGMA cache_size = -32768"
 
 // writerTemp keeps the SQLite writer connection's statement journals in
 // memory: a multi-row insert or upsert inside a transaction journals the
