@@ -13,7 +13,9 @@ import (
 // position is at c.GivenAt or beyond); otherwise the rows become visible
 // under one hold of the write lock and are remembered by id, so that the
 // feed's later read drops them (as the rows of the snapshot the index
-// started from). A commit told without its rows (an import) is read from
+// started from); rows erased before Hold took them, which the feed will
+// never give, are dropped once its position passes them (dropDeleted).
+// A commit told without its rows (an import) is read from
 // the feed by a refresh of its own. Hold waits for a refresh's apply,
 // not for its read of the database (see Refresh); the new dictionary
 // entries are ranked by the next refresh (until then queries order them
@@ -35,10 +37,14 @@ func (x *Index) Hold(c ports.Committed) {
 	if x.given == nil {
 		x.given = make(map[int64]string, len(c.Rows))
 	}
+	if x.heldAt == nil {
+		x.heldAt = make(map[int64]int64, len(c.Rows))
+	}
 	for i := range c.Rows {
 		r := &c.Rows[i]
 		b.add(x.cats, r)
 		x.given[r.ID] = string(r.Cat)
+		x.heldAt[r.ID] = c.GivenAt
 	}
 	b.prepare()
 	x.apply(&b)

@@ -2,6 +2,7 @@ package colindex
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,9 +32,14 @@ type Index struct {
 	high int64 // the feed position after the rows applied
 	rows int
 	// given are the rows the snapshot the index was built from held
-	// that the feed will give again (ports.FeedSnapshot), by id with
-	// their CAT: dropped when they come. Only refreshes use it.
+	// that the feed will give again (ports.FeedSnapshot), and the rows
+	// this process's writes handed over (Hold), by id with their CAT:
+	// dropped when they come. Only changeMu's holder uses it.
 	given map[int64]string
+	// heldAt is, for the rows Hold took, the feed position at which the
+	// feed has given them (ports.Committed.GivenAt): one the position
+	// passes without giving it was deleted in between (see dropDeleted).
+	heldAt map[int64]int64
 	// held is len(given), for readers (FeedPosition): set under mu.
 	held int
 
@@ -229,8 +235,45 @@ func (x *Index) readApply(ctx context.Context) error {
 		x.apply(&b)
 		x.sortUnsorted()
 	}
+	if err := x.dropDeleted(ctx); err != nil {
+		return err
+	}
 	x.rank()
 	x.currentAt.Store(began.UnixNano())
+	return nil
+}
+
+// dropDeleted forgets the held rows the feed's position has passed
+// without giving them: a deletion removed them after their commit and
+// before Hold took them, and a refresh applied that deletion in between
+// (on PostgreSQL, where a deletion need not wait for Hold). Their CATs
+// are rebuilt from the database up to the position, which leaves them
+// out. The caller holds changeMu.
+func (x *Index) dropDeleted(ctx context.Context) error {
+	var cats []string
+	for id, at := range x.heldAt {
+		cat, still := x.given[id]
+		switch {
+		case !still: // given, or forgotten by a rebuild
+			delete(x.heldAt, id)
+		case at <= x.high && x.dels != nil: // a feed without deletions gives every row
+			delete(x.heldAt, id)
+			delete(x.given, id)
+			if !slices.Contains(cats, cat) {
+				cats = append(cats, cat)
+			}
+		}
+	}
+	for _, cat := range cats {
+		if err := x.rebuildCat(ctx, cat); err != nil {
+			return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed")
+		}
+	}
+	if len(cats) > 0 {
+		x.mu.Lock()
+		x.held = len(x.given)
+		x.mu.Unlock()
+	}
 	return nil
 }
 
