@@ -35,16 +35,12 @@ func (x *Index) Hold(c ports.Committed) {
 	}
 	b := batch{cats: map[string]*catDraft{}}
 	if x.given == nil {
-		x.given = make(map[int64]string, len(c.Rows))
-	}
-	if x.heldAt == nil {
-		x.heldAt = make(map[int64]int64, len(c.Rows))
+		x.given = make(map[int64]givenRow, len(c.Rows))
 	}
 	for i := range c.Rows {
 		r := &c.Rows[i]
 		b.add(x.cats, r)
-		x.given[r.ID] = string(r.Cat)
-		x.heldAt[r.ID] = c.GivenAt
+		x.given[r.ID] = givenRow{cat: string(r.Cat), at: c.GivenAt}
 	}
 	b.prepare()
 	x.apply(&b)

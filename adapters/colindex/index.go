@@ -33,13 +33,9 @@ type Index struct {
 	rows int
 	// given are the rows the snapshot the index was built from held
 	// that the feed will give again (ports.FeedSnapshot), and the rows
-	// this process's writes handed over (Hold), by id with their CAT:
-	// dropped when they come. Only changeMu's holder uses it.
-	given map[int64]string
-	// heldAt is, for the rows Hold took, the feed position at which the
-	// feed has given them (ports.Committed.GivenAt): one the position
-	// passes without giving it was deleted in between (see dropDeleted).
-	heldAt map[int64]int64
+	// this process's writes handed over (Hold), by id: dropped when they
+	// come. Only changeMu's holder uses it.
+	given map[int64]givenRow
 	// held is len(given), for readers (FeedPosition): set under mu.
 	held int
 
@@ -47,6 +43,15 @@ type Index struct {
 	// nanoseconds (0 before the first): every row committed before then
 	// had been applied when it ended.
 	currentAt atomic.Int64
+}
+
+// givenRow is a row the index holds before the feed gives it: its CAT
+// and, for a row Hold took, the feed position at which the feed has given
+// it (ports.Committed.GivenAt; 0 for a snapshot's row): one the position
+// passes without giving it was deleted in between (see dropDeleted).
+type givenRow struct {
+	cat string
+	at  int64
 }
 
 // Build reads every api interaction from the source (the database's
@@ -101,7 +106,10 @@ func (x *Index) start(ctx context.Context, snap ports.FeedSnapshot) error {
 	b.prepare()
 	x.apply(&b)
 	if len(given) > 0 {
-		x.given = given
+		x.given = make(map[int64]givenRow, len(given))
+		for id, cat := range given {
+			x.given[id] = givenRow{cat: cat}
+		}
 		x.held = len(given)
 	}
 	return nil
@@ -141,8 +149,8 @@ func (x *Index) rebuildCat(ctx context.Context, cat string) error {
 	if c != nil {
 		c.trim()
 	}
-	for id, c := range x.given {
-		if c == cat { // not in the rebuilt CAT (above its mark): the feed gives them again
+	for id, g := range x.given {
+		if g.cat == cat { // not in the rebuilt CAT (above its mark): the feed gives them again
 			delete(x.given, id)
 		}
 	}
@@ -250,29 +258,22 @@ func (x *Index) readApply(ctx context.Context) error {
 // are rebuilt from the database up to the position, which leaves them
 // out. The caller holds changeMu.
 func (x *Index) dropDeleted(ctx context.Context) error {
+	if x.dels == nil { // a feed without deletions gives every row
+		return nil
+	}
 	var cats []string
-	for id, at := range x.heldAt {
-		cat, still := x.given[id]
-		switch {
-		case !still: // given, or forgotten by a rebuild
-			delete(x.heldAt, id)
-		case at <= x.high && x.dels != nil: // a feed without deletions gives every row
-			delete(x.heldAt, id)
+	for id, g := range x.given {
+		if g.at > 0 && g.at <= x.high {
 			delete(x.given, id)
-			if !slices.Contains(cats, cat) {
-				cats = append(cats, cat)
+			if !slices.Contains(cats, g.cat) {
+				cats = append(cats, g.cat)
 			}
 		}
 	}
 	for _, cat := range cats {
-		if err := x.rebuildCat(ctx, cat); err != nil {
+		if err := x.rebuildCat(ctx, cat); err != nil { // it counts held anew
 			return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed")
 		}
-	}
-	if len(cats) > 0 {
-		x.mu.Lock()
-		x.held = len(x.given)
-		x.mu.Unlock()
 	}
 	return nil
 }
