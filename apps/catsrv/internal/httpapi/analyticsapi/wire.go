@@ -6,6 +6,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
@@ -258,4 +259,45 @@ func rejectMalformedQuery(api huma.API) func(huma.Context, func(huma.Context)) {
 		}
 		next(ctx)
 	}
+}
+
+// The bodies with question and answer lists write themselves (JSON of
+// tens of MB at 10M interactions without a limit), in their fields' order;
+// TestStreamedBodies checks them against encoding/json.
+
+// StreamJSON writes the result's fields.
+func (r AnalyticsResult) StreamJSON(o *base.JSONObject) {
+	o.Field("total_interactions", r.TotalInteractions)
+	base.List(o, "topic_counts", r.TopicCounts)
+	base.List(o, "model_counts", r.ModelCounts)
+	base.List(o, "persona_counts", r.PersonaCounts)
+	base.List(o, "questions", r.Questions)
+	base.List(o, "answers", r.Answers)
+	base.OmitEmptyPtr(o, "questions_total", r.QuestionsTotal)
+	base.OmitEmptyPtr(o, "answers_total", r.AnswersTotal)
+}
+
+// StreamJSON writes the result's fields.
+func (r WarehouseResult) StreamJSON(o *base.JSONObject) {
+	r.AnalyticsResult.StreamJSON(o)
+	o.Field("performance_ms", r.PerformanceMS)
+	o.Field("data_source", r.DataSource)
+}
+
+// StreamJSON writes the result's fields.
+func (r LegacyResult) StreamJSON(o *base.JSONObject) {
+	r.AnalyticsResult.StreamJSON(o)
+	o.Field("data_source", r.DataSource)
+}
+
+// StreamJSON writes the body's fields.
+func (b QuestionsBody) StreamJSON(o *base.JSONObject) {
+	base.List(o, "questions", b.Questions)
+	base.OmitEmptyPtr(o, "total", b.Total)
+}
+
+// StreamJSON writes the body's fields.
+func (b AnswersBody) StreamJSON(o *base.JSONObject) {
+	base.List(o, "answers", b.Answers)
+	base.OmitEmptyPtr(o, "total", b.Total)
 }

@@ -75,14 +75,15 @@ type Instruments struct {
 
 // config is huma's default configuration without the schema-link
 // transformer (it would add "$schema" to every body, and the spec fixes the
-// bodies' keys) and without the /schemas routes it serves.
+// bodies' keys) and without the /schemas routes it serves; its JSON format
+// streams the bodies that write themselves (JSONStreamer).
 func config() huma.Config {
 	cfg := huma.DefaultConfig(Title, Version)
 	cfg.CreateHooks = nil
 	cfg.SchemasPath = ""
 	cfg.Formats = map[string]huma.Format{
-		"application/json": huma.DefaultJSONFormat,
-		"json":             huma.DefaultJSONFormat,
+		"application/json": jsonFormat,
+		"json":             jsonFormat,
 	}
 	cfg.Info.Description = description
 	cfg.Info.License = &huma.License{Name: License}
