@@ -55,10 +55,14 @@ const sqliteMaxConns = 4
 // the next one opened a new one (a server process started, the session
 // settings checked), which cost more than the turn itself. Keeping as many
 // as concurrent work uses stops that churn; the idle time gives them back
-// once the load is gone. Several instances on one server each keep theirs,
-// so this stays well below PostgreSQL's default max_connections (100).
+// once the load is gone. The bound on idle connections never opens one:
+// a pool holds as many as its concurrent work asks for, and this only
+// decides whether one is closed when its work ends. At 16, 32 chat users
+// still closed and reopened about 30 connections in 2,000 chats (each a
+// new server process with cold catalog and statement caches); 64 keeps
+// what such a load uses.
 const (
-	postgresIdleConns = 16
+	postgresIdleConns = 64
 	postgresIdleTime  = time.Minute
 )
 

@@ -36,6 +36,7 @@ func TestConversationStore(t *testing.T, open func(t *testing.T) (store ChatStor
 		{"NewConflicts", testNewConflicts},
 		{"InvalidInteractionStoresNothing", testInvalidInteractionStoresNothing},
 		{"TurnWithoutInteraction", testTurnWithoutInteraction},
+		{"ConversationWithoutMessages", testConversationWithoutMessages},
 		{"ListPagesNewestFirst", testListPages},
 		{"Rename", testRename},
 		{"Delete", testDelete},
@@ -215,6 +216,19 @@ func testTurnWithoutInteraction(t *testing.T, h *convHarness) {
 	}
 	if n := h.total("demo"); n != 0 {
 		t.Fatalf("analytics counts %d for an unanswered turn, want 0", n)
+	}
+}
+
+// testConversationWithoutMessages: a conversation created without
+// messages reads back as itself, with none.
+func testConversationWithoutMessages(t *testing.T, h *convHarness) {
+	want := chat.Conversation{ID: "c1", Owner: alice, Name: "empty", CreatedAt: c0, UpdatedAt: c0}
+	if err := h.s.RecordTurn(t.Context(), chat.Turn{Conversation: want, New: true}); err != nil {
+		t.Fatal(err)
+	}
+	got, msgs, err := h.s.Conversation(t.Context(), alice, "c1")
+	if err != nil || len(msgs) != 0 || !sameConversation(got, want) {
+		t.Fatalf("conversation = %+v, messages %+v, %v; want %+v and none", got, msgs, err, want)
 	}
 }
 

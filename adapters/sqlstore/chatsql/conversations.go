@@ -42,32 +42,51 @@ func owned(ctx context.Context, db bun.IDB, owner chat.Owner, id string) (int64,
 	return seq, c, nil
 }
 
+// conversationWithMessages reads the owner's conversation and its
+// messages in one statement (one snapshot, one round trip): the
+// conversation's columns on every row, a message's on each (none when it
+// has no messages, the LEFT JOIN's one row of NULLs). Its values are bound
+// ($n), so PostgreSQL prepares it once per connection.
+const conversationWithMessages = `SELECT c.seq, c.id, c.cat, c.user_id, c.name, c.created_at, c.updated_at,
+		m.role, m.content, m.model, m.at
+	FROM chat_conversations c LEFT JOIN chat_messages m ON m.conversation_seq = c.seq
+	WHERE c.id = $1 AND c.cat = $2 AND c.user_id = $3
+	ORDER BY m.pos`
+
 // conversation returns the owner's conversation and its messages in the
 // order appended.
 func (s *Store) conversation(ctx context.Context, owner chat.Owner, id string) (chat.Conversation, []chat.Message, error) {
-	seq, c, err := owned(ctx, s.db, owner, id)
-	if err != nil {
-		return chat.Conversation{}, nil, err
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT role, content, model, at FROM chat_messages WHERE conversation_seq = ? ORDER BY pos`, seq)
+	rows, err := s.db.DB.QueryContext(ctx, conversationWithMessages, id, owner.Cat, owner.UserID)
 	if err != nil {
 		return chat.Conversation{}, nil, internal(err)
 	}
 	defer func() { _ = rows.Close() }()
-	var messages []chat.Message
+	var (
+		c        chat.Conversation
+		found    bool
+		messages []chat.Message
+	)
 	for rows.Next() {
 		var (
-			m  chat.Message
-			at int64
+			seq, created, updated int64
+			role, content, model  sql.NullString
+			at                    sql.NullInt64
 		)
-		if err := rows.Scan(&m.Role, &m.Content, &m.Model, &at); err != nil {
+		if err := rows.Scan(&seq, &c.ID, &c.Owner.Cat, &c.Owner.UserID, &c.Name, &created, &updated,
+			&role, &content, &model, &at); err != nil {
 			return chat.Conversation{}, nil, internal(err)
 		}
-		m.Time = fromNanos(at)
-		messages = append(messages, m)
+		c.CreatedAt, c.UpdatedAt = fromNanos(created), fromNanos(updated)
+		found = true
+		if role.Valid {
+			messages = append(messages, chat.Message{Role: role.String, Content: content.String, Model: model.String, Time: fromNanos(at.Int64)})
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return chat.Conversation{}, nil, internal(err)
+	}
+	if !found {
+		return chat.Conversation{}, nil, notFound(id)
 	}
 	return c, messages, nil
 }
