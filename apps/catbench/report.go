@@ -51,7 +51,10 @@ func (r *report) targets() targets {
 		t.rawP50 = 150 * time.Millisecond
 	}
 	if r.lines >= 10_000_000 {
-		t.warehouseP50, t.warehouseP99, t.fastP50, t.rssBytes = 10*time.Millisecond, 40*time.Millisecond, 10*time.Millisecond, 512<<20
+		// Issue 12 keeps /all_warehouse at 1M's bounds at 10M and bounds
+		// the server at 384 MiB; the other routes keep the looser bounds
+		// an earlier issue set for 10M.
+		t.fastP50, t.rssBytes = 10*time.Millisecond, 384<<20
 		t.rawP50 *= 10
 	}
 	return t
