@@ -90,13 +90,6 @@ func (c *codeCache) learn(collections int64, learned []learnedCode) {
 	}
 }
 
-// cacheKey is entry n's key in the code cache.
-func (e *entries) cacheKey(n int32) cachedEntry {
-	k := cachedEntry{table: uint8(e.list[n].table)} // #nosec G115 -- five dictionaries
-	copy(k.digest[:], e.digest(n))
-	return k
-}
-
 // collectionsTable counts the garbage collections of dictionary entries
 // (one row): see above.
 func collectionsTable() []string {

@@ -50,36 +50,77 @@ type rollupKey struct {
 
 // entries numbers the distinct dictionary entries of one Append and holds
 // their database codes once known (0 until then, listed in pending).
+//
+// An entry is known by its dictionary and digest (cachedEntry), as the
+// dictionaries themselves know it (unique on the digest). Only the entries
+// that may still lack a code keep their texts and keys (fresh); the index
+// holds no pointers, so the garbage collector does not scan it. Keyed by
+// the texts (dictEntry), 200,000 entries took about 60 MB of live heap in
+// a large import, above the import's soft memory limit on SQLite, and the
+// collector then ran without pause (docs/benchmarks.md).
 type entries struct {
-	index   map[dictEntry]int32
-	list    []dictEntry
+	index   map[cachedEntry]int32
 	codes   []int64
 	pending []int32
-	// digests holds each entry's digest once computed (nil until then).
-	digests [][]byte
+	// fresh holds the entries numbered from freshBase on, those that may
+	// still lack a code, with their keys: their texts go into the
+	// dictionaries. settle forgets them once they all have one.
+	fresh     []freshEntry
+	freshBase int32
+	// buf is key's scratch.
+	buf []byte
 }
 
-// digest returns entry n's digest, computing it once.
-func (e *entries) digest(n int32) []byte {
-	if e.digests[n] == nil {
-		e.digests[n] = e.list[n].digest()
-	}
-	return e.digests[n]
+// freshEntry is an entry that may still lack a code, and its key.
+type freshEntry struct {
+	entry dictEntry
+	key   cachedEntry
 }
 
-func newEntries() *entries { return &entries{index: map[dictEntry]int32{}} }
+// digest returns entry n's digest; n has no code yet.
+func (e *entries) digest(n int32) []byte { return e.fresh[n-e.freshBase].key.digest[:] }
+
+// text returns entry n, one that has no code yet.
+func (e *entries) text(n int32) dictEntry { return e.fresh[n-e.freshBase].entry }
+
+// table returns entry n's dictionary; n has no code yet.
+func (e *entries) table(n int32) int { return e.fresh[n-e.freshBase].entry.table }
+
+// cacheKey is entry n's key in the code cache; n has no code yet.
+func (e *entries) cacheKey(n int32) cachedEntry { return e.fresh[n-e.freshBase].key }
+
+func newEntries() *entries { return &entries{index: map[cachedEntry]int32{}} }
 
 func (e *entries) number(d dictEntry) int32 {
-	n, ok := e.index[d]
+	k := e.key(d)
+	n, ok := e.index[k]
 	if !ok {
-		n = int32(len(e.list)) // #nosec G115 -- bounded by maxEntries per batch round
-		e.index[d] = n
-		e.list = append(e.list, d)
+		n = int32(len(e.codes)) // #nosec G115 -- bounded by maxEntries per batch round
+		e.index[k] = n
 		e.codes = append(e.codes, 0)
-		e.digests = append(e.digests, nil)
+		e.fresh = append(e.fresh, freshEntry{entry: d, key: k})
 		e.pending = append(e.pending, n)
 	}
 	return n
+}
+
+// key is d's dictionary and digest (dictEntry.digest, without its
+// allocations).
+func (e *entries) key(d dictEntry) cachedEntry {
+	e.buf = append(e.buf[:0], d.cat...)
+	e.buf = append(e.buf, 0)
+	e.buf = append(e.buf, d.id...)
+	e.buf = append(e.buf, 0)
+	e.buf = append(e.buf, d.text...)
+	return cachedEntry{table: uint8(d.table), digest: sha256.Sum256(e.buf)} // #nosec G115 -- five dictionaries
+}
+
+// settle forgets the texts and keys of the entries numbered so far: every
+// one has its code (resolveCodes succeeded).
+func (e *entries) settle() {
+	clear(e.fresh)
+	e.fresh = e.fresh[:0]
+	e.freshBase = int32(len(e.codes)) // #nosec G115 -- bounded by maxEntries per batch round
 }
 
 // maxEntries bounds the numbered entries an Append remembers, so a hostile
@@ -89,13 +130,13 @@ const maxEntries = 200000
 // resetIfLarge forgets every entry once there are more than maxEntries;
 // only valid between batches (a batch's rows refer to theirs).
 func (e *entries) resetIfLarge() {
-	if len(e.list) <= maxEntries {
+	if len(e.codes) <= maxEntries {
 		return
 	}
 	clear(e.index)
-	e.list, e.codes, e.pending = e.list[:0], e.codes[:0], e.pending[:0]
-	clear(e.digests)
-	e.digests = e.digests[:0]
+	e.codes, e.pending = e.codes[:0], e.pending[:0]
+	clear(e.fresh)
+	e.fresh, e.freshBase = e.fresh[:0], 0
 }
 
 // rollupColumns are the rollup table's columns in insert order.
@@ -208,13 +249,10 @@ func (w *writer) resolveCodes() error {
 	}
 	missing := make([][]int32, len(dictionaryTables))
 	for _, n := range pending {
-		table := w.entries.list[n].table
+		table := w.entries.table(n)
 		missing[table] = append(missing[table], n)
 	}
 	w.entries.pending = w.entries.pending[:0]
-	if caching {
-		defer w.learn(missing)
-	}
 	uncoded := func(numbers []int32) []int32 {
 		var out []int32
 		for _, n := range numbers {
@@ -257,6 +295,10 @@ func (w *writer) resolveCodes() error {
 			}
 		}
 	}
+	if caching {
+		w.learn(missing)
+	}
+	w.entries.settle()
 	return nil
 }
 
@@ -284,8 +326,8 @@ func (w *writer) readCollections() error {
 }
 
 // learn records the codes of the entries resolveCodes looked up or added,
-// for the code cache once the transaction commits; entries without a
-// code (resolveCodes failed) are left out.
+// for the code cache once the transaction commits (before settle, while
+// their keys are kept).
 func (w *writer) learn(numbers [][]int32) {
 	for _, ns := range numbers {
 		for _, n := range ns {
@@ -332,7 +374,7 @@ func (w *writer) lookupCodes(numbers [][]int32) error {
 		}
 		first := len(args) + 1
 		for _, n := range numbers[table] {
-			d := w.entries.list[n].digest()
+			d := w.entries.digest(n)
 			byDigest[key{table, string(d)}] = n
 			args = append(args, d)
 		}
@@ -388,7 +430,7 @@ func (w *writer) insertEntries(table int, numbers []int32) error {
 		args := w.dictArgs[:0]
 		byDigest := make(map[string]int32, len(chunk))
 		for _, n := range chunk {
-			e := w.entries.list[n]
+			e := w.entries.text(n)
 			d := digests[n]
 			byDigest[string(d)] = n
 			args = append(args, e.cat, d, e.id, e.text)
