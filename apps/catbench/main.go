@@ -29,7 +29,7 @@ import (
 // largeScaleMemLimit unless told otherwise.
 const (
 	largeScale         = 10_000_000
-	largeScaleMemLimit = "400MiB"
+	largeScaleMemLimit = "320MiB"
 )
 
 // config is what one harness run does.
@@ -132,7 +132,7 @@ func parseConfig(args []string) (config, error) {
 	cfg.scale, cfg.scaleName = n, name
 	if cfg.gomemlimit == "" && n >= largeScale {
 		// As an operator would run it: the 10M index needs the GC to hold
-		// the heap under the 512 MiB budget (docs/operations.md, Memory).
+		// the heap under the 384 MiB budget (docs/operations.md, Memory).
 		cfg.gomemlimit = largeScaleMemLimit
 	}
 	for _, b := range strings.Split(*backends, ",") {
