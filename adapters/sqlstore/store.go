@@ -70,17 +70,6 @@ const (
 // process's write transaction before giving up.
 const sqliteBusyTimeoutMS = 30000
 
-// sqlitePageSize is the page size of a SQLite database this store
-// creates; an existing database keeps its own. An import is one
-// transaction, so all of it goes through the WAL: every page the writer's
-// cache spills is a WAL frame, written with two system calls after a
-// search of the WAL's hash tables that grows with the WAL, and the commit
-// re-reads the WAL (checksums) and copies it into the file (checkpoint).
-// With 16 KiB pages rather than 4 KiB there are a quarter as many frames:
-// a 10M-line import ran at 98k lines/s rather than 69k, with 28 s of
-// system CPU rather than 51 s (docs/benchmarks.md).
-const sqlitePageSize = 16384
-
 // Store is the interaction log in a SQL database. Safe for concurrent use.
 type Store struct {
 	db      *bun.DB
@@ -212,11 +201,6 @@ func openSQLite(path string) (*sql.DB, error) {
 	escaped := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)
 	// Readers get a modest page cache each (SQLite allocates it outside
 	// the Go heap, per connection); Append enlarges its own (writerCache).
-	if !memory {
-		if err := createSQLite(path, escaped); err != nil {
-			return nil, errs.Wrap(errs.KindUnavailable, err, "cannot create the SQLite database")
-		}
-	}
 	dsn := "file:" + escaped + "?_pragma=busy_timeout(" + strconv.Itoa(sqliteBusyTimeoutMS) + ")" +
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-8192)&_txlock=immediate"
 	sqldb, err := sql.Open(sqliteshim.ShimName, dsn)
@@ -236,35 +220,6 @@ func openSQLite(path string) (*sql.DB, error) {
 		sqldb.SetMaxOpenConns(sqliteMaxConns + 1)
 	}
 	return sqldb, nil
-}
-
-// createSQLite gives a database file that does not exist yet, or is
-// empty, its page size (sqlitePageSize) and WAL mode, on a connection of
-// its own: the driver runs the pool's pragmas sorted by name, so
-// journal_mode, which writes the file's first page and with it the page
-// size, would come before page_size. An existing database keeps its page
-// size.
-func createSQLite(path, escaped string) error {
-	if info, err := os.Stat(path); err == nil && info.Size() > 0 {
-		return nil
-	}
-	db, err := sql.Open(sqliteshim.ShimName, "file:"+escaped+"?_pragma=busy_timeout("+strconv.Itoa(sqliteBusyTimeoutMS)+")")
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	for _, pragma := range []string{"PRAGMA page_size = " + strconv.Itoa(sqlitePageSize), "PRAGMA journal_mode = WAL"} {
-		if _, err := conn.ExecContext(ctx, pragma); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func openPostgres(dsn string) (*sql.DB, error) {
