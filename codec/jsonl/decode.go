@@ -124,6 +124,11 @@ func (ld *lineDecoder) decode(raw []byte) (analytics.Interaction, error) {
 	if err != nil {
 		return analytics.Interaction{}, errs.New(errs.KindInvalid, "field time: %q is not an RFC 3339 time such as 2025-01-31T09:30:00Z", clip(rec.Time))
 	}
+	if y := t.UTC().Year(); y < 1 || y > 9999 {
+		// An offset can carry a time of year 0000 or 9999 past the years
+		// RFC 3339 writes once it is in UTC, as Encode writes it.
+		return analytics.Interaction{}, errs.New(errs.KindInvalid, "field time: %q is outside the years 0001 to 9999 in UTC", clip(rec.Time))
+	}
 	i := analytics.Interaction{
 		Time: t, Cat: rec.Cat, EventKind: rec.EventKind,
 		Question: rec.Question, Answer: rec.Answer, Topic: rec.Topic,
