@@ -24,8 +24,18 @@ type dictEntry struct {
 // digest identifies an entry in its dictionary. Fields cannot hold NUL
 // bytes (Interaction.Validate), so the NUL-joined input is unambiguous.
 func (e dictEntry) digest() []byte {
-	sum := sha256.Sum256([]byte(e.cat + "\x00" + e.id + "\x00" + e.text))
+	sum := sha256.Sum256(e.appendDigested(nil))
 	return sum[:]
+}
+
+// appendDigested appends to b what the entry's digest is taken of: its
+// CAT, id and text, each ended by a zero byte but the last.
+func (e dictEntry) appendDigested(b []byte) []byte {
+	b = append(b, e.cat...)
+	b = append(b, 0)
+	b = append(b, e.id...)
+	b = append(b, 0)
+	return append(b, e.text...)
 }
 
 // entriesOf returns the dictionary entries of an interaction, in
@@ -104,14 +114,10 @@ func (e *entries) number(d dictEntry) int32 {
 	return n
 }
 
-// key is d's dictionary and digest (dictEntry.digest, without its
-// allocations).
+// key is d's dictionary and digest (dictEntry.digest, in a reused
+// buffer).
 func (e *entries) key(d dictEntry) cachedEntry {
-	e.buf = append(e.buf[:0], d.cat...)
-	e.buf = append(e.buf, 0)
-	e.buf = append(e.buf, d.id...)
-	e.buf = append(e.buf, 0)
-	e.buf = append(e.buf, d.text...)
+	e.buf = d.appendDigested(e.buf[:0])
 	return cachedEntry{table: uint8(d.table), digest: sha256.Sum256(e.buf)} // #nosec G115 -- five dictionaries
 }
 
