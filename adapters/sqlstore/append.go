@@ -40,20 +40,27 @@ const writerTemp = "PRAGMA temp_store = MEMORY"
 // inserts (writer.run).
 func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
 	h := s.newHeld()
-	n, err := s.append(ctx, interactions, h)
+	n, err := s.append(ctx, interactions, h, false)
 	if err == nil && s.dialect == postgresDialect {
 		s.told(h) // SQLite tells within its writer turn (append)
 	}
 	return n, err
 }
 
-// append is Append, gathering the rows written in h when it is not nil.
-func (s *Store) append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error], h *held) (int, error) {
+// append is Append, gathering the rows written in h when it is not nil;
+// with load, Load (load.go).
+func (s *Store) append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error], h *held, load bool) (int, error) {
+	alone := false
 	if s.dialect == sqliteDialect {
 		if err := s.takeTurn(ctx); err != nil {
 			return 0, err
 		}
 		defer s.endTurn()
+		if load && s.leaveWAL(ctx) {
+			alone = true
+			// After the transaction has ended (deferred below).
+			defer s.backToWAL(ctx)
+		}
 	}
 	// A connection of its own: on PostgreSQL the writer also speaks COPY
 	// on it, inside the transaction (see copyRaw); on a SQLite file, the
@@ -103,6 +110,7 @@ func (s *Store) append(ctx context.Context, interactions iter.Seq2[analytics.Int
 	w.store = s
 	w.codeCache = &s.codes
 	w.held = h
+	w.alone = alone
 	if s.dialect == postgresDialect {
 		// An import goes through the COPY pipeline, with a second
 		// connection for the dictionaries (pipeline.go); an input of one

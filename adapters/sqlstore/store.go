@@ -45,8 +45,12 @@ const (
 // dsnForms names the accepted DSN forms in error messages.
 const dsnForms = "expected sqlite:PATH, sqlite::memory: or postgres://…"
 
-// sqliteMaxConns bounds the connections to a SQLite file.
-const sqliteMaxConns = 4
+// sqliteMaxConns bounds the connections to a SQLite file; of them,
+// sqliteIdleConns stay open when idle (database/sql's default).
+const (
+	sqliteMaxConns  = 4
+	sqliteIdleConns = 2
+)
 
 // Idle PostgreSQL connections the pool keeps (postgresIdleConns), and
 // for how long one stays unused before it is closed (postgresIdleTime).
@@ -218,6 +222,7 @@ func openSQLite(path string) (*sql.DB, error) {
 		// and writers take turns (writeTurn), so four cannot deadlock.
 		// One more is Append's own, kept out of the pool (writerconn.go).
 		sqldb.SetMaxOpenConns(sqliteMaxConns + 1)
+		sqldb.SetMaxIdleConns(sqliteIdleConns)
 	}
 	return sqldb, nil
 }

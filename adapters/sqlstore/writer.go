@@ -83,6 +83,11 @@ type writer struct {
 	// held, when set, gathers the api rows written, with their ids, to
 	// tell the follower once the transaction commits (tell.go).
 	held *held
+	// alone is set when a Load has the SQLite file to itself (load.go):
+	// statements are then prepared on the transaction only, since a
+	// statement prepared on the pool would open another connection, which
+	// waits for the Load to end.
+	alone bool
 }
 
 func newWriter(ctx context.Context, tx *sql.Tx, d dialect) *writer {
@@ -265,7 +270,7 @@ func (w *writer) insertRaw(batch []analytics.Interaction, dims [][]byte) error {
 	key := stmtKey{"interactions", len(batch)}
 	// SQLite only: on PostgreSQL w.stmts is nil and pgx's statement cache
 	// already keeps the statement per connection (exec).
-	if w.store != nil && w.stmts != nil && len(batch) == maxBatchRows {
+	if w.store != nil && w.stmts != nil && len(batch) == maxBatchRows && !w.alone {
 		if _, ok := w.stmts[key]; !ok {
 			stmt, err := w.store.rawInsert.in(w.ctx, w.store.db.DB, w.tx, query) //nolint:sqlclosecheck // closed with the writer's others (close)
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/importer"
+	"github.com/catsrv/catsrv/core/analytics"
 )
 
 // importGCPercent is the import's garbage-collection target (Go's default
@@ -84,7 +86,7 @@ func importCmd(ctx context.Context, args []string, env environ, stdin io.Reader,
 	}
 	defer store.Close()
 
-	opts := importer.Options{Log: store, Cats: cats, Input: input, SkipInvalid: *skipInvalid, Clock: clock.System{}}
+	opts := importer.Options{Log: loader{store}, Cats: cats, Input: input, SkipInvalid: *skipInvalid, Clock: clock.System{}}
 	if isTerminal(stderr) {
 		opts.Progress = stderr
 	}
@@ -110,6 +112,14 @@ func importCmd(ctx context.Context, args []string, env environ, stdin io.Reader,
 		}
 	}
 	return nil
+}
+
+// loader hands the importer's one Append to the store's Load, which on a
+// SQLite file the import has to itself writes past the write-ahead log.
+type loader struct{ *sqlstore.Store }
+
+func (l loader) Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
+	return l.Load(ctx, interactions)
 }
 
 // isTerminal reports whether w is a character device (a terminal), where

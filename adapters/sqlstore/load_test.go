@@ -1,0 +1,202 @@
+package sqlstore_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/catsrv/catsrv/adapters/sqlstore"
+	"github.com/catsrv/catsrv/core/analytics"
+)
+
+// bulkLog returns n sampleLog interactions with long answers, so that a
+// few thousand of them outgrow the writer's page cache.
+func bulkLog(n, salt int) []analytics.Interaction {
+	in := sampleLog(n, salt)
+	filler := strings.Repeat("x", 600)
+	for k := range in {
+		in[k].Answer = fmt.Sprintf("answer %d. %s", k%4, filler)
+		in[k].UserID = fmt.Sprintf("user %d", k)
+	}
+	return in
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		t.Fatalf("stat: %v", err)
+	}
+	return fi.Size()
+}
+
+func journalMode(t *testing.T, s *sqlstore.Store) string {
+	t.Helper()
+	var mode string
+	if err := s.DB().QueryRowContext(t.Context(), "PRAGMA journal_mode").Scan(&mode); err != nil {
+		t.Fatalf("journal_mode: %v", err)
+	}
+	return mode
+}
+
+// TestLoadWritesPastTheLog: Load on a SQLite file it has to itself writes
+// the pages into the file, not into the write-ahead log (which Append
+// fills with the whole import), stores what Append stores, and leaves the
+// file in WAL mode for what follows.
+func TestLoadWritesPastTheLog(t *testing.T) {
+	in := bulkLog(40_000, 0)
+	ref := normalized(in)
+	for _, load := range []bool{false, true} {
+		t.Run(fmt.Sprintf("load=%v", load), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "bulk.db")
+			s := openStore(t, "sqlite:"+path)
+			put := s.Append
+			if load {
+				put = s.Load
+			}
+			if n, err := put(t.Context(), analytics.Each(in)); err != nil || n != len(in) {
+				t.Fatalf("= %d, %v; want %d", n, err, len(in))
+			}
+			db, wal := fileSize(t, path), fileSize(t, path+"-wal")
+			if db < 16<<20 {
+				t.Fatalf("database file %d bytes: the input is too small to tell", db)
+			}
+			if inLog := wal > db/2; inLog == load {
+				t.Errorf("load=%v: log %d bytes beside a file of %d", load, wal, db)
+			}
+			if _, err := os.Stat(path + "-journal"); !os.IsNotExist(err) {
+				t.Errorf("a rollback journal is left: %v", err)
+			}
+			if got := journalMode(t, s); got != "wal" {
+				t.Errorf("journal mode after: %q, want wal", got)
+			}
+			expectMatchesReference(t, "raw", s, ref)
+			expectMatchesReference(t, "rollups", s.Rollups(), ref)
+
+			// What follows writes as before, through the log.
+			more := sampleLog(50, 3)
+			mustAppend(t, s, more)
+			all := append(ref, normalized(more)...)
+			expectMatchesReference(t, "raw after", s, all)
+			expectMatchesReference(t, "rollups after", s.Rollups(), all)
+			if got := fileSize(t, path+"-wal"); got == 0 {
+				t.Error("the Append after the Load wrote no log")
+			}
+		})
+	}
+}
+
+// TestLoadBesideAnotherConnection: while another process's connection has
+// the file open, Load cannot have it alone; it does not wait for it, and
+// writes through the log as Append does, visible to the other.
+func TestLoadBesideAnotherConnection(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shared.db")
+	other := openStore(t, "sqlite:"+path)
+	if err := other.Ping(t.Context()); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	s := openStore(t, "sqlite:"+path)
+	in := bulkLog(30_000, 1)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second) // the busy timeout is 30 s
+	defer cancel()
+	if n, err := s.Load(ctx, analytics.Each(in)); err != nil || n != len(in) {
+		t.Fatalf("Load = %d, %v; want %d", n, err, len(in))
+	}
+	if db, wal := fileSize(t, path), fileSize(t, path+"-wal"); wal < db/2 {
+		t.Errorf("log %d bytes beside a file of %d: the Load did not go through the log", wal, db)
+	}
+	expectMatchesReference(t, "raw, the other's view", other, normalized(in))
+	if got := journalMode(t, other); got != "wal" {
+		t.Errorf("journal mode: %q, want wal", got)
+	}
+}
+
+// loadChildEnv names the database a child test process loads into until
+// it is killed (TestLoadKilled).
+const loadChildEnv = "SQLSTORE_LOAD_KILLED_DB"
+
+// TestLoadKilled: a process killed (SIGKILL) in the middle of a Load that
+// has the file to itself, with pages of the load already in the file,
+// leaves a database that opens, in WAL mode, intact, with exactly what was
+// committed before the Load.
+func TestLoadKilled(t *testing.T) {
+	if path := os.Getenv(loadChildEnv); path != "" {
+		loadUntilKilled(t, path)
+		return
+	}
+	path := filepath.Join(t.TempDir(), "killed.db")
+	before := sampleLog(500, 2)
+	s, err := sqlstore.Open(t.Context(), "sqlite:"+path)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	mustAppend(t, s, before)
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	start := fileSize(t, path) + fileSize(t, path+"-wal")
+
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestLoadKilled$", "-test.count=1")
+	cmd.Env = append(os.Environ(), loadChildEnv+"="+path)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting the child: %v", err)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for fileSize(t, path) < start+64<<20 || fileSize(t, path+"-journal") == 0 {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("the child's Load did not grow the file past %d bytes under a journal (now %d):\n%s", start+64<<20, fileSize(t, path), out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatalf("kill: %v", err)
+	}
+	_ = cmd.Wait()
+
+	reopened := openStore(t, "sqlite:"+path)
+	if err := reopened.Ping(t.Context()); err != nil {
+		t.Fatalf("Ping after the kill: %v", err)
+	}
+	var check string
+	if err := reopened.DB().QueryRowContext(t.Context(), "PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		t.Fatalf("integrity_check = %q, %v", check, err)
+	}
+	if got := journalMode(t, reopened); got != "wal" {
+		t.Errorf("journal mode after the kill: %q, want wal", got)
+	}
+	if got := fileSize(t, path); got > start+16<<20 {
+		t.Errorf("file of %d bytes after the rollback, %d before the Load", got, start)
+	}
+	ref := normalized(before)
+	expectMatchesReference(t, "raw", reopened, ref)
+	expectMatchesReference(t, "rollups", reopened.Rollups(), ref)
+}
+
+// loadUntilKilled is the child of TestLoadKilled: it Loads rows into the
+// database at path without end.
+func loadUntilKilled(t *testing.T, path string) {
+	s := openStore(t, "sqlite:"+path)
+	rows := func(yield func(analytics.Interaction, error) bool) {
+		for k := 0; ; k++ {
+			for _, i := range bulkLog(1000, k) {
+				if !yield(i, nil) {
+					return
+				}
+			}
+		}
+	}
+	_, err := s.Load(t.Context(), rows)
+	t.Fatalf("Load returned: %v", err)
+}
