@@ -220,3 +220,38 @@ func TestFeedSnapshotContract(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotConnectionNotKept: on a SQLite file the connection that read
+// the snapshot is closed afterwards, not pooled with the blocks and
+// dictionaries it read in its page cache; on PostgreSQL it goes back to
+// the pool.
+func TestSnapshotConnectionNotKept(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.Name, func(t *testing.T) {
+			s := openStore(t, b.DSN(t))
+			mustAppend(t, s, sampleLog(200, 0))
+			if err := s.Ping(t.Context()); err != nil { // leaves a pooled connection
+				t.Fatalf("Ping: %v", err)
+			}
+			before := s.DB().Stats()
+			if before.Idle == 0 {
+				t.Fatal("no idle connection to take")
+			}
+			rows := 0
+			if _, _, err := s.ReadSnapshot(t.Context(), func(*ports.FeedRow) error { rows++; return nil }); err != nil {
+				t.Fatalf("ReadSnapshot: %v", err)
+			}
+			if rows == 0 {
+				t.Fatal("the snapshot gave no rows")
+			}
+			after := s.DB().Stats()
+			want := before.OpenConnections
+			if b.Name != "PostgreSQL" {
+				want--
+			}
+			if after.OpenConnections != want {
+				t.Errorf("open connections %d after the snapshot, %d before; want %d", after.OpenConnections, before.OpenConnections, want)
+			}
+		})
+	}
+}
