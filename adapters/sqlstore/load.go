@@ -25,11 +25,13 @@ import (
 // the same result. On a SQLite file that no other connection, in this
 // process or another, has open, it writes the pages straight into the file
 // under a rollback journal instead of through the write-ahead log, and
-// returns the file to WAL mode after its commit. While it runs, a process
-// opening the file waits for it to end (Open retries the busy file). A
-// process killed during it leaves a hot journal, from which the next
-// connection to the file rolls it back. Elsewhere, and when the file is
-// not to be had alone, it is Append.
+// returns the file to WAL mode when its transaction ends, committed or
+// not. While it runs, a process opening the file waits for it to end
+// (Open retries the busy file for about 25 minutes), and so would any
+// other use of this store: Load is for a process that does nothing else
+// with it meanwhile (catsrv import). A process killed during it leaves a
+// hot journal, from which the next connection to the file rolls it back.
+// Elsewhere, and when the file is not to be had alone, it is Append.
 func (s *Store) Load(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
 	if !s.reserveWriter {
 		return s.Append(ctx, interactions)
@@ -75,17 +77,24 @@ func (s *Store) leaveWAL(ctx context.Context) bool {
 	return mode == "delete"
 }
 
-// backToWAL returns the file to WAL mode after a Load that left it, and
-// discards the writer connection, whose settings were the Load's: the next
-// Append opens another. If the switch fails (another process opened the
-// file meanwhile), that process's connection has switched it: every
-// connection asks for WAL mode when it opens (openSQLite). The caller
-// holds the writer turn.
+// backToWAL returns the file to WAL mode after a Load that left it, also
+// when its transaction failed or its context was cancelled, and discards
+// the writer connection, whose settings were the Load's: the next Append
+// opens another. When a failed transaction has already discarded the
+// writer, a new connection does it: every connection asks for WAL mode
+// when it opens (openSQLite). If the switch fails (another process opened
+// the file meanwhile), that process's connection has switched it. The
+// caller holds the writer turn.
 func (s *Store) backToWAL(ctx context.Context) {
-	if s.writer == nil {
-		return
-	}
-	_, _ = s.writer.ExecContext(context.WithoutCancel(ctx), "PRAGMA journal_mode = WAL")
-	dropConn(s.writer)
+	ctx = context.WithoutCancel(ctx)
+	conn := s.writer
 	s.writer = nil
+	if conn == nil {
+		var err error
+		if conn, err = s.db.DB.Conn(ctx); err != nil {
+			return
+		}
+	}
+	_, _ = conn.ExecContext(ctx, "PRAGMA journal_mode = WAL")
+	dropConn(conn)
 }

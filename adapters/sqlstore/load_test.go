@@ -38,13 +38,27 @@ func fileSize(t *testing.T, path string) int64 {
 	return fi.Size()
 }
 
-func journalMode(t *testing.T, s *sqlstore.Store) string {
+// headerMode reads the journal mode the file's header records (bytes 18
+// and 19: 2 in WAL mode, 1 with a rollback journal), without opening a
+// connection, whose own WAL request would switch the file back itself.
+func headerMode(t *testing.T, path string) string {
 	t.Helper()
-	var mode string
-	if err := s.DB().QueryRowContext(t.Context(), "PRAGMA journal_mode").Scan(&mode); err != nil {
-		t.Fatalf("journal_mode: %v", err)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("open: %v", err)
 	}
-	return mode
+	defer f.Close()
+	var b [2]byte
+	if _, err := f.ReadAt(b[:], 18); err != nil {
+		t.Fatalf("reading the header: %v", err)
+	}
+	switch b {
+	case [2]byte{2, 2}:
+		return "wal"
+	case [2]byte{1, 1}:
+		return "rollback"
+	}
+	return fmt.Sprintf("unknown %v", b)
 }
 
 // TestLoadWritesPastTheLog: Load on a SQLite file it has to itself writes
@@ -75,8 +89,8 @@ func TestLoadWritesPastTheLog(t *testing.T) {
 			if _, err := os.Stat(path + "-journal"); !os.IsNotExist(err) {
 				t.Errorf("a rollback journal is left: %v", err)
 			}
-			if got := journalMode(t, s); got != "wal" {
-				t.Errorf("journal mode after: %q, want wal", got)
+			if got := headerMode(t, path); got != "wal" {
+				t.Errorf("journal mode after: %s, want wal", got)
 			}
 			expectMatchesReference(t, "raw", s, ref)
 			expectMatchesReference(t, "rollups", s.Rollups(), ref)
@@ -113,10 +127,50 @@ func TestLoadBesideAnotherConnection(t *testing.T) {
 	if db, wal := fileSize(t, path), fileSize(t, path+"-wal"); wal < db/2 {
 		t.Errorf("log %d bytes beside a file of %d: the Load did not go through the log", wal, db)
 	}
-	expectMatchesReference(t, "raw, the other's view", other, normalized(in))
-	if got := journalMode(t, other); got != "wal" {
-		t.Errorf("journal mode: %q, want wal", got)
+	if got := headerMode(t, path); got != "wal" {
+		t.Errorf("journal mode: %s, want wal", got)
 	}
+	expectMatchesReference(t, "raw, the other's view", other, normalized(in))
+}
+
+// TestLoadCancelled: a Load whose context is cancelled half-way, with its
+// pages in the file under the journal, stores nothing and still leaves the
+// file in WAL mode; the store writes on.
+func TestLoadCancelled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cancelled.db")
+	s := openStore(t, "sqlite:"+path)
+	before := sampleLog(100, 4)
+	mustAppend(t, s, before)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	journalled := false
+	rows := func(yield func(analytics.Interaction, error) bool) {
+		for k := 0; ; k++ {
+			if fileSize(t, path+"-journal") > 0 && fileSize(t, path) > 32<<20 {
+				journalled = true
+				cancel()
+			}
+			for _, i := range bulkLog(1000, k) {
+				if !yield(i, nil) {
+					return
+				}
+			}
+		}
+	}
+	if _, err := s.Load(ctx, rows); err == nil {
+		t.Fatal("the cancelled Load succeeded")
+	}
+	if !journalled {
+		t.Fatal("the Load was not under a journal when cancelled")
+	}
+	if got := headerMode(t, path); got != "wal" {
+		t.Errorf("journal mode after the cancelled Load: %s, want wal", got)
+	}
+	more := sampleLog(30, 5)
+	mustAppend(t, s, more)
+	ref := append(normalized(before), normalized(more)...)
+	expectMatchesReference(t, "raw", s, ref)
+	expectMatchesReference(t, "rollups", s.Rollups(), ref)
 }
 
 // loadChildEnv names the database a child test process loads into until
@@ -173,8 +227,8 @@ func TestLoadKilled(t *testing.T) {
 	if err := reopened.DB().QueryRowContext(t.Context(), "PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
 		t.Fatalf("integrity_check = %q, %v", check, err)
 	}
-	if got := journalMode(t, reopened); got != "wal" {
-		t.Errorf("journal mode after the kill: %q, want wal", got)
+	if got := headerMode(t, path); got != "wal" {
+		t.Errorf("journal mode after the kill: %s, want wal", got)
 	}
 	if got := fileSize(t, path); got > start+16<<20 {
 		t.Errorf("file of %d bytes after the rollback, %d before the Load", got, start)
