@@ -41,14 +41,11 @@ func (s *Store) Load(ctx context.Context, interactions iter.Seq2[analytics.Inter
 
 // leaveWAL switches the writer connection to a rollback journal, with
 // full syncs (NORMAL is only safe with the log), and reports whether it
-// did. It closes this process's idle connections first: each holds the
-// file open in WAL mode, which keeps the switch from happening. The caller
-// holds the writer turn.
+// did. It closes this process's idle connections first (the writer
+// connection is kept out of the pool): each holds the file open in WAL
+// mode, which keeps the switch from happening. The caller holds the
+// writer turn.
 func (s *Store) leaveWAL(ctx context.Context) bool {
-	if s.writer != nil {
-		_ = s.writer.Close()
-		s.writer = nil
-	}
 	s.db.SetMaxIdleConns(0) // closes the idle connections
 	s.db.SetMaxIdleConns(sqliteIdleConns)
 	conn, err := s.writerConn(ctx)
