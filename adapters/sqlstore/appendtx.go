@@ -135,14 +135,10 @@ func (s *Store) writeTxOnce(ctx context.Context, db bun.IDB, fn func(ctx context
 	if s.dialect == postgresDialect {
 		// An import holds the rollup rows it updated for all of its
 		// transaction: wait for a row lock at most turnWait. Then the
-		// table lock, before the transaction has an id (feedorder.go).
-		// Both in one round trip: without arguments pgx sends the text
-		// as one simple query.
-		if _, err := tx.Tx.ExecContext(ctx, "SET LOCAL lock_timeout = "+strconv.FormatInt(turnWait.Milliseconds(), 10)+"; "+writeLockFirst); err != nil {
-			return internal(err)
-		}
-		// The transaction's id, to ask about it should its commit be lost.
-		if err := tx.Tx.QueryRowContext(ctx, "SELECT txid_current()").Scan(&xid); err != nil {
+		// table lock, before the transaction has an id (feedorder.go), and
+		// the transaction's id, to ask about it should its commit be lost:
+		// all in one statement (beginWrite).
+		if err := tx.Tx.QueryRowContext(ctx, beginWrite, turnWait.Milliseconds()).Scan(&xid); err != nil {
 			return internal(err)
 		}
 	}
@@ -221,6 +217,9 @@ func (s *Store) AppendTx(ctx context.Context, tx bun.Tx, interactions []analytic
 	w.store = s
 	w.held = heldFrom(ctx)
 	defer w.close()
+	if s.dialect == postgresDialect && len(normalized) <= w.rawBatch {
+		return w.writeTurn(normalized) // one statement (turn.go)
+	}
 	for start := 0; start < len(normalized); start += w.rawBatch {
 		if err := w.write(normalized[start:min(len(normalized), start+w.rawBatch)]); err != nil {
 			return err

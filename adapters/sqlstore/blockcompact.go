@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"database/sql"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 )
 
 // On PostgreSQL a writer never rewrites a code block: appending to a
@@ -25,32 +27,71 @@ const compactMaxBlocks = 256
 // insertBlocks writes the pending rows as new blocks of at most
 // blockMaxRows rows (PostgreSQL).
 func (w *writer) insertBlocks() error {
+	blocks, compact := w.newBlocks()
+	for _, b := range blocks {
+		if err := w.insertNumberedBlock(b.key, b.rows, b.data); err != nil {
+			return err
+		}
+	}
+	for _, k := range compact {
+		if err := w.compactBlocks(k); err != nil {
+			return err
+		}
+	}
+	w.clearBlocks()
+	return nil
+}
+
+// newBlock is a block a PostgreSQL flush inserts.
+type newBlock struct {
+	key  blockKey
+	rows int
+	data []byte
+}
+
+// newBlocks splits the pending rows into new blocks of at most
+// blockMaxRows rows, and picks the days whose small blocks this flush
+// merges: now and then, a day it leaves a small block in.
+func (w *writer) newBlocks() (blocks []newBlock, compact []blockKey) {
 	for k, p := range w.blocks.days {
 		data, left := p.data, p.rows
 		small := false
 		for left > 0 {
 			n, cut := splitRecords(data, min(left, blockMaxRows))
-			if err := w.insertNumberedBlock(k, n, data[:cut]); err != nil {
-				return err
-			}
+			blocks = append(blocks, newBlock{key: k, rows: n, data: data[:cut]})
 			small = small || n < blockMaxRows
 			data, left = data[cut:], left-n
 		}
 		if small && (w.compactAlways || rand.N(compactEvery) == 0) { // #nosec G404 -- spreads the merges, no secret
-			if err := w.compactBlocks(k); err != nil {
-				return err
-			}
+			compact = append(compact, k)
 		}
 	}
+	return blocks, compact
+}
+
+// clearBlocks forgets the pending rows, written.
+func (w *writer) clearBlocks() {
 	clear(w.blocks.days)
 	w.blocks.bytes = 0
-	return nil
+}
+
+// numberedBlocks is the VALUES list of blocks new blocks, their values
+// bound from parameter first on, as insertNumberedBlock has them.
+func numberedBlocks(first, blocks int) string {
+	var b strings.Builder
+	for k := range blocks {
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		p := first + 4*k
+		b.WriteString("($" + strconv.Itoa(p) + ", $" + strconv.Itoa(p+1) + ", nextval('dims_blocks_seq'), $" +
+			strconv.Itoa(p+2) + ", $" + strconv.Itoa(p+3) + ")")
+	}
+	return b.String()
 }
 
 func (w *writer) insertNumberedBlock(k blockKey, rows int, data []byte) error {
-	query := func() string {
-		return "INSERT INTO dims_blocks (cat, day, block, row_count, data) VALUES ($1, $2, nextval('dims_blocks_seq'), $3, $4)"
-	}
+	query := func() string { return "INSERT INTO dims_blocks (cat, day, block, row_count, data) VALUES " + numberedBlocks(1, 1) }
 	return w.exec(stmtKey{"dims_blocks_insert_numbered", 0}, query, []any{k.cat, k.day, rows, data})
 }
 

@@ -39,6 +39,30 @@ import (
 // that may write interactions: see above.
 const writeLockFirst = "LOCK TABLE interactions IN ROW EXCLUSIVE MODE"
 
+// beginWrite is how a PostgreSQL write transaction starts (WriteTx), in
+// one round trip: it bounds the transaction's wait for a row lock
+// (lock_timeout, in milliseconds), takes the writers' table lock while the
+// transaction has no id yet (writeLockFirst), then returns the id the
+// transaction is given, to ask about should its commit be lost.
+const beginWrite = "SELECT catsrv_begin_write($1)"
+
+// beginWriteFunction creates beginWrite's function (PostgreSQL). Its
+// steps are those of WriteTx's three statements before (SET LOCAL
+// lock_timeout, writeLockFirst, txid_current), in that order; each one
+// costs a round trip and a statement's overhead on a chat turn.
+func beginWriteFunction(d dialect) []string {
+	if d != postgresDialect {
+		return nil
+	}
+	return []string{`CREATE FUNCTION catsrv_begin_write(lock_timeout_ms integer) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM set_config('lock_timeout', lock_timeout_ms::text, true);
+	` + writeLockFirst + `;
+	RETURN txid_current();
+END
+$$`}
+}
+
 // feedHorizon is the query of the horizon: see above.
 const feedHorizon = `WITH snap AS (SELECT pg_current_snapshot() AS s),
 	locks AS MATERIALIZED (SELECT pid, locktype, transactionid, relation, database, mode

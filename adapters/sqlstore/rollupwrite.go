@@ -164,32 +164,17 @@ func (w *writer) flushRollups() error {
 	if len(w.rollups) == 0 {
 		return nil
 	}
-	conflict := strings.Join(rollupColumns[:len(rollupColumns)-1], ", ")
 	batch := batchRows(w.dialect, len(rollupColumns))
 	args := w.args[:0]
 	rows := 0
 	write := func() error {
-		query := func() string {
-			if w.dialect == postgresDialect {
-				return "INSERT INTO rollup_cube (" + strings.Join(rollupColumns, ", ") + ", shard) VALUES " +
-					shardedValues(rows, len(rollupColumns)) +
-					" ON CONFLICT (" + conflict + ", shard) DO UPDATE SET hits = rollup_cube.hits + excluded.hits"
-			}
-			return "INSERT INTO rollup_cube (" + strings.Join(rollupColumns, ", ") + ") VALUES " +
-				w.dialect.valuesClause(rows, len(rollupColumns)) +
-				" ON CONFLICT (" + conflict + ") DO UPDATE SET hits = rollup_cube.hits + excluded.hits"
-		}
+		query := func() string { return rollupUpsert(w.dialect, 1, rows) }
 		err := w.exec(stmtKey{"rollup_cube", rows}, query, args)
 		args, rows = args[:0], 0
 		return err
 	}
-	// In key order: concurrent PostgreSQL writers lock the rows they
-	// update in the same order, so they wait for each other but never
-	// deadlock.
-	keys := slices.SortedFunc(maps.Keys(w.rollups), compareRollupKeys)
-	for _, k := range keys {
-		hits := w.rollups[k]
-		args = append(args, k.cat, k.day, k.codes[0], k.codes[1], k.codes[2], hits)
+	for _, k := range w.rollupKeys() {
+		args = appendRollupArgs(args, k, w.rollups[k])
 		if rows++; rows == batch {
 			if err := write(); err != nil {
 				return err
@@ -206,6 +191,32 @@ func (w *writer) flushRollups() error {
 	return nil
 }
 
+// rollupKeys returns the pending rollup rows' keys in the order they are
+// written: concurrent PostgreSQL writers lock the rows they update in the
+// same order, so they wait for each other but never deadlock.
+func (w *writer) rollupKeys() []rollupKey {
+	return slices.SortedFunc(maps.Keys(w.rollups), compareRollupKeys)
+}
+
+// appendRollupArgs appends a rollup row's values, in rollupColumns order.
+func appendRollupArgs(args []any, k rollupKey, hits int64) []any {
+	return append(args, k.cat, k.day, k.codes[0], k.codes[1], k.codes[2], hits)
+}
+
+// rollupUpsert adds rows rollup rows, their values bound from parameter
+// first on, to the counts.
+func rollupUpsert(d dialect, first, rows int) string {
+	conflict := strings.Join(rollupColumns[:len(rollupColumns)-1], ", ")
+	if d == postgresDialect {
+		return "INSERT INTO rollup_cube (" + strings.Join(rollupColumns, ", ") + ", shard) VALUES " +
+			shardedValues(first, rows, len(rollupColumns)) +
+			" ON CONFLICT (" + conflict + ", shard) DO UPDATE SET hits = rollup_cube.hits + excluded.hits"
+	}
+	return "INSERT INTO rollup_cube (" + strings.Join(rollupColumns, ", ") + ") VALUES " +
+		d.valuesClause(rows, len(rollupColumns)) +
+		" ON CONFLICT (" + conflict + ") DO UPDATE SET hits = rollup_cube.hits + excluded.hits"
+}
+
 // rollupShards is how many shares a PostgreSQL rollup row is split in:
 // each connection adds to the share of its server process id, so turns
 // on different connections counting the same CAT, day, topic, model and
@@ -213,16 +224,16 @@ func (w *writer) flushRollups() error {
 // other, as every writer did before). The reads sum the shares.
 const rollupShards = 64
 
-// shardedValues is valuesClause for PostgreSQL with the connection's
-// shard after each row's values.
-func shardedValues(rows, cols int) string {
+// shardedValues is valuesClause for PostgreSQL, numbered from parameter
+// first, with the connection's shard after each row's values.
+func shardedValues(first, rows, cols int) string {
 	var b strings.Builder
 	for r := range rows {
 		if r > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteByte('(')
-		b.WriteString(postgresDialect.placeholders(r*cols+1, cols))
+		b.WriteString(postgresDialect.placeholders(first+r*cols, cols))
 		b.WriteString(", pg_backend_pid() % " + strconv.Itoa(rollupShards) + ")")
 	}
 	return b.String()

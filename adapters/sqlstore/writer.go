@@ -178,19 +178,32 @@ func (w *writer) flushDerived() error {
 }
 
 func (w *writer) write(batch []analytics.Interaction) error {
-	batch, err := w.dedupe(w.tx, batch)
-	if err != nil {
-		return err
-	}
-	if len(batch) == 0 {
-		return nil
-	}
-	dims, err := w.codeBatch(batch)
-	if err != nil {
+	batch, dims, err := w.stage(batch)
+	if err != nil || len(batch) == 0 {
 		return err
 	}
 	if err := w.insertRaw(batch, dims); err != nil {
 		return err
+	}
+	w.entries.resetIfLarge()
+	if len(w.rollups) >= rollupFlushKeys || w.blocks.bytes >= blockFlushBytes {
+		return w.flushDerived()
+	}
+	return nil
+}
+
+// stage readies a batch for its insert: it leaves out the interactions
+// already stored (dedupe), codes the rest's dictionary entries (codeBatch)
+// and adds the counted ones to the pending rollups and blocks. It returns
+// the interactions to insert and their dims values.
+func (w *writer) stage(batch []analytics.Interaction) ([]analytics.Interaction, [][]byte, error) {
+	batch, err := w.dedupe(w.tx, batch)
+	if err != nil || len(batch) == 0 {
+		return nil, nil, err
+	}
+	dims, err := w.codeBatch(batch)
+	if err != nil {
+		return nil, nil, err
 	}
 	for k, i := range batch {
 		if i.Counted() {
@@ -198,11 +211,7 @@ func (w *writer) write(batch []analytics.Interaction) error {
 			w.blocks.add(i.Cat, i.Time, dims[k])
 		}
 	}
-	w.entries.resetIfLarge()
-	if len(w.rollups) >= rollupFlushKeys || w.blocks.bytes >= blockFlushBytes {
-		return w.flushDerived()
-	}
-	return nil
+	return batch, dims, nil
 }
 
 // rawColumns are the raw table's columns in insert order.
@@ -253,20 +262,9 @@ func (w *writer) codeBatch(batch []analytics.Interaction) ([][]byte, error) {
 }
 
 func (w *writer) insertRaw(batch []analytics.Interaction, dims [][]byte) error {
-	args := w.args[:0]
-	for k, i := range batch {
-		var d any // NULL, not an empty value, for rows never counted
-		if dims[k] != nil {
-			d = dims[k]
-		}
-		args = append(args, w.dialect.timeArg(i.Time), i.Cat, i.EventKind, i.Question, i.Answer,
-			i.Topic, i.Model, i.Persona, i.QuestionID, i.AnswerID, i.UserID, i.ConversationID, interactionIDArg(i), d)
-	}
-	w.args = args
-	query := func() string {
-		return "INSERT INTO interactions (" + strings.Join(rawColumns, ", ") + ") VALUES " +
-			w.dialect.valuesClause(len(batch), len(rawColumns))
-	}
+	w.args = w.appendRawArgs(w.args[:0], batch, dims)
+	args := w.args
+	query := func() string { return rawInsert(w.dialect, len(batch)) }
 	key := stmtKey{"interactions", len(batch)}
 	// SQLite only: on PostgreSQL w.stmts is nil and pgx's statement cache
 	// already keeps the statement per connection (exec).
@@ -288,6 +286,25 @@ func (w *writer) insertRaw(batch []analytics.Interaction, dims [][]byte) error {
 	}
 	w.held.add(batch, ids, pos)
 	return nil
+}
+
+// appendRawArgs appends the values of the batch's raw rows, in rawColumns
+// order, to args.
+func (w *writer) appendRawArgs(args []any, batch []analytics.Interaction, dims [][]byte) []any {
+	for k, i := range batch {
+		var d any // NULL, not an empty value, for rows never counted
+		if dims[k] != nil {
+			d = dims[k]
+		}
+		args = append(args, w.dialect.timeArg(i.Time), i.Cat, i.EventKind, i.Question, i.Answer,
+			i.Topic, i.Model, i.Persona, i.QuestionID, i.AnswerID, i.UserID, i.ConversationID, interactionIDArg(i), d)
+	}
+	return args
+}
+
+// rawInsert is the insert of rows raw rows.
+func rawInsert(d dialect, rows int) string {
+	return "INSERT INTO interactions (" + strings.Join(rawColumns, ", ") + ") VALUES " + d.valuesClause(rows, len(rawColumns))
 }
 
 // stmtKey names a batch statement: its table and how many rows it carries.
