@@ -91,7 +91,9 @@ func numberedBlocks(first, blocks int) string {
 }
 
 func (w *writer) insertNumberedBlock(k blockKey, rows int, data []byte) error {
-	query := func() string { return "INSERT INTO dims_blocks (cat, day, block, row_count, data) VALUES " + numberedBlocks(1, 1) }
+	query := func() string {
+		return "INSERT INTO dims_blocks (cat, day, block, row_count, data) VALUES " + numberedBlocks(1, 1)
+	}
 	return w.exec(stmtKey{"dims_blocks_insert_numbered", 0}, query, []any{k.cat, k.day, rows, data})
 }
 
