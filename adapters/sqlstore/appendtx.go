@@ -53,14 +53,14 @@ func (s *Store) WriteTx(ctx context.Context, fn func(ctx context.Context, tx bun
 	if s.dialect == sqliteDialect {
 		return s.writeTxSQLite(ctx, fn)
 	}
-	for attempt := 1; ; attempt++ {
-		h := s.newHeld() // each attempt gathers its own rows
-		err := s.writeTxOnce(withHeld(ctx, h), s.db, fn)
+	for n := 1; ; n++ {
+		a := &attempt{held: s.newHeld()} // each attempt gathers its own rows
+		err := s.writeTxOnce(withAttempt(ctx, a), s.db, fn)
 		if err == nil {
-			s.told(h)
+			s.settled(a)
 			return nil
 		}
-		if attempt == retryAttempts || !retryable(err) || ctx.Err() != nil || !sleep(ctx, backoff(attempt)) {
+		if n == retryAttempts || !retryable(err) || ctx.Err() != nil || !sleep(ctx, backoff(n)) {
 			return giveUp(err)
 		}
 	}
@@ -80,8 +80,8 @@ func (s *Store) writeTxSQLite(ctx context.Context, fn func(ctx context.Context, 
 		return unavailable(err, busyMessage)
 	}
 	defer s.endTurn()
-	h := s.newHeld()
-	ctx = withHeld(ctx, h)
+	a := &attempt{held: s.newHeld()}
+	ctx = withAttempt(ctx, a)
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return internal(err)
@@ -101,7 +101,7 @@ func (s *Store) writeTxSQLite(ctx context.Context, fn func(ctx context.Context, 
 	if err := s.writeTxOnce(ctx, conn, fn); err != nil {
 		return err
 	}
-	s.told(h) // in commit order (tell.go)
+	s.settled(a)
 	return nil
 }
 
@@ -135,11 +135,16 @@ func (s *Store) writeTxOnce(ctx context.Context, db bun.IDB, fn func(ctx context
 	if s.dialect == postgresDialect {
 		// An import holds the rollup rows it updated for all of its
 		// transaction: wait for a row lock at most turnWait. Then the
-		// table lock, before the transaction has an id (feedorder.go), and
-		// the transaction's id, to ask about it should its commit be lost:
-		// all in one statement (beginWrite).
-		if err := tx.Tx.QueryRowContext(ctx, beginWrite, turnWait.Milliseconds()).Scan(&xid); err != nil {
+		// table lock, before the transaction has an id (feedorder.go); the
+		// transaction's id, to ask about it should its commit be lost; and
+		// the dictionary collections counter, for the code cache: all in
+		// one statement (beginWrite).
+		var collections int64
+		if err := tx.Tx.QueryRowContext(ctx, beginWrite, turnWait.Milliseconds()).Scan(&xid, &collections); err != nil {
 			return internal(err)
+		}
+		if a := attemptFrom(ctx); a != nil {
+			a.collections, a.collectionsRead = collections, true
 		}
 	}
 	if err := fn(ctx, tx); err != nil {
@@ -215,13 +220,32 @@ func (s *Store) AppendTx(ctx context.Context, tx bun.Tx, interactions []analytic
 	w := newWriter(ctx, tx.Tx, s.dialect)
 	w.compactAlways = s.compactAlways
 	w.store = s
-	w.held = heldFrom(ctx)
-	defer w.close()
-	if s.dialect == postgresDialect && len(normalized) <= w.rawBatch {
-		return w.writeTurn(normalized) // one statement (turn.go)
+	a := attemptFrom(ctx)
+	if a != nil {
+		// The codes come from the cache while the collections counter
+		// read in this transaction is the cache's; those learned are
+		// cached once the transaction commits (settled).
+		w.held, w.codeCache = a.held, &s.codes
+		w.collections, w.collectionsRead = a.collections, a.collectionsRead
 	}
-	for start := 0; start < len(normalized); start += w.rawBatch {
-		if err := w.write(normalized[start:min(len(normalized), start+w.rawBatch)]); err != nil {
+	defer w.close()
+	if err := w.appendTx(normalized); err != nil {
+		return err
+	}
+	if a != nil {
+		a.collections, a.collectionsRead = w.collections, w.collectionsRead
+		a.learned = append(a.learned, w.learned...)
+	}
+	return nil
+}
+
+// appendTx writes AppendTx's interactions.
+func (w *writer) appendTx(in []analytics.Interaction) error {
+	if w.dialect == postgresDialect && len(in) <= w.rawBatch {
+		return w.writeTurn(in) // one statement (turn.go)
+	}
+	for start := 0; start < len(in); start += w.rawBatch {
+		if err := w.write(in[start:min(len(in), start+w.rawBatch)]); err != nil {
 			return err
 		}
 	}

@@ -98,29 +98,33 @@ func TestDeleteCollectsDictionaries(t *testing.T) {
 // database collects their entries: the first appends a text (caching its
 // code), the second erases the only row using it (deleting the entry),
 // and the first's next append of the text must store it again, not point
-// at the deleted entry.
+// at the deleted entry. Appends and chat turns (WriteTx with AppendTx,
+// which reads the counter as it begins on PostgreSQL) both cache codes.
 func TestCachedCodesAfterAnotherInstanceCollects(t *testing.T) {
+	ways := map[string]func(*testing.T, *sqlstore.Store, []analytics.Interaction){"append": mustAppend, "turn": turn}
 	for _, b := range backends {
-		t.Run(b.Name, func(t *testing.T) {
-			dsn := b.DSN(t)
-			first, second := openStore(t, dsn), openStore(t, dsn)
-			row := func(user string) analytics.Interaction {
-				return analytics.Interaction{Time: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC), Cat: "alpha",
-					EventKind: analytics.EventKindAPI, UserID: user, Topic: "t", Model: "m", Persona: "p",
-					Question: "collected question", Answer: "a"}
-			}
-			mustAppend(t, first, []analytics.Interaction{row("u1")})
-			if n, err := second.DeleteInteractions(t.Context(), analytics.Deletion{UserID: "u1"}, 0); err != nil || n != 1 {
-				t.Fatalf("DeleteInteractions = %d, %v; want 1", n, err)
-			}
-			mustAppend(t, first, []analytics.Interaction{row("u2")})
-			for _, s := range []*sqlstore.Store{first, second} {
-				c, err := s.Answer(t.Context(), analytics.Query{Cat: "alpha"}, analytics.ListOf(analytics.Question))
-				if err != nil || len(c.Groups[analytics.Question]) != 1 || c.Groups[analytics.Question][0].Text != "collected question" {
-					t.Errorf("questions after the new append: %+v, %v", c.Groups[analytics.Question], err)
+		for way, write := range ways {
+			t.Run(b.Name+"/"+way, func(t *testing.T) {
+				dsn := b.DSN(t)
+				first, second := openStore(t, dsn), openStore(t, dsn)
+				row := func(user string) analytics.Interaction {
+					return analytics.Interaction{Time: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC), Cat: "alpha",
+						EventKind: analytics.EventKindAPI, UserID: user, Topic: "t", Model: "m", Persona: "p",
+						Question: "collected question", Answer: "a"}
 				}
-			}
-		})
+				write(t, first, []analytics.Interaction{row("u1")})
+				if n, err := second.DeleteInteractions(t.Context(), analytics.Deletion{UserID: "u1"}, 0); err != nil || n != 1 {
+					t.Fatalf("DeleteInteractions = %d, %v; want 1", n, err)
+				}
+				write(t, first, []analytics.Interaction{row("u2")})
+				for _, s := range []*sqlstore.Store{first, second} {
+					c, err := s.Answer(t.Context(), analytics.Query{Cat: "alpha"}, analytics.ListOf(analytics.Question))
+					if err != nil || len(c.Groups[analytics.Question]) != 1 || c.Groups[analytics.Question][0].Text != "collected question" {
+						t.Errorf("questions after the new append: %+v, %v", c.Groups[analytics.Question], err)
+					}
+				}
+			})
+		}
 	}
 }
 

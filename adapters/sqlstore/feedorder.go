@@ -43,22 +43,26 @@ const writeLockFirst = "LOCK TABLE interactions IN ROW EXCLUSIVE MODE"
 // one round trip: it bounds the transaction's wait for a row lock
 // (lock_timeout, in milliseconds), takes the writers' table lock while the
 // transaction has no id yet (writeLockFirst), then returns the id the
-// transaction is given, to ask about should its commit be lost.
-const beginWrite = "SELECT catsrv_begin_write($1)"
+// transaction is given, to ask about should its commit be lost, and the
+// dictionary collections counter, which no collection changes before the
+// transaction ends (codecache.go).
+const beginWrite = "SELECT xid, collections FROM catsrv_begin_write($1)"
 
 // beginWriteFunction creates beginWrite's function (PostgreSQL). Its
-// steps are those of WriteTx's three statements before (SET LOCAL
-// lock_timeout, writeLockFirst, txid_current), in that order; each one
-// costs a round trip and a statement's overhead on a chat turn.
+// steps were statements of their own (SET LOCAL lock_timeout,
+// writeLockFirst, txid_current, readCollections), each a round trip and a
+// statement's overhead on every chat turn.
 func beginWriteFunction(d dialect) []string {
 	if d != postgresDialect {
 		return nil
 	}
-	return []string{`CREATE FUNCTION catsrv_begin_write(lock_timeout_ms integer) RETURNS bigint LANGUAGE plpgsql AS $$
+	return []string{`CREATE FUNCTION catsrv_begin_write(lock_timeout_ms integer, OUT xid bigint, OUT collections bigint)
+LANGUAGE plpgsql AS $$
 BEGIN
 	PERFORM set_config('lock_timeout', lock_timeout_ms::text, true);
 	` + writeLockFirst + `;
-	RETURN txid_current();
+	xid := txid_current();
+	SELECT d.collections INTO collections FROM dictionary_collections d WHERE d.id = 1;
 END
 $$`}
 }

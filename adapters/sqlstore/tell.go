@@ -120,20 +120,39 @@ func (h *held) add(batch []analytics.Interaction, ids []int64, xactPos int64) {
 	}
 }
 
-// heldKey carries a WriteTx attempt's held rows to the AppendTx calls of
-// its fn.
-type heldKey struct{}
-
-func withHeld(ctx context.Context, h *held) context.Context {
-	if h == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, heldKey{}, h)
+// attempt is what one attempt of WriteTx shares with the AppendTx calls
+// of its fn: the rows they wrote, for the follower, and the dictionary
+// codes they learned, for the store's code cache (codecache.go), both
+// handed over once the transaction has committed (settled).
+type attempt struct {
+	held *held // nil when no follower is told
+	// collections is the dictionary collections counter, read in the
+	// transaction (on PostgreSQL by beginWrite) when collectionsRead.
+	collections     int64
+	collectionsRead bool
+	learned         []learnedCode
 }
 
-func heldFrom(ctx context.Context) *held {
-	h, _ := ctx.Value(heldKey{}).(*held)
-	return h
+// attemptKey carries a WriteTx attempt to the AppendTx calls of its fn.
+type attemptKey struct{}
+
+func withAttempt(ctx context.Context, a *attempt) context.Context {
+	return context.WithValue(ctx, attemptKey{}, a)
+}
+
+// attemptFrom returns the WriteTx attempt ctx belongs to, nil outside one.
+func attemptFrom(ctx context.Context) *attempt {
+	a, _ := ctx.Value(attemptKey{}).(*attempt)
+	return a
+}
+
+// settled hands over what a committed attempt gathered: its rows to the
+// follower (in commit order, tell.go) and its codes to the code cache.
+func (s *Store) settled(a *attempt) {
+	s.told(a.held)
+	if a.collectionsRead {
+		s.codes.learn(a.collections, a.learned)
+	}
 }
 
 // insertReturning runs the multi-row insert of raw rows and returns the

@@ -64,6 +64,7 @@ var migrations = []sqlstore.Migration{
 		return []string{`CREATE INDEX chat_conversations_user ON chat_conversations (user_id)`}
 	}},
 	{Version: 4, Name: "search through the messages (PostgreSQL)", Statements: messageSearch, Backfill: backfillMessageTerms},
+	{Version: 5, Name: "a turn's conversation and messages in one statement (PostgreSQL)", Statements: turnFunction},
 }
 
 func schema(dialect string) []string {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/chat"
 	"github.com/catsrv/catsrv/core/errs"
@@ -31,11 +32,7 @@ func (s *Store) RecordTurn(ctx context.Context, turn chat.Turn) error {
 	}
 	err := s.log.WriteTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if s.postgres {
-			seq, err := openForTurnPostgres(ctx, tx, turn)
-			if err != nil {
-				return err
-			}
-			if err := appendMessagesPostgres(ctx, tx, seq, turn.Messages); err != nil {
+			if err := recordMessagesPostgres(ctx, tx, turn); err != nil {
 				return err
 			}
 		} else {
@@ -56,7 +53,7 @@ func (s *Store) RecordTurn(ctx context.Context, turn chat.Turn) error {
 }
 
 // openForTurn creates the turn's conversation, or finds the owner's
-// existing one, and returns its seq (SQLite; see openForTurnPostgres).
+// existing one, and returns its seq (SQLite; see recordMessagesPostgres).
 func (s *Store) openForTurn(ctx context.Context, tx bun.Tx, turn chat.Turn) (int64, error) {
 	c := turn.Conversation
 	var (
@@ -89,7 +86,7 @@ func (s *Store) openForTurn(ctx context.Context, tx bun.Tx, turn chat.Turn) (int
 // appendMessages adds the messages after the conversation's last, adds
 // their words to the conversation's search document (its body) and moves
 // UpdatedAt to the latest message's time (never back). SQLite; see
-// appendMessagesPostgres.
+// recordMessagesPostgres.
 func appendMessages(ctx context.Context, tx bun.Tx, seq int64, messages []chat.Message) error {
 	if len(messages) == 0 {
 		return nil
@@ -127,80 +124,87 @@ func latestTime(messages []chat.Message) time.Time {
 	return latest
 }
 
-// On PostgreSQL a turn's statements go to the driver with their values
-// bound ($n), not written into the text by bun: each statement's text is
-// the same for every turn, so pgx prepares it once per connection (its
-// statement cache) and a turn costs one round trip per statement, without
-// the server parsing and planning it again. Their plans do not depend on
-// the values (look-ups by a unique key), so the generic plan PostgreSQL
-// settles on after five runs is the right one. Values travel as
-// parameters, so no server string setting can change their meaning.
+// On PostgreSQL a turn's conversation and messages are one statement, a
+// call of catsrv_chat_turn (turnFunction), with its values bound ($n): the
+// text is the same for every turn, so pgx prepares it once per
+// connection, and no server string setting can change the values'
+// meaning. A function rather than a statement with WITH queries: the
+// messages of a conversation go after its last one, which the function
+// reads once it holds the conversation's row lock, with a snapshot of its
+// own; a single statement reads with the snapshot taken before it waited
+// for the lock, and two turns racing on a conversation would then both
+// pick the same positions.
 
-const (
-	// findConversation locks the conversation's row: that holds off a
-	// concurrent delete until the turn commits (or makes the turn see the
-	// conversation gone).
-	findConversation = `SELECT seq, cat, user_id FROM chat_conversations WHERE id = $1 FOR UPDATE`
-	// createConversation creates a new conversation, or nothing (no row
-	// returned) when one with its id exists.
-	createConversation = `INSERT INTO chat_conversations (id, cat, user_id, name, name_terms, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING RETURNING seq`
-	// addMessages adds the messages ($2…$6, arrays in order) after the
-	// conversation's last and moves its updated_at to $7 unless it is
-	// later already, in one statement.
-	addMessages = `WITH moved AS (
-			UPDATE chat_conversations SET updated_at = GREATEST(updated_at, $7::bigint) WHERE seq = $1
-		)
-		INSERT INTO chat_messages (conversation_seq, pos, role, content, model, at, terms)
-		SELECT $1, n.next + m.k - 1, m.role, m.content, m.model, m.at, m.terms
-		FROM (SELECT COALESCE(MAX(pos), -1) + 1 AS next FROM chat_messages WHERE conversation_seq = $1) n,
-			unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[]) WITH ORDINALITY
-				AS m(role, content, model, at, terms, k)`
-)
+// recordTurn is the call of turnFunction.
+const recordTurn = `SELECT catsrv_chat_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`
 
-// openForTurnPostgres is openForTurn on PostgreSQL: one statement, the
-// look-up of an existing conversation or the insert of a new one.
-func openForTurnPostgres(ctx context.Context, tx bun.Tx, turn chat.Turn) (int64, error) {
-	c := turn.Conversation
-	var seq int64
-	if turn.New {
-		err := tx.Tx.QueryRowContext(ctx, createConversation,
-			c.ID, c.Owner.Cat, c.Owner.UserID, c.Name, terms(c.Name), nanos(c.CreatedAt), nanos(c.UpdatedAt)).Scan(&seq)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return 0, errs.New(errs.KindConflict, "conversation %q already exists", clipID(c.ID))
-		case err != nil:
-			return 0, internal(err)
-		}
-		return seq, nil
-	}
-	var cat, user string
-	err := tx.Tx.QueryRowContext(ctx, findConversation, c.ID).Scan(&seq, &cat, &user)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return 0, notFound(c.ID)
-	case err != nil:
-		return 0, internal(err)
-	case (chat.Owner{Cat: cat, UserID: user}) != c.Owner:
-		return 0, notFound(c.ID)
-	}
-	return seq, nil
-}
-
-// appendMessagesPostgres is appendMessages on PostgreSQL, in one
-// statement; each message keeps its own search words (msgsearch.go).
-func appendMessagesPostgres(ctx context.Context, tx bun.Tx, seq int64, messages []chat.Message) error {
-	if len(messages) == 0 {
+// turnFunction creates the function of recordTurn (PostgreSQL). A new
+// conversation is created, or nothing happens when one with its id exists;
+// an existing one is found by its id and owner and its row locked (which
+// holds off a concurrent delete until the turn commits, or makes the turn
+// see the conversation gone). The messages (arrays, in order) go after the
+// conversation's last and its updated_at moves to latest unless it is
+// later already. It returns the conversation's seq, or NULL when a new
+// conversation's id exists or an existing one is not the owner's.
+func turnFunction(dialect string) []string {
+	if dialect != sqlstore.DialectPostgres {
 		return nil
 	}
+	return []string{`CREATE FUNCTION catsrv_chat_turn(is_new boolean, conv_id text, owner_cat text, owner_user text,
+	conv_name text, conv_name_terms text, created bigint, updated bigint,
+	roles text[], contents text[], models text[], ats bigint[], words text[], latest bigint) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+	conv bigint;
+	first_pos integer := 0;
+BEGIN
+	IF is_new THEN
+		INSERT INTO chat_conversations (id, cat, user_id, name, name_terms, created_at, updated_at)
+			VALUES (conv_id, owner_cat, owner_user, conv_name, conv_name_terms, created, GREATEST(updated, latest))
+			ON CONFLICT (id) DO NOTHING RETURNING seq INTO conv;
+	ELSE
+		UPDATE chat_conversations SET updated_at = GREATEST(updated_at, latest)
+			WHERE id = conv_id AND cat = owner_cat AND user_id = owner_user RETURNING seq INTO conv;
+		IF conv IS NOT NULL THEN
+			SELECT COALESCE(MAX(pos), -1) + 1 INTO first_pos FROM chat_messages WHERE conversation_seq = conv;
+		END IF;
+	END IF;
+	IF conv IS NULL THEN
+		RETURN NULL;
+	END IF;
+	INSERT INTO chat_messages (conversation_seq, pos, role, content, model, at, terms)
+		SELECT conv, first_pos + m.k - 1, m.role, m.content, m.model, m.at, m.terms
+		FROM unnest(roles, contents, models, ats, words) WITH ORDINALITY AS m(role, content, model, at, terms, k);
+	RETURN conv;
+END
+$$`}
+}
+
+// recordMessagesPostgres is openForTurn and appendMessages on PostgreSQL,
+// in one statement (recordTurn); each message keeps its own search words
+// (msgsearch.go).
+func recordMessagesPostgres(ctx context.Context, tx bun.Tx, turn chat.Turn) error {
+	c, messages := turn.Conversation, turn.Messages
 	n := len(messages)
 	roles, contents, models, words := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	at := make([]int64, n)
+	var latest int64
 	for i, m := range messages {
 		roles[i], contents[i], models[i], at[i], words[i] = m.Role, m.Content, m.Model, nanos(m.Time), terms(m.Content)
 	}
-	if _, err := tx.Tx.ExecContext(ctx, addMessages, seq, roles, contents, models, at, words, nanos(latestTime(messages))); err != nil {
+	if n > 0 {
+		latest = nanos(latestTime(messages))
+	}
+	var seq sql.NullInt64
+	err := tx.Tx.QueryRowContext(ctx, recordTurn, turn.New, c.ID, c.Owner.Cat, c.Owner.UserID, c.Name, terms(c.Name),
+		nanos(c.CreatedAt), nanos(c.UpdatedAt), roles, contents, models, at, words, latest).Scan(&seq)
+	switch {
+	case err != nil:
 		return internal(err)
+	case !seq.Valid && turn.New:
+		return errs.New(errs.KindConflict, "conversation %q already exists", clipID(c.ID))
+	case !seq.Valid:
+		return notFound(c.ID)
 	}
 	return nil
 }
