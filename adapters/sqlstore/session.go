@@ -49,17 +49,27 @@ func forceSessionSettings(cfg *pgx.ConnConfig) {
 // out) unless the server reports every setting as forced. A connection
 // pooler or proxy that drops startup parameters is caught here.
 func checkSessionSettings(ctx context.Context, conn *pgx.Conn) error {
-	for _, s := range sessionSettings {
-		var got string
-		if err := conn.QueryRow(ctx, "SELECT current_setting($1)", s.name).Scan(&got); err != nil {
-			// The connection was lost while it opened (a server that
-			// ends sessions): temporary, the client may try again.
-			return errs.Wrap(errs.KindUnavailable, errs.Temporary(err), "reading the PostgreSQL session settings failed")
-		}
-		if !strings.EqualFold(got, s.value) {
+	// One statement for all of them: a new connection costs one round
+	// trip here, not one per setting.
+	names := make([]string, len(sessionSettings))
+	for k, s := range sessionSettings {
+		names[k] = s.name
+	}
+	var got []string
+	if err := conn.QueryRow(ctx, "SELECT array_agg(current_setting(name) ORDER BY k) FROM unnest($1::text[]) WITH ORDINALITY AS s(name, k)", names).Scan(&got); err != nil {
+		// The connection was lost while it opened (a server that
+		// ends sessions): temporary, the client may try again.
+		return errs.Wrap(errs.KindUnavailable, errs.Temporary(err), "reading the PostgreSQL session settings failed")
+	}
+	for k, s := range sessionSettings {
+		if k >= len(got) || !strings.EqualFold(got[k], s.value) {
+			value := ""
+			if k < len(got) {
+				value = got[k]
+			}
 			return errs.New(errs.KindUnavailable,
 				"PostgreSQL session setting %s is %q and could not be set to %q: catsrv refuses connections that do not have it",
-				s.name, got, s.value)
+				s.name, value, s.value)
 		}
 	}
 	return nil
