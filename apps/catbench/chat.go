@@ -248,15 +248,26 @@ func driveChat(ctx context.Context, instances []*client, tokens []string, n int,
 		return st, fmt.Errorf("total before: %w", err)
 	}
 	users := make([]*chatUser, len(tokens))
+	// Warm-up: every user opens its connection and first conversation,
+	// all at once as in the timed part, so that the servers' database
+	// pools hold as many connections as the timed part uses.
+	warm := make(chan error, len(tokens))
 	for i, t := range tokens {
-		users[i] = &chatUser{token: t, rng: newUserRand(uint64(i)), on: instances[i%len(instances)]}
-		// Warm-up: opens the user's connection and first conversation.
-		msg, _ := users[i].nextMessage()
-		reply, _, err := users[i].on.chat(ctx, t, msg, "")
-		if err != nil {
+		u := &chatUser{token: t, rng: newUserRand(uint64(i)), on: instances[i%len(instances)]}
+		users[i] = u
+		msg, _ := u.nextMessage()
+		go func() {
+			reply, _, err := u.on.chat(ctx, t, msg, "")
+			if err == nil {
+				u.conversation = reply.ConversationID
+			}
+			warm <- err
+		}()
+	}
+	for range tokens {
+		if err := <-warm; err != nil {
 			return st, fmt.Errorf("warm-up: %w", err)
 		}
-		users[i].conversation = reply.ConversationID
 		st.warmUps++
 	}
 	var (
