@@ -121,7 +121,15 @@ func (s *Store) endTurn() { <-s.writeTurn }
 // writeTxOnce is one attempt of WriteTx on db (the pool, or one
 // connection of it).
 func (s *Store) writeTxOnce(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bun.Tx) error) error {
-	tx, err := db.BeginTx(ctx, nil)
+	var opts *sql.TxOptions
+	if s.dialect == postgresDialect {
+		// Whatever the server's default: beginWrite must take the lock
+		// before the transaction's snapshot, and catsrv_chat_turn reads a
+		// conversation's last message after it holds its lock, both with
+		// a snapshot of their own (feedorder.go, chatsql).
+		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+	}
+	tx, err := db.BeginTx(ctx, opts)
 	if err != nil {
 		return internal(err)
 	}

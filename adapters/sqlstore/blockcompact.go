@@ -75,7 +75,7 @@ func (w *writer) clearBlocks() {
 	w.blocks.bytes = 0
 }
 
-// numberedBlocks is the VALUES list of blocks new blocks, their values
+// numberedBlocks is the VALUES list of that many new blocks, their values
 // bound from parameter first on, as insertNumberedBlock has them.
 func numberedBlocks(first, blocks int) string {
 	var b strings.Builder

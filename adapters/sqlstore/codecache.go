@@ -18,6 +18,9 @@ import (
 // (dictionary_collections) in its own transaction, and every Append reads
 // that counter in its transaction before it codes a row: the cached codes
 // are used only while the counter is what it was when they were cached.
+// A WriteTx transaction reads it as it begins (beginWrite, on PostgreSQL)
+// and its AppendTx calls use it; the codes they learn are cached once
+// WriteTx has committed (Store.settled), never for an attempt that failed.
 // No collection can commit during the Append's transaction (on SQLite it
 // is the only writer; on PostgreSQL the collection's lock on the
 // interactions conflicts with the Append's, see excludeWriters), so a

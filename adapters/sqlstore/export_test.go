@@ -84,6 +84,9 @@ func (s *Store) SetAfterDeleteBatch(fn func()) { s.afterDeleteBatch = fn }
 // DeletionSteps is how many schema steps the deletion feed has.
 var DeletionSteps = len(deletionMigrations)
 
+// FunctionSteps is how many schema steps the database functions have.
+var FunctionSteps = len(functionMigrations)
+
 // DuplicateID is duplicateID: the error of a write that the unique index
 // of interaction ids refused.
 var DuplicateID = duplicateID

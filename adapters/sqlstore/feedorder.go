@@ -48,6 +48,16 @@ const writeLockFirst = "LOCK TABLE interactions IN ROW EXCLUSIVE MODE"
 // transaction ends (codecache.go).
 const beginWrite = "SELECT xid, collections FROM catsrv_begin_write($1)"
 
+// functionsComponent names this package's database functions in
+// schema_migrations: a component of their own, so that a release adding
+// one leaves the analytics schema's version, which older instances'
+// readiness checks (Ping), as it is.
+const functionsComponent = "analytics_functions"
+
+var functionMigrations = []Migration{
+	{Version: 1, Name: "write transactions begin in one round trip", Statements: func(d string) []string { return beginWriteFunction(dialectNamed(d)) }},
+}
+
 // beginWriteFunction creates beginWrite's function (PostgreSQL). Its
 // steps were statements of their own (SET LOCAL lock_timeout,
 // writeLockFirst, txid_current, readCollections), each a round trip and a

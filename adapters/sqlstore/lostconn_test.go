@@ -177,3 +177,105 @@ func TestWriteTxRefusesWhileSQLiteIsLocked(t *testing.T) {
 		t.Errorf("stored %d raw rows and %d in the rollups, want 1 and 1", raw, rolled)
 	}
 }
+
+// TestWriteTxRefusesWhilePostgresIsLocked: another session holds a lock
+// on the interactions that conflicts with the writers' (as a collection of
+// dictionary entries does while it runs). WriteTx waits at most turnWait
+// for it (the lock timeout its first statement sets for the transaction
+// only), then fails with a temporary errs.KindUnavailable error and
+// stores nothing; the connection it used keeps no timeout.
+func TestWriteTxRefusesWhilePostgresIsLocked(t *testing.T) {
+	dsn := sqltest.PostgresDSN(t)
+	s := openStore(t, dsn)
+	lock, err := s.DB().DB.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lock.Close() })
+	if _, err := lock.ExecContext(t.Context(), "BEGIN; LOCK TABLE interactions IN SHARE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	var runs atomic.Int32
+	err = s.WriteTx(ctx, oneTurn(s, &runs))
+	if errs.KindOf(err) != errs.KindUnavailable || !errors.Is(err, errs.ErrTemporary) || ctx.Err() != nil {
+		t.Errorf("WriteTx while another session locks the interactions = %v (kind %v), want a temporary unavailable error before the context's end",
+			err, errs.KindOf(err))
+	}
+	if runs.Load() != 0 {
+		t.Errorf("fn ran %d times behind the lock, want 0", runs.Load())
+	}
+	if _, err := lock.ExecContext(t.Context(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if raw, rolled := stored(t, s); raw != 0 || rolled != 0 {
+		t.Errorf("the refused write stored %d raw rows and %d in the rollups", raw, rolled)
+	}
+	if err := s.WriteTx(t.Context(), oneTurn(s, &runs)); err != nil {
+		t.Fatalf("WriteTx after the lock was released: %v", err)
+	}
+	// Every pooled connection, the committed turn's included, is back to
+	// the server's lock timeout (the pool hands its idle connections out
+	// in turn).
+	for range 2 * s.DB().DB.Stats().OpenConnections {
+		var timeout string
+		if err := s.DB().DB.QueryRowContext(t.Context(), "SHOW lock_timeout").Scan(&timeout); err != nil {
+			t.Fatal(err)
+		}
+		if timeout != "0" {
+			t.Errorf("a pooled connection kept lock_timeout %s after the transaction", timeout)
+		}
+	}
+}
+
+// TestWriteTxReadCommittedWhateverTheDefault: on a database whose default
+// isolation is repeatable read, WriteTx still runs its transactions at
+// read committed, which its first statement (the lock before any
+// snapshot) and catsrv_chat_turn (the last message read after the lock)
+// rely on.
+func TestWriteTxReadCommittedWhateverTheDefault(t *testing.T) {
+	dsn := sqltest.PostgresDatabaseDSN(t, map[string]string{"default_transaction_isolation": "'repeatable read'"})
+	s := openStore(t, dsn)
+	var outside, inside string
+	if err := s.DB().DB.QueryRowContext(t.Context(), "SHOW transaction_isolation").Scan(&outside); err != nil {
+		t.Fatal(err)
+	}
+	if outside != "repeatable read" {
+		t.Fatalf("the database's default isolation is %q, want repeatable read (the test's premise)", outside)
+	}
+	if err := s.WriteTx(t.Context(), func(ctx context.Context, tx bun.Tx) error {
+		return tx.QueryRowContext(ctx, "SHOW transaction_isolation").Scan(&inside)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if inside != "read committed" {
+		t.Errorf("WriteTx ran at %q, want read committed", inside)
+	}
+}
+
+// TestRolledBackTurnCachesNoCodes: a turn that adds dictionary entries and
+// then fails rolls them back; their codes must not reach the code cache,
+// or the next turn with the same texts would point at entries that do not
+// exist.
+func TestRolledBackTurnCachesNoCodes(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.Name, func(t *testing.T) {
+			s := openStore(t, b.DSN(t))
+			in := analytics.Interaction{Time: day0, Cat: "alpha", EventKind: analytics.EventKindAPI,
+				Topic: "rolled back topic", Model: "m", Persona: "p", Question: "rolled back question", Answer: "a"}
+			failed := errors.New("the turn fails after its append")
+			err := s.WriteTx(t.Context(), func(ctx context.Context, tx bun.Tx) error {
+				if err := s.AppendTx(ctx, tx, []analytics.Interaction{in}); err != nil {
+					return err
+				}
+				return failed
+			})
+			if !errors.Is(err, failed) {
+				t.Fatalf("WriteTx = %v, want the turn's own error", err)
+			}
+			turn(t, s, []analytics.Interaction{in})
+			expectMatchesReference(t, "after a rolled-back turn", s, normalized([]analytics.Interaction{in}))
+		})
+	}
+}

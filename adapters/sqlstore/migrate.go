@@ -38,7 +38,6 @@ var analyticsMigrations = []Migration{
 	{Version: 4, Name: "rollups per topic, model and persona", Statements: func(d string) []string { return cubeRollups(dialectNamed(d)) }},
 	{Version: 5, Name: "interaction ids, unique per CAT", Statements: func(string) []string { return interactionIDs() }},
 	{Version: 6, Name: "feed order by writing transaction", Statements: func(d string) []string { return feedOrder(dialectNamed(d)) }},
-	{Version: 7, Name: "write transactions begin in one round trip", Statements: func(d string) []string { return beginWriteFunction(dialectNamed(d)) }},
 }
 
 // interactionIDs adds the optional interaction id, unique per CAT where

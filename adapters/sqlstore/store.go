@@ -162,6 +162,10 @@ func open(ctx context.Context, dsn string, steps []Migration) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	if err := s.Migrate(ctx, functionsComponent, functionMigrations); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

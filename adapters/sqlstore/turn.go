@@ -65,8 +65,10 @@ func (w *writer) writeTurn(batch []analytics.Interaction) error {
 	if err != nil {
 		return err
 	}
-	// The merges after the insert, as insertBlocks does them: they take
-	// the turn's own small block too.
+	// The merges after the insert, so that they take the turn's own
+	// small block too. The turn then holds its rollup rows through the
+	// merge, one turn in compactEvery; they are shards of the rows, which
+	// other connections' turns do not lock (rollupShards).
 	for _, k := range compact {
 		if err := w.compactBlocks(k); err != nil {
 			return err

@@ -143,8 +143,8 @@ const recordTurn = `SELECT catsrv_chat_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, 
 // an existing one is found by its id and owner and its row locked (which
 // holds off a concurrent delete until the turn commits, or makes the turn
 // see the conversation gone). The messages (arrays, in order) go after the
-// conversation's last and its updated_at moves to latest unless it is
-// later already. It returns the conversation's seq, or NULL when a new
+// conversation's last and its updated_at moves to latest (the latest
+// message's time, NULL without messages) unless it is later already. It returns the conversation's seq, or NULL when a new
 // conversation's id exists or an existing one is not the owner's.
 func turnFunction(dialect string) []string {
 	if dialect != sqlstore.DialectPostgres {
@@ -162,6 +162,9 @@ BEGIN
 		INSERT INTO chat_conversations (id, cat, user_id, name, name_terms, created_at, updated_at)
 			VALUES (conv_id, owner_cat, owner_user, conv_name, conv_name_terms, created, GREATEST(updated, latest))
 			ON CONFLICT (id) DO NOTHING RETURNING seq INTO conv;
+	ELSIF latest IS NULL THEN
+		SELECT seq INTO conv FROM chat_conversations
+			WHERE id = conv_id AND cat = owner_cat AND user_id = owner_user FOR UPDATE;
 	ELSE
 		UPDATE chat_conversations SET updated_at = GREATEST(updated_at, latest)
 			WHERE id = conv_id AND cat = owner_cat AND user_id = owner_user RETURNING seq INTO conv;
@@ -188,12 +191,12 @@ func recordMessagesPostgres(ctx context.Context, tx bun.Tx, turn chat.Turn) erro
 	n := len(messages)
 	roles, contents, models, words := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	at := make([]int64, n)
-	var latest int64
 	for i, m := range messages {
 		roles[i], contents[i], models[i], at[i], words[i] = m.Role, m.Content, m.Model, nanos(m.Time), terms(m.Content)
 	}
+	var latest sql.NullInt64 // NULL without messages: GREATEST ignores it
 	if n > 0 {
-		latest = nanos(latestTime(messages))
+		latest = sql.NullInt64{Int64: nanos(latestTime(messages)), Valid: true}
 	}
 	var seq sql.NullInt64
 	err := tx.Tx.QueryRowContext(ctx, recordTurn, turn.New, c.ID, c.Owner.Cat, c.Owner.UserID, c.Name, terms(c.Name),
