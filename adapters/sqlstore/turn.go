@@ -50,19 +50,7 @@ func (w *writer) writeTurn(batch []analytics.Interaction) error {
 		}
 		return q
 	}
-	if w.held == nil {
-		err = duplicateID(w.exec(stmtKey{}, query, args))
-	} else {
-		var (
-			ids []int64
-			pos int64
-		)
-		if ids, pos, err = w.insertReturning(batch, stmtKey{}, query, args); err == nil {
-			w.held.add(batch, ids, pos)
-		}
-		err = duplicateID(err)
-	}
-	if err != nil {
+	if err := w.insertRows(batch, stmtKey{}, query, args); err != nil {
 		return err
 	}
 	// The merges after the insert, so that they take the turn's own

@@ -277,6 +277,13 @@ func (w *writer) insertRaw(batch []analytics.Interaction, dims [][]byte) error {
 			w.stmts[key] = stmt
 		}
 	}
+	return w.insertRows(batch, key, query, args)
+}
+
+// insertRows runs query, an insert of the batch's raw rows (and perhaps
+// more), and gathers the rows' ids for the follower when it is told
+// (held).
+func (w *writer) insertRows(batch []analytics.Interaction, key stmtKey, query func() string, args []any) error {
 	if w.held == nil {
 		return duplicateID(w.exec(key, query, args))
 	}
