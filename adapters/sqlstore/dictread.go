@@ -1,8 +1,12 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
 
 	"github.com/catsrv/catsrv/core/analytics"
 )
@@ -51,16 +55,13 @@ func (s *Store) codesOf(ctx context.Context, q queryer, d analytics.Dimension, c
 	return codes, nil
 }
 
-// describedEntry is a dictionary entry's key and text.
-type describedEntry struct {
-	key, text string
-}
-
-// describe returns the key and text of each code.
-func (s *Store) describe(ctx context.Context, q queryer, d analytics.Dimension, codes []uint64) (map[uint64]describedEntry, error) {
-	out := make(map[uint64]describedEntry, len(codes))
-	if len(codes) == 0 {
-		return out, nil
+// describe looks up the key and text of each code of counts (in code
+// order) and hands them to fill with the code's index in counts. The
+// entries are not gathered in a map: at 10M a list without a limit looks
+// up hundreds of thousands of codes.
+func (s *Store) describe(ctx context.Context, q queryer, d analytics.Dimension, counts codeCounts, fill func(k int, key, text string)) error {
+	if len(counts) == 0 {
+		return nil
 	}
 	table := dictionaryTables[d]
 	var (
@@ -69,22 +70,26 @@ func (s *Store) describe(ctx context.Context, q queryer, d analytics.Dimension, 
 	)
 	if s.dialect == postgresDialect {
 		query = "SELECT code, item_id, item_text FROM " + table + " WHERE code = ANY($1)"
-		signed := make([]int64, len(codes))
-		for k, c := range codes {
-			signed[k] = int64(c) // #nosec G115 -- decoded from positive int64 codes
+		signed := make([]int64, len(counts))
+		for k, c := range counts {
+			signed[k] = int64(c.code) // #nosec G115 -- decoded from positive int64 codes
 		}
 		list = signed
 	} else {
 		query = "SELECT code, item_id, item_text FROM " + table + " WHERE code IN (SELECT value FROM json_each(?))"
-		b, err := json.Marshal(codes)
-		if err != nil {
-			return nil, internal(err)
+		b := make([]byte, 0, 8*len(counts))
+		b = append(b, '[')
+		for k, c := range counts {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendUint(b, c.code, 10)
 		}
-		list = string(b)
+		list = string(append(b, ']'))
 	}
 	rows, err := q.QueryContext(ctx, query, list)
 	if err != nil {
-		return nil, internal(err)
+		return internal(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -93,15 +98,19 @@ func (s *Store) describe(ctx context.Context, q queryer, d analytics.Dimension, 
 			key, text string
 		)
 		if err := rows.Scan(&code, &key, &text); err != nil {
-			return nil, internal(err)
+			return internal(err)
+		}
+		k, ok := slices.BinarySearchFunc(counts, uint64(code), func(c codeCount, code uint64) int { return cmp.Compare(c.code, code) }) // #nosec G115 -- codes are positive
+		if !ok {
+			return internal(fmt.Errorf("%s: code %d was not asked for", table, code))
 		}
 		if key == text {
 			text = key // one string for both, as most topics, models and personas are
 		}
-		out[uint64(code)] = describedEntry{key: key, text: text} // #nosec G115 -- codes are positive
+		fill(k, key, text)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, internal(err)
+		return internal(err)
 	}
-	return out, nil
+	return nil
 }

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"math/bits"
+	"slices"
 )
 
 // A pass counts hundreds of thousands of rows per request, five codes
@@ -44,17 +45,28 @@ func (c *counter) merge(o *counter) {
 	}
 }
 
-// counts returns the codes counted at least once.
+// counts returns the codes counted at least once, in code order: a slice
+// of pairs, not a map (at 10M a list holds hundreds of thousands of codes,
+// and a map of them costs three times the memory).
 func (c *counter) counts() codeCounts {
-	out := codeCounts{}
-	for code, n := range c.dense {
-		if n != 0 {
-			out[uint64(code)] = n // #nosec G115 -- an index
+	n := len(c.sparse)
+	for _, v := range c.dense {
+		if v != 0 {
+			n++
 		}
 	}
-	for code, n := range c.sparse {
-		out[code] += n
+	out := make(codeCounts, 0, n)
+	for code, v := range c.dense {
+		if v != 0 {
+			out = append(out, codeCount{code: uint64(code), n: v}) // #nosec G115 -- an index
+		}
 	}
+	// The map's codes all lie past the array's.
+	dense := len(out)
+	for code, v := range c.sparse {
+		out = append(out, codeCount{code: code, n: v})
+	}
+	slices.SortFunc(out[dense:], byCode)
 	return out
 }
 

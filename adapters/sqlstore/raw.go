@@ -66,39 +66,37 @@ func (s *Store) listOf(ctx context.Context, q queryer, d analytics.Dimension, co
 	if len(counts) == 0 {
 		return nil, nil
 	}
-	codes := make([]uint64, 0, len(counts))
-	for code := range counts {
-		codes = append(codes, code)
-	}
-	if limit > 0 && limit < len(codes) {
-		slices.SortFunc(codes, func(a, b uint64) int { return cmp.Compare(counts[b], counts[a]) })
-		last := counts[codes[limit-1]]
+	if limit > 0 && limit < len(counts) {
+		top := slices.Clone(counts)
+		slices.SortFunc(top, func(a, b codeCount) int { return cmp.Compare(b.n, a.n) })
+		last := top[limit-1].n
 		cut := limit
-		for cut < len(codes) && counts[codes[cut]] == last {
+		for cut < len(top) && top[cut].n == last {
 			cut++
 		}
-		codes = codes[:cut]
+		counts = top[:cut]
+		slices.SortFunc(counts, byCode)
 	}
-	groups, err := s.groupsOf(ctx, q, d, codes, counts)
+	groups, err := s.groupsOf(ctx, q, d, counts)
 	if err != nil {
 		return nil, err
 	}
 	return analytics.Top(groups, limit), nil
 }
 
-// groupsOf looks the codes up and returns their groups.
-func (s *Store) groupsOf(ctx context.Context, q queryer, d analytics.Dimension, codes []uint64, counts codeCounts) ([]analytics.Group, error) {
-	entries, err := s.describe(ctx, q, d, codes)
+// groupsOf looks the codes up and returns their groups, in the counts'
+// (code) order.
+func (s *Store) groupsOf(ctx context.Context, q queryer, d analytics.Dimension, counts codeCounts) ([]analytics.Group, error) {
+	groups := make([]analytics.Group, len(counts))
+	found := make([]bool, len(counts))
+	err := s.describe(ctx, q, d, counts, func(k int, key, text string) {
+		groups[k], found[k] = analytics.Group{Key: key, Text: text, Count: counts[k].n}, true
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]analytics.Group, 0, len(codes))
-	for _, code := range codes {
-		e, ok := entries[code]
-		if !ok {
-			return nil, internal(fmt.Errorf("%s: no entry for code %d", dictionaryTables[d], code))
-		}
-		out = append(out, analytics.Group{Key: e.key, Text: e.text, Count: counts[code]})
+	if k := slices.Index(found, false); k >= 0 {
+		return nil, internal(fmt.Errorf("%s: no entry for code %d", dictionaryTables[d], counts[k].code))
 	}
-	return out, nil
+	return groups, nil
 }

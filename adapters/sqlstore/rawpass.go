@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -31,8 +32,18 @@ const (
 	passWorkers = 2
 )
 
-// codeCounts counts rows per dictionary code of one dimension.
-type codeCounts = map[uint64]int64
+// codeCounts counts rows per dictionary code of one dimension: the codes
+// counted at least once, in code order.
+type codeCounts = []codeCount
+
+// codeCount is one code's count.
+type codeCount struct {
+	code uint64
+	n    int64
+}
+
+// byCode orders counts by code.
+func byCode(a, b codeCount) int { return cmp.Compare(a.code, b.code) }
 
 // onePass counts the selection's total and, for each dimension, its
 // codes under every filter but the dimension's own, in the snapshot's
