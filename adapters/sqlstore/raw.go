@@ -57,11 +57,11 @@ func (s *Store) passAnswer(ctx context.Context, snap *passSnapshot, q analytics.
 	return nil
 }
 
-// listOf turns a list's counts per code into its groups: all of them in
-// no particular order when limit is 0, otherwise the first limit in
-// analytics.SortGroups order, of which only the codes that can be among
-// them (the limit highest counts and every code tied with the last) are
-// looked up in the dictionary.
+// listOf turns a list's counts per code into its groups: all of them, in
+// code order, when limit is 0 (the port promises no order), otherwise the
+// first limit in analytics.SortGroups order, of which only the codes that
+// can be among them (the limit highest counts and every code tied with the
+// last) are looked up in the dictionary.
 func (s *Store) listOf(ctx context.Context, q queryer, d analytics.Dimension, counts codeCounts, limit int) ([]analytics.Group, error) {
 	if len(counts) == 0 {
 		return nil, nil
