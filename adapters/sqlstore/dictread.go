@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/catsrv/catsrv/core/analytics"
 )
@@ -68,24 +67,20 @@ func (s *Store) describe(ctx context.Context, q queryer, d analytics.Dimension, 
 		query string
 		list  any
 	)
+	codes := make([]int64, len(counts))
+	for k, c := range counts {
+		codes[k] = int64(c.code) // #nosec G115 -- decoded from positive int64 codes
+	}
 	if s.dialect == postgresDialect {
 		query = "SELECT code, item_id, item_text FROM " + table + " WHERE code = ANY($1)"
-		signed := make([]int64, len(counts))
-		for k, c := range counts {
-			signed[k] = int64(c.code) // #nosec G115 -- decoded from positive int64 codes
-		}
-		list = signed
+		list = codes
 	} else {
 		query = "SELECT code, item_id, item_text FROM " + table + " WHERE code IN (SELECT value FROM json_each(?))"
-		b := make([]byte, 0, 8*len(counts))
-		b = append(b, '[')
-		for k, c := range counts {
-			if k > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendUint(b, c.code, 10)
+		b, err := json.Marshal(codes)
+		if err != nil {
+			return internal(err)
 		}
-		list = string(append(b, ']'))
+		list = string(b)
 	}
 	rows, err := q.QueryContext(ctx, query, list)
 	if err != nil {

@@ -61,15 +61,14 @@ func checkSessionSettings(ctx context.Context, conn *pgx.Conn) error {
 		// ends sessions): temporary, the client may try again.
 		return errs.Wrap(errs.KindUnavailable, errs.Temporary(err), "reading the PostgreSQL session settings failed")
 	}
+	if len(got) != len(sessionSettings) {
+		return errs.New(errs.KindUnavailable, "reading the PostgreSQL session settings returned %d of %d", len(got), len(sessionSettings))
+	}
 	for k, s := range sessionSettings {
-		if k >= len(got) || !strings.EqualFold(got[k], s.value) {
-			value := ""
-			if k < len(got) {
-				value = got[k]
-			}
+		if !strings.EqualFold(got[k], s.value) {
 			return errs.New(errs.KindUnavailable,
 				"PostgreSQL session setting %s is %q and could not be set to %q: catsrv refuses connections that do not have it",
-				s.name, value, s.value)
+				s.name, got[k], s.value)
 		}
 	}
 	return nil

@@ -144,8 +144,9 @@ const recordTurn = `SELECT catsrv_chat_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, 
 // holds off a concurrent delete until the turn commits, or makes the turn
 // see the conversation gone). The messages (arrays, in order) go after the
 // conversation's last and its updated_at moves to latest (the latest
-// message's time, NULL without messages) unless it is later already. It returns the conversation's seq, or NULL when a new
-// conversation's id exists or an existing one is not the owner's.
+// message's time, NULL without messages) unless it is later already. It
+// returns the conversation's seq, or NULL when a new conversation's id
+// exists or an existing one is not the owner's.
 func turnFunction(dialect string) []string {
 	if dialect != sqlstore.DialectPostgres {
 		return nil
