@@ -23,7 +23,11 @@ type catIndex struct {
 	// totals counts every row per code: a range covering most of the
 	// CAT is counted as the totals minus the rows outside it.
 	totals [dimensions][]int64
-	cube   cube
+	// heavy classes the question and answer codes by total (indexed
+	// like postingDims): the codes a list cut to a limit counts first
+	// (see heavy.go).
+	heavy [len(postingDims)]heavyCodes
+	cube  cube
 	// seen marks the codes shiftPostings has shifted; all false between
 	// calls, kept to spare an allocation per late row.
 	seen [len(postingDims)][]bool
@@ -34,8 +38,9 @@ type catIndex struct {
 	// over the whole CAT, built by queries (see combolists.go).
 	byCombo comboCache
 	// buildPostings is set while a CAT no reader sees yet receives its
-	// rows (a catDraft's fresh CAT): put leaves the posting lists alone,
-	// and finishFresh builds them once, each list at its final size.
+	// rows (a catDraft's fresh CAT): put leaves the posting lists and the
+	// classes by total alone, and finishFresh builds them once, each list
+	// at its final size.
 	buildPostings bool
 }
 
@@ -184,6 +189,9 @@ func (c *catIndex) put(r codedRow) {
 		return
 	}
 	for k, d := range postingDims {
+		c.heavy[k].add(codes[d], c.totals[d][codes[d]])
+	}
+	for k, d := range postingDims {
 		if at < n {
 			c.shiftPostings(k, d, at)
 		}
@@ -214,6 +222,9 @@ func (c *catIndex) finishFresh() {
 		for k, d := range postingDims {
 			c.postings[k].rebuild(c.totals[d], c.postingColumn(k))
 		}
+	}
+	for k, d := range postingDims {
+		c.heavy[k] = heavyOf(c.totals[d])
 	}
 	c.shifted, c.buildPostings = 0, false
 	wg.Wait()

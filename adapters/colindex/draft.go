@@ -109,6 +109,7 @@ func (cd *catDraft) addFresh(r *ports.FeedRow, put *putter) {
 type bulk struct {
 	rows   catRows
 	totals [dimensions][]int64
+	heavy  [len(postingDims)]heavyCodes
 	cube   cube // the batch's rows only
 }
 
@@ -173,6 +174,9 @@ func (cd *catDraft) prepareBulk() {
 		b.cube.add(r.micros, r.combo)
 	}
 	next.sortByTime(&b.totals)
+	for k, d := range postingDims {
+		b.heavy[k] = heavyOf(b.totals[d])
+	}
 	cd.bulk = b
 }
 
@@ -278,7 +282,7 @@ func (b *batch) apply(cats map[string]*catIndex) {
 			cd.c.newCombo(combo)
 		}
 		if b := cd.bulk; b != nil {
-			cd.c.catRows, cd.c.totals = b.rows, b.totals
+			cd.c.catRows, cd.c.totals, cd.c.heavy = b.rows, b.totals, b.heavy
 			cd.c.cube.merge(&b.cube)
 			continue
 		}

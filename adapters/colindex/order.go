@@ -63,15 +63,21 @@ func (d *dictionary) merged(rank []uint32) (byRank, ranks []uint32) {
 	return merged, rank
 }
 
+// order returns the entries in (text, key) order and each entry's rank
+// in it.
+func (d *dictionary) order() (byRank, rank []uint32) {
+	if d.ranked < d.len() {
+		// Between a refresh's apply and its ranks: order this once.
+		return d.merged(nil)
+	}
+	return d.byRank, d.rank
+}
+
 // sortedGroups turns per-code counts into groups in SortGroups order,
 // keeping the first limit of them (all when limit is 0): the order is
 // computed for every group, but only the kept ones are built.
 func (d *dictionary) sortedGroups(counts []int64, limit int) []analytics.Group {
-	byRank, rank := d.byRank, d.rank
-	if d.ranked < d.len() {
-		// Between a refresh's apply and its ranks: order this once.
-		byRank, rank = d.merged(nil)
-	}
+	byRank, rank := d.order()
 	var (
 		perCount [bucketMax + 1]int32 // how many groups have each small count
 		big      []uint32             // codes counted above bucketMax

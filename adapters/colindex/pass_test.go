@@ -118,7 +118,7 @@ func withoutPass(x *Index, q analytics.Query) analytics.Counts {
 		c.Total = p.total()
 	}
 	for _, d := range analytics.Dimensions {
-		c.Groups[d] = x.groups(q.SelectionFor(d), d, q.LimitOf(d))
+		c.Groups[d] = x.groups(q.SelectionFor(d), d, q.LimitOf(d), false)
 	}
 	return c
 }

@@ -130,6 +130,20 @@ func (p *postingLists) countRange(counts []int64, lo, hi int) {
 	}
 }
 
+// countIn returns how many of code's positions are in [lo, hi).
+func (p *postingLists) countIn(code uint32, lo, hi int) int64 {
+	r := p.ref[code]
+	if r < 0 {
+		if pos := int(-1 - r); pos >= lo && pos < hi {
+			return 1
+		}
+		return 0
+	}
+	l := p.lists[r]
+	from, to := int32(lo), int32(hi) // #nosec G115 -- a CAT holds fewer than 2^31 rows
+	return int64(firstAtLeast(l, to) - firstAtLeast(l, from))
+}
+
 // rangeCost is what countRange reads, in rows of a scan: a table entry
 // per code and a few dozen for a list's binary searches.
 func (p *postingLists) rangeCost() int {

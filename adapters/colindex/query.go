@@ -37,8 +37,22 @@ func (x *Index) answer(q analytics.Query, want analytics.Parts) (analytics.Count
 	defer x.mu.RUnlock()
 	lists := want.Lists()
 	p, ok := x.plan(q.Selection())
-	var pass *onePass
+	var (
+		pass  *onePass
+		tried [dimensions]bool // p.top was asked for the list
+	)
 	if ok {
+		for _, d := range postingDims {
+			// Cut to a limit over an unfiltered range: the codes counted
+			// most, kept out of a pass.
+			if !lists[d] {
+				continue
+			}
+			if top, found := p.top(d, q.LimitOf(d)); found {
+				out.Groups[d], lists[d] = top, false
+			}
+			tried[d] = true
+		}
 		counted := false
 		if want.Has(analytics.PartTotal) && p.totalScans() {
 			// Count the lists in the total's pass if they read the rows too.
@@ -66,7 +80,7 @@ func (x *Index) answer(q analytics.Query, want analytics.Parts) (analytics.Count
 			out.Groups[d] = p.cat.dicts[d].sortedGroups(pass.lists[d], q.LimitOf(d))
 			continue
 		}
-		out.Groups[d] = x.groups(q.SelectionFor(d), d, q.LimitOf(d))
+		out.Groups[d] = x.groups(q.SelectionFor(d), d, q.LimitOf(d), !tried[d])
 	}
 	return out, pass
 }
@@ -94,11 +108,17 @@ func (p plan) total() int64 {
 
 // groups counts the selection's rows per group of the dimension and
 // returns the first limit groups in SortGroups order, all of them when
-// limit is 0. The caller holds the read lock.
-func (x *Index) groups(sel analytics.Selection, d analytics.Dimension, limit int) []analytics.Group {
+// limit is 0, from the codes counted most when tryTop is set and they
+// answer (see plan.top). The caller holds the read lock.
+func (x *Index) groups(sel analytics.Selection, d analytics.Dimension, limit int, tryTop bool) []analytics.Group {
 	p, ok := x.plan(sel)
 	if !ok {
 		return nil
+	}
+	if tryTop {
+		if top, ok := p.top(d, limit); ok {
+			return top
+		}
 	}
 	dict := &p.cat.dicts[d]
 	col, size := p.cat.column(d)
@@ -138,6 +158,20 @@ func (x *Index) groups(sel analytics.Selection, d analytics.Dimension, limit int
 		return dict.sortedGroups(counts, limit)
 	}
 	return dict.sortedGroups(p.cat.fold(d, sum(p.run(col, size))), limit)
+}
+
+// top returns the first limit groups of a question or answer list over
+// an unfiltered range from the codes counted most (see heavy.go), when
+// finding them reads less than counting every code would; ok is false
+// otherwise.
+func (p plan) top(d analytics.Dimension, limit int) ([]analytics.Group, bool) {
+	k := slices.Index(postingDims[:], d)
+	if k < 0 || limit <= 0 || len(p.filters) > 0 || p.checkTime {
+		return nil, false
+	}
+	range_, rows := p.hi-p.lo, p.cat.at.len()
+	reads := p.cat.dicts[d].len() + min(range_, rows-range_, p.cat.postings[k].rangeCost())
+	return p.topOfRange(k, limit, reads/heavyVisitCost)
 }
 
 // sum adds the parts' counts into the first part.
