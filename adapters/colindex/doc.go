@@ -23,7 +23,11 @@
 // lists when nothing is filtered (a count of each code's positions in
 // it), and a topic, model or persona filter over the whole CAT reads
 // each code's rows per combination, built from them once the CAT's rows
-// stay the same (see combolists.go).
+// stay the same (see combolists.go). A question or answer list cut to a
+// limit over a range with no filter is found from the codes with the most
+// rows in the CAT, kept in classes by total: once the codes left have
+// fewer rows in all than the limit's lowest count in the range, they are
+// not counted (see heavy.go).
 // An answer (ports.Aggregator, one call per question) is counted under one
 // hold of the read lock; when its lists would each read the same rows
 // again, one pass counts them with the total (see pass.go).
