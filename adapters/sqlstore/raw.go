@@ -57,9 +57,10 @@ func (s *Store) passAnswer(ctx context.Context, snap *passSnapshot, q analytics.
 	return nil
 }
 
-// listOf turns a list's counts per code into its groups: all of them, in
-// code order, when limit is 0 (the port promises no order), otherwise the
-// first limit in analytics.SortGroups order, of which only the codes that
+// listOf turns a list's counts per code into its groups in
+// analytics.SortGroups order: all of them when limit is 0 (sorted here, in
+// place, so that the core need not sort a copy of a list hundreds of
+// thousands long), otherwise the first limit, of which only the codes that
 // can be among them (the limit highest counts and every code tied with the
 // last) are looked up in the dictionary.
 func (s *Store) listOf(ctx context.Context, q queryer, d analytics.Dimension, counts codeCounts, limit int) ([]analytics.Group, error) {
@@ -81,6 +82,7 @@ func (s *Store) listOf(ctx context.Context, q queryer, d analytics.Dimension, co
 	if err != nil {
 		return nil, err
 	}
+	analytics.SortGroups(groups)
 	return analytics.Top(groups, limit), nil
 }
 

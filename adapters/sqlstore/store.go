@@ -207,10 +207,14 @@ func openSQLite(path string) (*sql.DB, error) {
 	// A file: URI lets any path through once ?, # and % are escaped; the
 	// underscore keys are read by the driver on every new connection.
 	escaped := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)
-	// Readers get a modest page cache each (SQLite allocates it outside
-	// the Go heap, per connection); Append enlarges its own (writerCache).
+	// Readers get a small page cache each (SQLite allocates it outside
+	// the Go heap, per connection): the raw pass reads each code block
+	// once, so a larger cache only holds more of them. 2 MiB instead of
+	// 8 took a 10M server's peak through raw requests from 413-415 MiB to
+	// 369-373, as fast (docs/benchmarks.md, section 27). Append enlarges
+	// its own (writerCache).
 	dsn := "file:" + escaped + "?_pragma=busy_timeout(" + strconv.Itoa(sqliteBusyTimeoutMS) + ")" +
-		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-8192)&_txlock=immediate"
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-2048)&_txlock=immediate"
 	sqldb, err := sql.Open(sqliteshim.ShimName, dsn)
 	if err != nil {
 		return nil, errs.Wrap(errs.KindInternal, err, "cannot open SQLite")

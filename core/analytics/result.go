@@ -70,21 +70,29 @@ type Result struct {
 // SortGroups orders groups as every list is ordered: count descending, then
 // text ascending (byte order), then key ascending.
 func SortGroups(groups []Group) {
-	slices.SortFunc(groups, func(a, b Group) int {
-		if c := cmp.Compare(b.Count, a.Count); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Text, b.Text); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Key, b.Key)
-	})
+	slices.SortFunc(groups, compareGroups)
 }
 
-// sorted returns a sorted copy of groups, cut to limit when limit > 0.
+func compareGroups(a, b Group) int {
+	if c := cmp.Compare(b.Count, a.Count); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Text, b.Text); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Key, b.Key)
+}
+
+// sorted returns groups in SortGroups order, cut to limit when limit > 0:
+// groups themselves when they are in order already (as the stores give
+// long lists: no copy of hundreds of thousands of groups), else a sorted
+// copy. The caller must not change what it returns.
 func sorted(groups []Group, limit int) []Group {
-	out := slices.Clone(groups)
-	SortGroups(out)
+	out := groups
+	if !slices.IsSortedFunc(groups, compareGroups) {
+		out = slices.Clone(groups)
+		SortGroups(out)
+	}
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
@@ -93,7 +101,8 @@ func sorted(groups []Group, limit int) []Group {
 
 // Top returns the first n groups in SortGroups order (the question and
 // answer lists of a query with a limit), or, when n is 0, the groups as
-// they are.
+// they are. When groups are in that order already it returns them cut,
+// not a copy.
 func Top(groups []Group, n int) []Group {
 	if n <= 0 {
 		return groups

@@ -167,3 +167,34 @@ func TestAssembleQueryWindow(t *testing.T) {
 		t.Errorf("answers %+v total %d, want none of 1", r.Answers, r.AnswersTotal)
 	}
 }
+
+// TestTopSortsOnlyWhatIsOutOfOrder: Top gives groups in SortGroups order,
+// cut to the limit; groups already in that order (as the stores give long
+// lists) are returned cut, sharing their memory, and groups out of order
+// are sorted in a copy, the caller's slice left as it was.
+func TestTopSortsOnlyWhatIsOutOfOrder(t *testing.T) {
+	unsorted := []analytics.Group{
+		{Key: "b", Text: "same", Count: 2}, {Key: "z", Text: "z", Count: 9},
+		{Key: "a", Text: "same", Count: 2}, {Key: "c", Text: "a", Count: 2},
+	}
+	want := []analytics.Group{
+		{Key: "z", Text: "z", Count: 9}, {Key: "c", Text: "a", Count: 2},
+		{Key: "a", Text: "same", Count: 2}, {Key: "b", Text: "same", Count: 2},
+	}
+	before := slices.Clone(unsorted)
+	got := analytics.Top(unsorted, 3)
+	if !slices.Equal(got, want[:3]) {
+		t.Fatalf("Top(unsorted, 3) = %v, want %v", got, want[:3])
+	}
+	if !slices.Equal(unsorted, before) {
+		t.Fatalf("Top changed the caller's groups: %v", unsorted)
+	}
+	inOrder := slices.Clone(want)
+	got = analytics.Top(inOrder, 3)
+	if !slices.Equal(got, want[:3]) || &got[0] != &inOrder[0] {
+		t.Fatalf("Top(sorted, 3) = %v at %p, want %v sharing %p", got, &got[0], want[:3], &inOrder[0])
+	}
+	if q := analytics.QuestionEntries(unsorted, 0); len(q) != 4 || q[0].ID != "z" || q[1].ID != "c" || q[3].ID != "b" {
+		t.Fatalf("QuestionEntries(unsorted, 0) = %v", q)
+	}
+}

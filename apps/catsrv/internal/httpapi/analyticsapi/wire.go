@@ -3,6 +3,7 @@ package analyticsapi
 import (
 	"net/http"
 	"net/url"
+	"unsafe"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -226,12 +227,39 @@ func modelCountList(l []analytics.ModelCount) []ModelCount {
 	return each(l, func(c analytics.ModelCount) ModelCount { return ModelCount(c) })
 }
 
+// questionList and answerList give the core's lists as wire entries
+// without copying them: a list without a limit holds hundreds of
+// thousands of entries at 10M interactions, and a copy of it would hold
+// megabytes more in every such request.
 func questionList(l []analytics.QuestionEntry) []QuestionEntry {
-	return each(l, func(e analytics.QuestionEntry) QuestionEntry { return QuestionEntry(e) })
+	return sameLayout[analytics.QuestionEntry, QuestionEntry](l)
 }
 
 func answerList(l []analytics.AnswerEntry) []AnswerEntry {
-	return each(l, func(e analytics.AnswerEntry) AnswerEntry { return AnswerEntry(e) })
+	return sameLayout[analytics.AnswerEntry, AnswerEntry](l)
+}
+
+// The wire entries are the core's with tags: converting one to the other
+// compiles only while their fields are the same, so that their memory is
+// laid out the same and sameLayout may read one as the other.
+var (
+	_ = QuestionEntry(analytics.QuestionEntry{})
+	_ = AnswerEntry(analytics.AnswerEntry{})
+)
+
+// sameLayout returns l read as a slice of W, sharing its memory; W must
+// be C with other struct tags (see the conversions above). An empty list
+// is an empty slice, which encodes as [] rather than null.
+func sameLayout[C, W any](l []C) []W {
+	if len(l) == 0 {
+		return []W{}
+	}
+	var c C
+	var w W
+	if unsafe.Sizeof(c) != unsafe.Sizeof(w) {
+		panic("analyticsapi: a wire entry's layout differs from the core's")
+	}
+	return unsafe.Slice((*W)(unsafe.Pointer(unsafe.SliceData(l))), len(l)) // #nosec G103 -- same layout, checked above
 }
 
 // each converts every element of a core list into its wire form; an empty
