@@ -170,6 +170,7 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		Browser:      store,
 		Ingest:       store,
 		IngestLimits: analyticsapi.IngestLimits{MaxBytes: cfg.IngestMaxBytes, MaxLines: cfg.IngestMaxLines},
+		WholeLists:   cfg.RawWholeLists,
 		Dashboard:    web.Assets(),
 		Auth:         authDeps,
 		Chat: &chatapi.Deps{

@@ -86,6 +86,9 @@ type Config struct {
 	// /api/v1/analytics/interactions: its body and its interactions.
 	IngestMaxBytes int64 `env:"CATSRV_INGEST_MAX_BYTES" default:"16777216"`
 	IngestMaxLines int   `env:"CATSRV_INGEST_MAX_LINES" default:"10000"`
+	// RawWholeLists is how many /all and /all_legacy requests with whole
+	// question and answer lists (no limit, or paged) are answered at once.
+	RawWholeLists int `env:"CATSRV_RAW_WHOLE_LISTS" default:"1"`
 	// Warehouse is "index" or "sql".
 	Warehouse string `env:"CATSRV_WAREHOUSE" default:"index"`
 

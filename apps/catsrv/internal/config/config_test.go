@@ -192,7 +192,7 @@ func TestEverySettingIsRead(t *testing.T) {
 		"CATSRV_COOKIE_INSECURE":      "true",
 		"CATSRV_CORS_ALLOWED_ORIGINS": "https://a.example",
 		"CATSRV_REFRESH_TTL":          "2h", "CATSRV_MEMORY_MAX_BYTES": "2048",
-		"CATSRV_INGEST_MAX_BYTES": "4096", "CATSRV_INGEST_MAX_LINES": "5",
+		"CATSRV_INGEST_MAX_BYTES": "4096", "CATSRV_INGEST_MAX_LINES": "5", "CATSRV_RAW_WHOLE_LISTS": "3",
 		"CATSRV_AUTH_RATE_LIMIT": "off", "CATSRV_AUTH_RATE_BURST": "3",
 		"CATSRV_AUDIT_RETENTION": "2d", "CATSRV_WAREHOUSE": "sql", "CATSRV_CAT_CONFIG_POLL": "2s", "CATSRV_INDEX_POLL": "1s",
 		"CATSRV_RETENTION_INTERVAL":   "10m",
@@ -266,6 +266,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		"CATSRV_METRICS_ADDR=9090", "CATSRV_METRICS_ADDR=localhost:",
 		"OTEL_EXPORTER_OTLP_ENDPOINT=collector:4318", "OTEL_EXPORTER_OTLP_ENDPOINT=ftp://collector",
 		"CATSRV_INGEST_MAX_BYTES=10", "CATSRV_INGEST_MAX_BYTES=2147483648", "CATSRV_INGEST_MAX_LINES=0", "CATSRV_INGEST_MAX_LINES=x",
+		"CATSRV_RAW_WHOLE_LISTS=0", "CATSRV_RAW_WHOLE_LISTS=65", "CATSRV_RAW_WHOLE_LISTS=many",
 	} {
 		name, _, _ := strings.Cut(entry, "=")
 		if _, err := Load([]string{entry}, nil); err == nil || !strings.Contains(err.Error(), name) {

@@ -28,6 +28,7 @@ const (
 	minIngestBytes = 1024
 	maxIngestBytes = 1 << 30
 	maxIngestLines = 1000000
+	maxWholeLists  = 64
 	maxRate        = 1e6
 )
 
@@ -166,6 +167,10 @@ func decode(k *koanf.Koanf, all []setting) (*Config, error) {
 	d.parse(&c.IngestMaxLines, fmt.Sprintf("must be a number of interactions between 1 and %d", maxIngestLines), func(v string) (ok bool, err error) {
 		c.IngestMaxLines, err = strconv.Atoi(v)
 		return err == nil && c.IngestMaxLines >= 1 && c.IngestMaxLines <= maxIngestLines, nil
+	})
+	d.parse(&c.RawWholeLists, fmt.Sprintf("must be a number of requests between 1 and %d", maxWholeLists), func(v string) (ok bool, err error) {
+		c.RawWholeLists, err = strconv.Atoi(v)
+		return err == nil && c.RawWholeLists >= 1 && c.RawWholeLists <= maxWholeLists, nil
 	})
 	d.parse(&c.AuthRateLimit, "must be a number of requests per second per client address (e.g. 1 or 0.5), or off", func(v string) (bool, error) {
 		v = strings.TrimSpace(v)

@@ -42,6 +42,9 @@ type Deps struct {
 	Ingest ports.InteractionLog
 	// IngestLimits bound one ingested batch (zero: the defaults).
 	IngestLimits analyticsapi.IngestLimits
+	// WholeLists is how many raw answers with whole lists are built at
+	// once (analyticsapi.Deps.WholeLists); 0 means one.
+	WholeLists int
 	// Dashboard holds the admin page's built assets (index.html at its
 	// root), served at / and /ui/; nil serves no page.
 	Dashboard fs.FS
@@ -89,7 +92,7 @@ func New(d Deps) (huma.API, http.Handler) {
 	mux := http.NewServeMux()
 	api := base.NewAPI(mux, &base.Authenticator{Sessions: ad.Sessions, Tokens: d.Tokens, Origins: origins})
 	// The order of registration is the order of the document's tags.
-	analyticsapi.Register(api, analyticsapi.Deps{Reporter: d.Reporter, Browser: d.Browser, Logger: log, Log: d.Ingest, Ingest: d.IngestLimits})
+	analyticsapi.Register(api, analyticsapi.Deps{Reporter: d.Reporter, Browser: d.Browser, Logger: log, Log: d.Ingest, Ingest: d.IngestLimits, WholeLists: d.WholeLists})
 	base.RegisterHealth(api, d.Ready, log)
 	chatapi.Register(api, cd)
 	authapi.Register(api, ad)

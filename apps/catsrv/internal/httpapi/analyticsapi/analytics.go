@@ -41,6 +41,10 @@ type Deps struct {
 	Log ports.InteractionLog
 	// Ingest bounds one ingested batch; zero fields take the defaults.
 	Ingest IngestLimits
+	// WholeLists is how many /all and /all_legacy requests with whole
+	// question and answer lists are answered at once (see wholeListTurn);
+	// 0 means one.
+	WholeLists int
 }
 
 // routes holds the dependencies the handlers share.
@@ -50,6 +54,9 @@ type routes struct {
 	log       *slog.Logger
 	ingestLog ports.InteractionLog
 	limits    IngestLimits
+	// wholeLists holds a token per raw answer with whole lists in
+	// progress.
+	wholeLists chan struct{}
 }
 
 // Register adds the analytics routes and their tag to api.
@@ -66,7 +73,8 @@ func Register(api huma.API, d Deps) {
 	if limits.MaxLines <= 0 {
 		limits.MaxLines = DefaultIngestMaxLines
 	}
-	s := &routes{reporter: d.Reporter, browse: browse.New(d.Browser), log: log, ingestLog: d.Log, limits: limits}
+	s := &routes{reporter: d.Reporter, browse: browse.New(d.Browser), log: log, ingestLog: d.Log, limits: limits,
+		wholeLists: make(chan struct{}, max(d.WholeLists, 1))}
 	registerAnalytics(api, s)
 	registerInteractions(api, s)
 	registerIngest(api, s)
@@ -98,9 +106,16 @@ func registerAnalytics(api huma.API, s *routes) {
 	huma.Register(api, op("getAllWarehouse", "/all_warehouse", "Full analytics from the rollups",
 		"The analytics result computed from the pre-aggregated rollups, with performance_ms and data_source warehouse. "+
 			"A drop-in replacement for /all."), s.allWarehouse)
-	huma.Register(api, op("getAll", "/all", "Full analytics from the raw log",
-		"The analytics result computed from the raw interaction log."), s.all)
-	huma.Register(api, op("getAllLegacy", "/all_legacy", "Full analytics from the raw log (legacy route)",
+	raw := func(id, path, summary, desc string) huma.Operation {
+		o := op(id, path, summary, desc)
+		o.Middlewares = append(o.Middlewares, s.wholeListTurn(api))
+		return o
+	}
+	huma.Register(api, raw("getAll", "/all", "Full analytics from the raw log",
+		"The analytics result computed from the raw interaction log. "+
+			"Requests for whole question and answer lists (no limit, or offset or q) are answered a few at a time "+
+			"(CATSRV_RAW_WHOLE_LISTS, one by default); the others wait their turn."), s.all)
+	huma.Register(api, raw("getAllLegacy", "/all_legacy", "Full analytics from the raw log (legacy route)",
 		"Same as /all, plus data_source legacy."), s.allLegacy)
 	huma.Register(api, op("getTopicCounts", "/metrics/topic_counts", "Topic distribution",
 		"How many interactions each topic has, with its share of the total."), s.topicCounts)
