@@ -1449,7 +1449,7 @@ type ClientInterface interface {
 
 	// GetAll Full analytics from the raw log
 	//
-	// The analytics result computed from the raw interaction log. Requests for whole question and answer lists (no limit, or offset or q) are answered a few at a time (CATSRV_RAW_WHOLE_LISTS, one by default); the others wait their turn.
+	// The analytics result computed from the raw interaction log. Requests for whole question and answer lists (no limit, or offset or q) are answered a few at a time (CATSRV_RAW_WHOLE_LISTS, one by default); the others wait their turn, 503 after a minute.
 	//
 	// Corresponds with GET /api/v1/analytics/all (the `GetAll` operationId).
 	GetAll(ctx context.Context, params *GetAllParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1834,7 +1834,7 @@ type ClientInterface interface {
 
 // GetAll Full analytics from the raw log
 //
-// The analytics result computed from the raw interaction log. Requests for whole question and answer lists (no limit, or offset or q) are answered a few at a time (CATSRV_RAW_WHOLE_LISTS, one by default); the others wait their turn.
+// The analytics result computed from the raw interaction log. Requests for whole question and answer lists (no limit, or offset or q) are answered a few at a time (CATSRV_RAW_WHOLE_LISTS, one by default); the others wait their turn, 503 after a minute.
 //
 // Corresponds with GET /api/v1/analytics/all (the `GetAll` operationId).
 func (c *Client) GetAll(ctx context.Context, params *GetAllParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5965,7 +5965,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetAllWithResponse Full analytics from the raw log
 	//
-	// The analytics result computed from the raw interaction log. Requests for whole question and answer lists (no limit, or offset or q) are answered a few at a time (CATSRV_RAW_WHOLE_LISTS, one by default); the others wait their turn.
+	// The analytics result computed from the raw interaction log. Requests for whole question and answer lists (no limit, or offset or q) are answered a few at a time (CATSRV_RAW_WHOLE_LISTS, one by default); the others wait their turn, 503 after a minute.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10607,7 +10607,7 @@ func (r GetReadyzResponse) ContentType() string {
 
 // GetAllWithResponse Full analytics from the raw log
 //
-// The analytics result computed from the raw interaction log. Requests for whole question and answer lists (no limit, or offset or q) are answered a few at a time (CATSRV_RAW_WHOLE_LISTS, one by default); the others wait their turn.
+// The analytics result computed from the raw interaction log. Requests for whole question and answer lists (no limit, or offset or q) are answered a few at a time (CATSRV_RAW_WHOLE_LISTS, one by default); the others wait their turn, 503 after a minute.
 //
 // Returns a wrapper object for the known response body format(s).
 //

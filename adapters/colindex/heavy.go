@@ -97,6 +97,9 @@ func (p plan) topOfRange(k, limit, budget int) (groups []analytics.Group, ok boo
 	if !whole && lists.len() < len(totals) {
 		return nil, false // a CAT still receiving its rows
 	}
+	if limit > budget {
+		return nil, false // each visit finds at most one of the limit's codes
+	}
 	var (
 		least   = make([]int64, 0, limit) // a min-heap of the highest counts seen
 		counted []codeCount               // every code counted at least least[0] when it was

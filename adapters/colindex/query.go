@@ -51,7 +51,9 @@ func (x *Index) answer(q analytics.Query, want analytics.Parts) (analytics.Count
 			if top, found := p.top(d, q.LimitOf(d)); found {
 				out.Groups[d], lists[d] = top, false
 			}
-			tried[d] = true
+			// Without filters the list's plan is p's: it was tried. With
+			// some (such as the list's own), groups tries its own plan.
+			tried[d] = len(p.filters) == 0
 		}
 		counted := false
 		if want.Has(analytics.PartTotal) && p.totalScans() {
@@ -161,16 +163,21 @@ func (x *Index) groups(sel analytics.Selection, d analytics.Dimension, limit int
 }
 
 // top returns the first limit groups of a question or answer list over
-// an unfiltered range from the codes counted most (see heavy.go), when
-// finding them reads less than counting every code would; ok is false
-// otherwise.
+// an unfiltered range from the codes counted most (see heavy.go), giving
+// up (ok false) once it has visited a share of the codes that counting
+// every code would cost (a thirty-second), or at once when the range has
+// too few rows for the limit's lowest count to reach a class.
 func (p plan) top(d analytics.Dimension, limit int) ([]analytics.Group, bool) {
 	k := slices.Index(postingDims[:], d)
 	if k < 0 || limit <= 0 || len(p.filters) > 0 || p.checkTime {
 		return nil, false
 	}
-	range_, rows := p.hi-p.lo, p.cat.at.len()
-	reads := p.cat.dicts[d].len() + min(range_, rows-range_, p.cat.postings[k].rangeCost())
+	span, rows := p.hi-p.lo, p.cat.at.len()
+	if span < limit<<heavyFloor {
+		// limit codes with 2^heavyFloor rows each would not fit.
+		return nil, false
+	}
+	reads := p.cat.dicts[d].len() + min(span, rows-span, p.cat.postings[k].rangeCost())
 	return p.topOfRange(k, limit, reads/heavyVisitCost)
 }
 

@@ -73,6 +73,7 @@ func SortGroups(groups []Group) {
 	slices.SortFunc(groups, compareGroups)
 }
 
+// compareGroups is SortGroups' order.
 func compareGroups(a, b Group) int {
 	if c := cmp.Compare(b.Count, a.Count); c != 0 {
 		return c
@@ -102,7 +103,7 @@ func sorted(groups []Group, limit int) []Group {
 // Top returns the first n groups in SortGroups order (the question and
 // answer lists of a query with a limit), or, when n is 0, the groups as
 // they are. When groups are in that order already it returns them cut,
-// not a copy.
+// not a copy; the caller must not change what it returns.
 func Top(groups []Group, n int) []Group {
 	if n <= 0 {
 		return groups

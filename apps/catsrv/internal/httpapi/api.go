@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -43,8 +44,10 @@ type Deps struct {
 	// IngestLimits bound one ingested batch (zero: the defaults).
 	IngestLimits analyticsapi.IngestLimits
 	// WholeLists is how many raw answers with whole lists are built at
-	// once (analyticsapi.Deps.WholeLists); 0 means one.
-	WholeLists int
+	// once and WholeListWait how long others wait for a turn
+	// (analyticsapi.Deps); zero takes the defaults.
+	WholeLists    int
+	WholeListWait time.Duration
 	// Dashboard holds the admin page's built assets (index.html at its
 	// root), served at / and /ui/; nil serves no page.
 	Dashboard fs.FS
@@ -92,7 +95,7 @@ func New(d Deps) (huma.API, http.Handler) {
 	mux := http.NewServeMux()
 	api := base.NewAPI(mux, &base.Authenticator{Sessions: ad.Sessions, Tokens: d.Tokens, Origins: origins})
 	// The order of registration is the order of the document's tags.
-	analyticsapi.Register(api, analyticsapi.Deps{Reporter: d.Reporter, Browser: d.Browser, Logger: log, Log: d.Ingest, Ingest: d.IngestLimits, WholeLists: d.WholeLists})
+	analyticsapi.Register(api, analyticsapi.Deps{Reporter: d.Reporter, Browser: d.Browser, Logger: log, Log: d.Ingest, Ingest: d.IngestLimits, WholeLists: d.WholeLists, WholeListWait: d.WholeListWait})
 	base.RegisterHealth(api, d.Ready, log)
 	chatapi.Register(api, cd)
 	authapi.Register(api, ad)

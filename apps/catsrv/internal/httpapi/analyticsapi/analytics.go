@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -43,8 +44,10 @@ type Deps struct {
 	Ingest IngestLimits
 	// WholeLists is how many /all and /all_legacy requests with whole
 	// question and answer lists are answered at once (see wholeListTurn);
-	// 0 means one.
-	WholeLists int
+	// 0 means one. WholeListWait is how long the others wait for a turn;
+	// 0 means DefaultWholeListWait.
+	WholeLists    int
+	WholeListWait time.Duration
 }
 
 // routes holds the dependencies the handlers share.
@@ -55,8 +58,9 @@ type routes struct {
 	ingestLog ports.InteractionLog
 	limits    IngestLimits
 	// wholeLists holds a token per raw answer with whole lists in
-	// progress.
-	wholeLists chan struct{}
+	// progress; wholeListWait bounds the wait for one.
+	wholeLists    chan struct{}
+	wholeListWait time.Duration
 }
 
 // Register adds the analytics routes and their tag to api.
@@ -74,7 +78,10 @@ func Register(api huma.API, d Deps) {
 		limits.MaxLines = DefaultIngestMaxLines
 	}
 	s := &routes{reporter: d.Reporter, browse: browse.New(d.Browser), log: log, ingestLog: d.Log, limits: limits,
-		wholeLists: make(chan struct{}, max(d.WholeLists, 1))}
+		wholeLists: make(chan struct{}, max(d.WholeLists, 1)), wholeListWait: d.WholeListWait}
+	if s.wholeListWait <= 0 {
+		s.wholeListWait = DefaultWholeListWait
+	}
 	registerAnalytics(api, s)
 	registerInteractions(api, s)
 	registerIngest(api, s)
@@ -114,7 +121,7 @@ func registerAnalytics(api huma.API, s *routes) {
 	huma.Register(api, raw("getAll", "/all", "Full analytics from the raw log",
 		"The analytics result computed from the raw interaction log. "+
 			"Requests for whole question and answer lists (no limit, or offset or q) are answered a few at a time "+
-			"(CATSRV_RAW_WHOLE_LISTS, one by default); the others wait their turn."), s.all)
+			"(CATSRV_RAW_WHOLE_LISTS, one by default); the others wait their turn, 503 after a minute."), s.all)
 	huma.Register(api, raw("getAllLegacy", "/all_legacy", "Full analytics from the raw log (legacy route)",
 		"Same as /all, plus data_source legacy."), s.allLegacy)
 	huma.Register(api, op("getTopicCounts", "/metrics/topic_counts", "Topic distribution",

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 )
@@ -17,9 +18,16 @@ import (
 // (docs/operations.md, "Memory"). A request with a limit builds only its
 // limit's groups and never waits.
 
+// DefaultWholeListWait is how long a request waits for a turn before it
+// is answered 503: under serve's write timeout (2 minutes), so that a
+// request does not take a turn only to find its response cut off.
+const DefaultWholeListWait = time.Minute
+
 // wholeListTurn is the middleware of /all and /all_legacy that makes
-// requests with whole lists wait for a turn. A request whose client goes
-// away while it waits is answered 503 (to no one) without being counted.
+// requests with whole lists wait for a turn. One that waits longer than
+// s.wholeListWait is answered 503 with Retry-After; one whose client
+// goes away while it waits ends with nothing written and status 499 in
+// the request log, as huma ends a response its client left.
 func (s *routes) wholeListTurn(api huma.API) func(huma.Context, func(huma.Context)) {
 	return func(ctx huma.Context, next func(huma.Context)) {
 		u := ctx.URL()
@@ -27,16 +35,23 @@ func (s *routes) wholeListTurn(api huma.API) func(huma.Context, func(huma.Contex
 			next(ctx)
 			return
 		}
+		wait := time.NewTimer(s.wholeListWait)
+		defer wait.Stop()
 		select {
 		case s.wholeLists <- struct{}{}:
 		case <-ctx.Context().Done():
-			_ = huma.WriteErr(api, ctx, http.StatusServiceUnavailable, "the request ended while it waited for its turn")
+			ctx.SetStatus(499)
+			return
+		case <-wait.C:
+			ctx.SetHeader("Retry-After", "10")
+			_ = huma.WriteErr(api, ctx, http.StatusServiceUnavailable,
+				"too many requests for whole question and answer lists at once; retry later, or ask for a limit")
 			return
 		}
 		defer func() { <-s.wholeLists }()
 		if ctx.Context().Err() != nil {
 			// It ended as its turn came: give the turn on.
-			_ = huma.WriteErr(api, ctx, http.StatusServiceUnavailable, "the request ended while it waited for its turn")
+			ctx.SetStatus(499)
 			return
 		}
 		next(ctx)

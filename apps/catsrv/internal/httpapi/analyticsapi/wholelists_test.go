@@ -85,9 +85,31 @@ func send[T any](t *testing.T, ch chan<- T, v T, what string) {
 	}
 }
 
+// statusLog is a slog handler that passes on the status of every request
+// line.
+type statusLog struct{ statuses chan int }
+
+func (h statusLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h statusLog) WithAttrs([]slog.Attr) slog.Handler        { return h }
+func (h statusLog) WithGroup(string) slog.Handler             { return h }
+func (h statusLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "request" {
+		return nil
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "status" {
+			h.statuses <- int(a.Value.Int64())
+		}
+		return true
+	})
+	return nil
+}
+
 // wholeListServer serves the analytics routes over a heldLog, letting
-// turns requests with whole lists in at once.
-func wholeListServer(t *testing.T, turns int) (*heldLog, func(ctx context.Context, query string) (int, error)) {
+// turns requests with whole lists in at once, each waiting at most wait
+// for its turn (0: the default), and logging the status of every request
+// to the returned channel.
+func wholeListServer(t *testing.T, turns int, wait time.Duration) (*heldLog, chan int, func(ctx context.Context, query string) (int, http.Header, error)) {
 	t.Helper()
 	t.Cleanup(httpapi.UseSpecErrors())
 	clk := clock.NewFixed(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
@@ -98,9 +120,10 @@ func wholeListServer(t *testing.T, turns int) (*heldLog, func(ctx context.Contex
 	if err != nil {
 		t.Fatal(err)
 	}
+	logged := make(chan int, 64)
 	_, h := httpapi.New(httpapi.Deps{
 		Reporter: reporter.New(cats, log, store, clk), Tokens: tok,
-		Logger: slog.New(slog.DiscardHandler), WholeLists: turns,
+		Logger: slog.New(statusLog{logged}), WholeLists: turns, WholeListWait: wait,
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -109,30 +132,32 @@ func wholeListServer(t *testing.T, turns int) (*heldLog, func(ctx context.Contex
 	if err != nil {
 		t.Fatal(err)
 	}
-	get := func(ctx context.Context, query string) (int, error) {
+	get := func(ctx context.Context, query string) (int, http.Header, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+analyticsapi.Prefix+query, nil)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		req.Header.Set("Authorization", "Bearer "+admin)
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		_ = res.Body.Close()
-		return res.StatusCode, nil
+		return res.StatusCode, res.Header, nil
 	}
-	return log, get
+	return log, logged, get
 }
 
 // TestWholeListsTakeTurns: /all and /all_legacy requests with whole lists
 // (no limit, limit=0, a page or a search) are answered one at a time by
 // default while requests with a limit pass them; a request whose client
-// leaves while it waits is never answered; with two turns, two run at
-// once (which shows the test sees requests running together).
+// leaves while it waits ends (499 in the request log) without being
+// answered; one that waits too long is answered 503 with Retry-After;
+// with two turns, two run at once (which shows the test sees requests
+// running together).
 func TestWholeListsTakeTurns(t *testing.T) {
 	t.Run("one turn", func(t *testing.T) {
-		log, get := wholeListServer(t, 0)
+		log, logged, get := wholeListServer(t, 0, 0)
 		queries := []string{
 			"/all?catname=" + ingestCat, "/all_legacy?catname=" + ingestCat + "&limit=0",
 			"/all?catname=" + ingestCat + "&offset=0&limit=5", "/all_legacy?catname=" + ingestCat + "&q=x",
@@ -140,7 +165,7 @@ func TestWholeListsTakeTurns(t *testing.T) {
 		statuses := make(chan int, len(queries))
 		for _, q := range queries {
 			go func() {
-				code, err := get(t.Context(), q)
+				code, _, err := get(t.Context(), q)
 				if err != nil {
 					t.Error(err)
 				}
@@ -149,17 +174,23 @@ func TestWholeListsTakeTurns(t *testing.T) {
 		}
 		recv(t, log.entered, "whole-list answer") // one of them runs
 		// A request with a limit is not held behind it.
-		if code, err := get(t.Context(), "/all?catname="+ingestCat+"&limit=10"); err != nil || code != http.StatusOK {
+		if code, _, err := get(t.Context(), "/all?catname="+ingestCat+"&limit=10"); err != nil || code != http.StatusOK {
 			t.Fatalf("a request with a limit while a whole list is built: %d, %v", code, err)
 		}
-		// One whose client leaves while it waits is dropped.
+		if code := recv(t, logged, "request line"); code != http.StatusOK {
+			t.Fatalf("the request with a limit logged %d", code)
+		}
+		// One whose client leaves while it waits ends, logged 499.
 		ctx, cancel := context.WithCancel(t.Context())
 		left := make(chan error, 1)
-		go func() { _, err := get(ctx, "/all?catname="+ingestCat); left <- err }()
-		time.Sleep(100 * time.Millisecond) // let the requests reach their turn's queue
+		go func() { _, _, err := get(ctx, "/all?catname="+ingestCat); left <- err }()
+		time.Sleep(100 * time.Millisecond) // let it reach the queue (if not, it ends before it)
 		cancel()
 		if err := recv(t, left, "end of the request whose client left"); err == nil {
 			t.Fatalf("the request whose client left was answered")
+		}
+		if code := recv(t, logged, "request line of the request whose client left"); code != 499 {
+			t.Fatalf("the request whose client left logged %d, want 499", code)
 		}
 		for k := range queries {
 			if k > 0 {
@@ -175,11 +206,11 @@ func TestWholeListsTakeTurns(t *testing.T) {
 		}
 	})
 	t.Run("two turns", func(t *testing.T) {
-		log, get := wholeListServer(t, 2)
+		log, _, get := wholeListServer(t, 2, 0)
 		statuses := make(chan int, 2)
 		for range 2 {
 			go func() {
-				code, err := get(t.Context(), "/all?catname="+ingestCat)
+				code, _, err := get(t.Context(), "/all?catname="+ingestCat)
 				if err != nil {
 					t.Error(err)
 				}
@@ -196,6 +227,29 @@ func TestWholeListsTakeTurns(t *testing.T) {
 		}
 		if most, _ := log.counts(); most != 2 {
 			t.Errorf("%d whole-list answers ran at once, want 2", most)
+		}
+	})
+	t.Run("waited too long", func(t *testing.T) {
+		log, _, get := wholeListServer(t, 1, 50*time.Millisecond)
+		first := make(chan int, 1)
+		go func() {
+			code, _, err := get(t.Context(), "/all?catname="+ingestCat)
+			if err != nil {
+				t.Error(err)
+			}
+			first <- code
+		}()
+		recv(t, log.entered, "whole-list answer")
+		code, header, err := get(t.Context(), "/all_legacy?catname="+ingestCat)
+		if err != nil || code != http.StatusServiceUnavailable || header.Get("Retry-After") == "" {
+			t.Errorf("a request that waited too long: %d, Retry-After %q, %v; want 503 with Retry-After", code, header.Get("Retry-After"), err)
+		}
+		send(t, log.release, struct{}{}, "whole-list answer to release")
+		if code := recv(t, first, "response"); code != http.StatusOK {
+			t.Errorf("status %d", code)
+		}
+		if _, calls := log.counts(); calls != 1 {
+			t.Errorf("%d whole-list answers, want 1", calls)
 		}
 	})
 }

@@ -231,35 +231,24 @@ func modelCountList(l []analytics.ModelCount) []ModelCount {
 // without copying them: a list without a limit holds hundreds of
 // thousands of entries at 10M interactions, and a copy of it would hold
 // megabytes more in every such request.
+// Each reads the core's entries as wire entries: the wire entry is the
+// core's with tags, and the conversion beside it compiles only while
+// their fields are the same, so their memory is laid out the same. An
+// empty list is an empty slice, which encodes as [] rather than null.
 func questionList(l []analytics.QuestionEntry) []QuestionEntry {
-	return sameLayout[analytics.QuestionEntry, QuestionEntry](l)
+	_ = QuestionEntry(analytics.QuestionEntry{}) // the same fields
+	if len(l) == 0 {
+		return []QuestionEntry{}
+	}
+	return unsafe.Slice((*QuestionEntry)(unsafe.Pointer(unsafe.SliceData(l))), len(l)) // #nosec G103 -- the same fields, so the same layout
 }
 
 func answerList(l []analytics.AnswerEntry) []AnswerEntry {
-	return sameLayout[analytics.AnswerEntry, AnswerEntry](l)
-}
-
-// The wire entries are the core's with tags: converting one to the other
-// compiles only while their fields are the same, so that their memory is
-// laid out the same and sameLayout may read one as the other.
-var (
-	_ = QuestionEntry(analytics.QuestionEntry{})
-	_ = AnswerEntry(analytics.AnswerEntry{})
-)
-
-// sameLayout returns l read as a slice of W, sharing its memory; W must
-// be C with other struct tags (see the conversions above). An empty list
-// is an empty slice, which encodes as [] rather than null.
-func sameLayout[C, W any](l []C) []W {
+	_ = AnswerEntry(analytics.AnswerEntry{}) // the same fields
 	if len(l) == 0 {
-		return []W{}
+		return []AnswerEntry{}
 	}
-	var c C
-	var w W
-	if unsafe.Sizeof(c) != unsafe.Sizeof(w) {
-		panic("analyticsapi: a wire entry's layout differs from the core's")
-	}
-	return unsafe.Slice((*W)(unsafe.Pointer(unsafe.SliceData(l))), len(l)) // #nosec G103 -- same layout, checked above
+	return unsafe.Slice((*AnswerEntry)(unsafe.Pointer(unsafe.SliceData(l))), len(l)) // #nosec G103 -- the same fields, so the same layout
 }
 
 // each converts every element of a core list into its wire form; an empty
