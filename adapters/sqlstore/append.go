@@ -10,12 +10,19 @@ import (
 	"github.com/catsrv/catsrv/core/errs"
 )
 
-// writerCache gives the SQLite connection of an Append a 32 MiB page
-// cache (it keeps it for its life in the pool). 64 MiB gained nothing: a
-// 10M-line import took 180 s with it and 171 s with 32 MiB, and peaked at
-// 287 MiB against 222 MiB; ingestion over HTTP ran at the same rate at 1M
-// and 10M rows (docs/benchmarks.md, section 22).
-const writerCache = "PRAGMA cache_size = -32768"
+// The page cache of the SQLite connection an Append writes on (it keeps
+// it for its life): bulkWriterCache, 32 MiB, for a store opened with
+// BulkWrites (catsrv import), writerCache, 8 MiB, otherwise (serve). For
+// an import, 64 MiB gained nothing: a 10M-line import took 180 s with it
+// and 171 s with 32 MiB, and peaked at 287 MiB against 222 MiB
+// (docs/benchmarks.md, section 22); 8 MiB imported 3M lines 6% slower. A
+// server's Appends are chat turns and ingested batches: at 10M rows 8 MiB
+// ingested over HTTP as fast as 32 (61,393 and 52,709 interactions/s),
+// and kept the server's peak 39 MiB lower (section 27).
+const (
+	writerCache     = "PRAGMA cache_size = -8192"
+	bulkWriterCache = "PRAGMA cache_size = -32768"
+)
 
 // writerTemp keeps the SQLite writer connection's statement journals in
 // memory: a multi-row insert or upsert inside a transaction journals the
@@ -181,7 +188,7 @@ func (s *Store) appendConn(ctx context.Context) (*sql.Conn, func(error), error) 
 	}
 	if s.dialect == sqliteDialect {
 		// The rollup upserts of a large import need a large page cache.
-		if _, err := conn.ExecContext(ctx, writerCache); err != nil {
+		if _, err := conn.ExecContext(ctx, s.writerCache); err != nil {
 			_ = conn.Close()
 			return nil, nil, err
 		}

@@ -109,6 +109,9 @@ type Store struct {
 	// codes caches the dictionary codes committed Appends used
 	// (codecache.go).
 	codes codeCache
+	// writerCache sets the page cache of the SQLite connection Appends
+	// write on: writerCache or, with BulkWrites, bulkWriterCache.
+	writerCache string
 	// tell is the follower told of each committed write (tell.go).
 	tell atomic.Pointer[func(ports.Committed)]
 }
@@ -118,12 +121,23 @@ type Store struct {
 // sqlite::memory: (a private in-memory database, for tests) and
 // postgres://… or postgresql://…. Any other form is an errs.KindInvalid
 // error.
-func Open(ctx context.Context, dsn string) (*Store, error) {
-	return open(ctx, dsn, analyticsMigrations)
+func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
+	return open(ctx, dsn, analyticsMigrations, opts...)
+}
+
+// Option is a choice about how a Store is set up, given to Open.
+type Option func(*Store)
+
+// BulkWrites sets a store up for large batches of interactions (catsrv
+// import): on SQLite the connection that writes keeps a 32 MiB page cache
+// instead of 8 MiB, for the rollup upserts of batches of thousands of
+// rows. It changes nothing on PostgreSQL.
+func BulkWrites() Option {
+	return func(s *Store) { s.writerCache = bulkWriterCache }
 }
 
 // open is Open with the schema steps to bring the database to.
-func open(ctx context.Context, dsn string, steps []Migration) (*Store, error) {
+func open(ctx context.Context, dsn string, steps []Migration, opts ...Option) (*Store, error) {
 	var (
 		sqldb *sql.DB
 		d     dialect
@@ -149,7 +163,10 @@ func open(ctx context.Context, dsn string, steps []Migration) (*Store, error) {
 		db = bun.NewDB(sqldb, pgdialect.New())
 	}
 	s := &Store{db: db, dialect: d, writeTurn: make(chan struct{}, 1),
-		reserveWriter: d == sqliteDialect && strings.TrimPrefix(dsn, "sqlite:") != ":memory:"}
+		reserveWriter: d == sqliteDialect && strings.TrimPrefix(dsn, "sqlite:") != ":memory:", writerCache: writerCache}
+	for _, o := range opts {
+		o(s)
+	}
 	if err := ping(ctx, db); err != nil {
 		_ = db.Close()
 		return nil, errs.Wrap(errs.KindUnavailable, err, "database unreachable")
@@ -211,8 +228,8 @@ func openSQLite(path string) (*sql.DB, error) {
 	// the Go heap, per connection): the raw pass reads each code block
 	// once, so a larger cache only holds more of them. 2 MiB instead of
 	// 8 took a 10M server's peak through raw requests from 413-415 MiB to
-	// 369-373, as fast (docs/benchmarks.md, section 27). Append enlarges
-	// its own (writerCache).
+	// 369-373, as fast (docs/benchmarks.md, section 27). The connection
+	// Appends write on has its own (writerCache).
 	dsn := "file:" + escaped + "?_pragma=busy_timeout(" + strconv.Itoa(sqliteBusyTimeoutMS) + ")" +
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-2048)&_txlock=immediate"
 	sqldb, err := sql.Open(sqliteshim.ShimName, dsn)

@@ -31,7 +31,7 @@ func (s *Store) writerConn(ctx context.Context) (*sql.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, pragma := range []string{writerCache, writerTemp} {
+	for _, pragma := range []string{s.writerCache, writerTemp} {
 		if _, err := conn.ExecContext(ctx, pragma); err != nil {
 			dropConn(conn)
 			return nil, err

@@ -80,7 +80,7 @@ func importCmd(ctx context.Context, args []string, env environ, stdin io.Reader,
 	if cfg.GOMEMLIMIT == "" {
 		debug.SetMemoryLimit(importMemoryLimit(cfg.DB))
 	}
-	store, err := sqlstore.Open(ctx, cfg.DB)
+	store, err := sqlstore.Open(ctx, cfg.DB, sqlstore.BulkWrites())
 	if err != nil {
 		return fmt.Errorf("opening database: %w", err)
 	}
