@@ -90,8 +90,8 @@ func send[T any](t *testing.T, ch chan<- T, v T, what string) {
 type statusLog struct{ statuses chan int }
 
 func (h statusLog) Enabled(context.Context, slog.Level) bool { return true }
-func (h statusLog) WithAttrs([]slog.Attr) slog.Handler        { return h }
-func (h statusLog) WithGroup(string) slog.Handler             { return h }
+func (h statusLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h statusLog) WithGroup(string) slog.Handler            { return h }
 func (h statusLog) Handle(_ context.Context, r slog.Record) error {
 	if r.Message != "request" {
 		return nil
