@@ -85,6 +85,21 @@ func send[T any](t *testing.T, ch chan<- T, v T, what string) {
 	}
 }
 
+// getter sends an admin's GET of an analytics route and query.
+type getter func(ctx context.Context, query string) (int, http.Header, error)
+
+// getting sends the GET on a goroutine of its own and its status to
+// statuses once it is answered.
+func getting(t *testing.T, get getter, query string, statuses chan<- int) {
+	go func() {
+		code, _, err := get(t.Context(), query)
+		if err != nil {
+			t.Error(err)
+		}
+		statuses <- code
+	}()
+}
+
 // statusLog is a slog handler that passes on the status of every request
 // line.
 type statusLog struct{ statuses chan int }
@@ -109,7 +124,7 @@ func (h statusLog) Handle(_ context.Context, r slog.Record) error {
 // turns requests with whole lists in at once, each waiting at most wait
 // for its turn (0: the default), and logging the status of every request
 // to the returned channel.
-func wholeListServer(t *testing.T, turns int, wait time.Duration) (*heldLog, chan int, func(ctx context.Context, query string) (int, http.Header, error)) {
+func wholeListServer(t *testing.T, turns int, wait time.Duration) (*heldLog, chan int, getter) {
 	t.Helper()
 	t.Cleanup(httpapi.UseSpecErrors())
 	clk := clock.NewFixed(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
@@ -164,13 +179,7 @@ func TestWholeListsTakeTurns(t *testing.T) {
 		}
 		statuses := make(chan int, len(queries))
 		for _, q := range queries {
-			go func() {
-				code, _, err := get(t.Context(), q)
-				if err != nil {
-					t.Error(err)
-				}
-				statuses <- code
-			}()
+			getting(t, get, q, statuses)
 		}
 		recv(t, log.entered, "whole-list answer") // one of them runs
 		// A request with a limit is not held behind it.
@@ -209,13 +218,7 @@ func TestWholeListsTakeTurns(t *testing.T) {
 		log, _, get := wholeListServer(t, 2, 0)
 		statuses := make(chan int, 2)
 		for range 2 {
-			go func() {
-				code, _, err := get(t.Context(), "/all?catname="+ingestCat)
-				if err != nil {
-					t.Error(err)
-				}
-				statuses <- code
-			}()
+			getting(t, get, "/all?catname="+ingestCat, statuses)
 		}
 		recv(t, log.entered, "whole-list answer")
 		recv(t, log.entered, "second whole-list answer at once")
@@ -232,13 +235,7 @@ func TestWholeListsTakeTurns(t *testing.T) {
 	t.Run("waited too long", func(t *testing.T) {
 		log, _, get := wholeListServer(t, 1, 50*time.Millisecond)
 		first := make(chan int, 1)
-		go func() {
-			code, _, err := get(t.Context(), "/all?catname="+ingestCat)
-			if err != nil {
-				t.Error(err)
-			}
-			first <- code
-		}()
+		getting(t, get, "/all?catname="+ingestCat, first)
 		recv(t, log.entered, "whole-list answer")
 		code, header, err := get(t.Context(), "/all_legacy?catname="+ingestCat)
 		if err != nil || code != http.StatusServiceUnavailable || header.Get("Retry-After") == "" {
