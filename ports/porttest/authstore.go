@@ -39,6 +39,7 @@ func TestAuthStore(t *testing.T, open func(t *testing.T) AuthStore) {
 		{"RefreshConflictAndNotFound", testRefreshConflict},
 		{"RevokeFamily", testRevokeFamily},
 		{"ConcurrentConsumeOneWinner", testConcurrentConsume},
+		{"ConsumeThenReuseRevokes", testConsumeThenReuse},
 		{"Revocations", testRevocations},
 		{"AuditFilters", testAuditFilters},
 		{"AuditPrune", testAuditPrune},
@@ -193,6 +194,56 @@ func testConcurrentConsume(t *testing.T, s AuthStore) {
 	}
 	if winners != 1 {
 		t.Fatalf("%d concurrent consumers got fresh, want exactly 1", winners)
+	}
+}
+
+// testConsumeThenReuse: two callers consume one token at once and the
+// one that finds it used revokes its family at once, as a refresh does
+// on reuse (on another instance, say). The winner gets the token as it
+// consumed it: used, not revoked, whatever the loser did since, so that
+// the one refresh that consumed it is not refused.
+func testConsumeThenReuse(t *testing.T, s AuthStore) {
+	ctx := context.WithoutCancel(t.Context())
+	for round := range 100 {
+		hash, family := fmt.Sprintf("h%d", round), fmt.Sprintf("f%d", round)
+		if err := s.SaveRefresh(ctx, token(hash, family)); err != nil {
+			t.Fatal(err)
+		}
+		type consumed struct {
+			t     auth.RefreshToken
+			fresh bool
+			err   error
+		}
+		out := make(chan consumed, 2)
+		start := make(chan struct{})
+		for range 2 {
+			go func() {
+				<-start
+				got, fresh, err := s.ConsumeRefresh(ctx, hash, t0)
+				if err == nil && !fresh {
+					err = s.RevokeFamily(ctx, family, t0.Add(time.Second))
+				}
+				out <- consumed{got, fresh, err}
+			}()
+		}
+		close(start)
+		winners := 0
+		for range 2 {
+			c := <-out
+			if c.err != nil {
+				t.Fatal(c.err)
+			}
+			if !c.fresh {
+				continue
+			}
+			winners++
+			if c.t.UsedAt.IsZero() || !c.t.RevokedAt.IsZero() {
+				t.Fatalf("round %d: the winner got %+v, want the token used and not revoked", round, c.t)
+			}
+		}
+		if winners != 1 {
+			t.Fatalf("round %d: %d winners, want 1", round, winners)
+		}
 	}
 }
 

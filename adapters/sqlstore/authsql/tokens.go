@@ -30,29 +30,37 @@ func (s *Store) SaveRefresh(ctx context.Context, t auth.RefreshToken) error {
 
 // ConsumeRefresh marks a live token used and returns it. The conditional
 // update is the atomic step: of two concurrent calls only one changes the
-// row.
+// row. It returns the row as it changed it: read afterwards, the token may
+// already be revoked by the other call's reuse detection (a concurrent
+// reuse on another instance), and the one refresh that consumed it would
+// be refused with it.
 func (s *Store) ConsumeRefresh(ctx context.Context, hash string, at time.Time) (auth.RefreshToken, bool, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE auth_refresh_tokens SET used_at = ? WHERE hash = ? AND used_at = 0 AND revoked_at = 0`, micros(at), hash)
-	if err != nil {
-		return auth.RefreshToken{}, false, internal(err)
+	t, err := scanRefresh(s.db.QueryRowContext(ctx,
+		`UPDATE auth_refresh_tokens SET used_at = ? WHERE hash = ? AND used_at = 0 AND revoked_at = 0 RETURNING `+refreshColumns,
+		micros(at), hash))
+	if err == nil {
+		return t, true, nil
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return auth.RefreshToken{}, false, internal(err)
+	if errs.KindOf(err) != errs.KindNotFound {
+		return auth.RefreshToken{}, false, err
 	}
-	t, err := s.RefreshToken(ctx, hash)
+	t, err = s.RefreshToken(ctx, hash)
 	if err != nil {
 		return auth.RefreshToken{}, false, err
 	}
-	return t, n == 1, nil
+	return t, false, nil
 }
 
 // refreshToken returns a token by hash.
 func (s *Store) refreshToken(ctx context.Context, hash string) (auth.RefreshToken, error) {
+	return scanRefresh(s.db.QueryRowContext(ctx, `SELECT `+refreshColumns+` FROM auth_refresh_tokens WHERE hash = ?`, hash))
+}
+
+// scanRefresh reads a row of refreshColumns; no row is errs.KindNotFound.
+func scanRefresh(row *sql.Row) (auth.RefreshToken, error) {
 	var t auth.RefreshToken
 	var issued, expires, used, revoked int64
-	err := s.db.QueryRowContext(ctx, `SELECT `+refreshColumns+` FROM auth_refresh_tokens WHERE hash = ?`, hash).
-		Scan(&t.Hash, &t.Family, &t.UserID, &t.Cat, &issued, &expires, &used, &revoked)
+	err := row.Scan(&t.Hash, &t.Family, &t.UserID, &t.Cat, &issued, &expires, &used, &revoked)
 	if errors.Is(err, sql.ErrNoRows) {
 		return auth.RefreshToken{}, errs.New(errs.KindNotFound, "refresh token not found")
 	}
