@@ -56,6 +56,32 @@ type Agent struct {
 	Temperature    float64 `config:"temperature" json:"temperature"`
 	MaxTokens      int     `config:"max_tokens" json:"max_tokens"`
 	TimeoutSeconds int     `config:"timeout_seconds" json:"timeout_seconds"`
+	// MaxSteps bounds the model calls of one turn (1-50); at the bound one
+	// last call without tools asks for the answer.
+	MaxSteps int `config:"max_steps" json:"max_steps"`
+	// ToolTimeoutSeconds bounds one tool call.
+	ToolTimeoutSeconds int `config:"tool_timeout_seconds" json:"tool_timeout_seconds"`
+	// ApprovalTimeoutSeconds is how long an "ask" call waits for a
+	// decision before it counts as denied.
+	ApprovalTimeoutSeconds int `config:"approval_timeout_seconds" json:"approval_timeout_seconds"`
+	// MCPServers come only from the CAT's file, never from a runtime
+	// change (POST /config/sync).
+	MCPServers []MCPServer `config:"mcp_servers" json:"mcp_servers"`
+	// Tools is the tool policy: rules "<server>/<tool glob> => allow|ask|deny",
+	// first match wins, no match allows.
+	Tools []string `config:"tools" json:"tools"`
+}
+
+// MCPServer is one MCP server of a CAT's agent: a command run over stdio,
+// or a URL spoken to over streamable HTTP (falling back to SSE). In Env
+// and Headers values, ${ENV_NAME} is filled from the environment by the
+// composition root; in Headers, {{user}} and {{cat}} are filled per turn.
+type MCPServer struct {
+	Name    string            `config:"name" json:"name"`
+	Command []string          `config:"command" json:"command,omitempty"`
+	Env     map[string]string `config:"env" json:"env,omitempty"`
+	URL     string            `config:"url" json:"url,omitempty"`
+	Headers map[string]string `config:"headers" json:"headers,omitempty"`
 }
 
 // Legacy holds the cat.legacy.* keys. KnowledgeBase is the path of the
@@ -175,6 +201,7 @@ func Defaults(name string) Cat {
 			Agent: Agent{
 				Instructions: "You are a helpful assistant.",
 				Temperature:  0.7, MaxTokens: 1024, TimeoutSeconds: 60,
+				MaxSteps: 8, ToolTimeoutSeconds: 30, ApprovalTimeoutSeconds: 120,
 			},
 			Legacy: Legacy{
 				Models: slices.Clone(LegacyStages), DefaultAnswer: DefaultDefaultAnswer, MinScore: 0.5,
