@@ -37,11 +37,23 @@ type Request struct {
 	PersonaPreference string
 }
 
-// Source is a knowledge-base entry a reply used.
+// Source kinds: a chunk of an uploaded document, or a knowledge-base entry.
+const (
+	SourceDocument = "document"
+	SourceKB       = "kb"
+)
+
+// Source is what a reply drew on: a knowledge-base entry (Kind SourceKB,
+// Question set) or a chunk of a CAT's document (Kind SourceDocument).
 type Source struct {
+	Kind     string
 	ID       string
 	Question string
+	Title    string
+	ChunkID  string
+	Snippet  string
 	Score    float64
+	URL      string
 }
 
 // Response is the reply of /chat (spec §2.3).

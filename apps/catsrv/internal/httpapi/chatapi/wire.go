@@ -51,7 +51,7 @@ type chatInput struct {
 func chatBody(r chat.Response) ChatResponse {
 	sources := make([]Source, 0, len(r.Sources))
 	for _, s := range r.Sources {
-		sources = append(sources, Source(s))
+		sources = append(sources, Source{ID: s.ID, Question: s.Question, Score: s.Score})
 	}
 	return ChatResponse{Message: r.Message, ConversationID: r.ConversationID, Model: r.Model, TokensUsed: r.TokensUsed, Sources: sources}
 }
