@@ -5,8 +5,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/catsrv/catsrv/ports"
-
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
@@ -108,14 +106,14 @@ func (c *catIndex) fold(d analytics.Dimension, counts []int64) []int64 {
 const lateBudget = 4
 
 // add codes the row and puts it at its place in time order.
-func (c *catIndex) add(r *ports.FeedRow) {
+func (c *catIndex) add(r *analytics.FeedRow) {
 	codes := c.code(r)
 	c.addCoded(r.Micros, &codes)
 }
 
 // code codes the row's values in the CAT's dictionaries, adding the new
 // ones.
-func (c *catIndex) code(r *ports.FeedRow) [dimensions]uint32 {
+func (c *catIndex) code(r *analytics.FeedRow) [dimensions]uint32 {
 	var codes [dimensions]uint32
 	codes[analytics.Topic] = c.dicts[analytics.Topic].code(r.Topic, r.Topic)
 	codes[analytics.Model] = c.dicts[analytics.Model].code(r.Model, r.Model)

@@ -37,14 +37,14 @@
 //
 // The index is a cache of the database, never the record: it is built at
 // start-up (so a restart rebuilds it) from a snapshot of the database
-// when the source is also a ports.FeedSnapshot (the store's compact code
+// when the source is also a Snapshot (the store's compact code
 // blocks and dictionaries, with the feed position to follow from), else
-// from the whole ports.InteractionFeed; it is brought up to
+// from the whole Feed; it is brought up to
 // date after every Append this process commits (see [Log]) and, for the
 // writes of other instances sharing the database, by polling the feed from
 // the position its last read returned (see [Index.Follow]). The feed
 // passes every committed row once across reads from successive positions
-// (ports.InteractionFeed), however the writers' commits interleave, so the
+// (Feed), however the writers' commits interleave, so the
 // index never skips nor counts twice a committed row. A refresh makes all the
 // rows one read returned (whole transactions) visible at once, under one
 // hold of the write lock, having read and coded them without it; a
@@ -52,7 +52,7 @@
 // swaps them in (see draft.go).
 //
 // Deleted rows (retention, erasure) reach the index through the source's
-// ports.DeletionFeed: when a refresh sees a deletion generation above the
+// Deletions: when a refresh sees a deletion generation above the
 // one it reflects, it builds each CAT that lost rows anew from a read made
 // after seeing it and swaps it in whole (see [Index.Refresh]); [Eraser]
 // does so as soon as this process's deletion returns.

@@ -4,8 +4,6 @@ import (
 	"hash/maphash"
 	"slices"
 
-	"github.com/catsrv/catsrv/ports"
-
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
@@ -57,7 +55,7 @@ type catDraft struct {
 	rows    []codedRow
 	bulk    *bulk // the CAT's next rows, for bulkRows rows or more
 	// bySource is, for a new CAT, each dimension's codes by the source's
-	// code (ports.FeedRow.Codes), plus one: a value the source codes is
+	// code (analytics.FeedRow.Codes), plus one: a value the source codes is
 	// looked up in the dictionary once per read, not once per row.
 	bySource [dimensions][]uint32
 }
@@ -68,7 +66,7 @@ const maxSourceCode = 1 << 24
 
 // addFresh adds a row to a new CAT, coding each value the source coded
 // only the first time it comes; through put when it is set.
-func (cd *catDraft) addFresh(r *ports.FeedRow, put *putter) {
+func (cd *catDraft) addFresh(r *analytics.FeedRow, put *putter) {
 	if r.Codes == [dimensions]uint64{} {
 		if put == nil {
 			cd.c.add(r)
@@ -207,7 +205,7 @@ func (cd *catDraft) lateMoves() int {
 }
 
 // add reads one row into the batch; cats are the index's CATs.
-func (b *batch) add(cats map[string]*catIndex, r *ports.FeedRow) {
+func (b *batch) add(cats map[string]*catIndex, r *analytics.FeedRow) {
 	cd := b.cats[string(r.Cat)]
 	if cd == nil {
 		cd = &catDraft{c: cats[string(r.Cat)]}

@@ -3,26 +3,32 @@ package colindex
 import (
 	"context"
 	"time"
+
+	"github.com/catsrv/catsrv/core/analytics"
 )
 
 // RefreshHold is Refresh, also returning how long applying the rows held
 // the write lock (for BenchmarkApplyHold).
 func (x *Index) RefreshHold(ctx context.Context) (time.Duration, error) {
-	x.readMu.Lock()
-	defer x.readMu.Unlock()
-	b, err := x.read(ctx)
+	x.turn.Lock()
+	defer x.turn.Unlock()
+	b := batch{cats: map[string]*catDraft{}}
+	high, err := x.src.ReadSince(ctx, x.high, func(r *analytics.FeedRow) error {
+		b.add(x.cats, r)
+		return nil
+	})
 	if err != nil {
 		return 0, err
 	}
-	defer x.changeMu.Unlock()
-	if b.rows == 0 {
-		return 0, nil
-	}
+	b.high = high
 	b.prepare()
 	start := time.Now()
-	x.apply(&b)
+	x.mu.Lock()
+	b.apply(x.cats)
+	x.high, x.rows = b.high, x.rows+b.rows
+	x.mu.Unlock()
 	hold := time.Since(start)
-	x.rank()
 	x.sortUnsorted()
+	x.rank()
 	return hold, nil
 }

@@ -12,20 +12,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catsrv/catsrv/ports"
-
 	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
-// benchData is a ports.InteractionFeed shaped like the load benchmark's demo logs: rows
+// benchData is a colindex.Feed shaped like the load benchmark's demo logs: rows
 // interactions over 365 days in two CATs, questions Zipf-distributed
 // (s = 1.1) over 10k texts plus 5% one-off questions with their own ids,
 // answers over 2k texts, 8 topics, 4 models, 5 personas, texts of 30–90
 // bytes and ids of "q-" or "a-" and 16 hex digits.
 type benchData struct{ rows int }
 
-func (s benchData) ReadSince(_ context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+func (s benchData) ReadSince(_ context.Context, after int64, fn func(*analytics.FeedRow) error) (int64, error) {
 	if after > 0 {
 		return after, nil
 	}
@@ -51,7 +49,7 @@ func (s benchData) ReadSince(_ context.Context, after int64, fn func(*ports.Feed
 	}
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
 	step := int64(365*24*time.Hour/time.Microsecond) / int64(s.rows)
-	var row ports.FeedRow
+	var row analytics.FeedRow
 	for k := range s.rows {
 		q := zipf.Uint64()
 		row.QuestionID, row.Question = questionIDs[q], questions[q]

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/catsrv/catsrv/core/analytics"
-	"github.com/catsrv/catsrv/ports"
 )
 
 // addSkewed appends n rows over ten days from start, in time order when
@@ -29,7 +28,7 @@ func (s *rowSource) addSkewed(r *rand.Rand, n int, start time.Time, inOrder bool
 			q = fmt.Sprintf("once-%d-%d", len(s.rows), r.Uint64())
 		}
 		a := fmt.Sprintf("a-%d", skewed(300))
-		s.rows = append(s.rows, ports.FeedRow{
+		s.rows = append(s.rows, analytics.FeedRow{
 			ID: int64(len(s.rows) + 1), Micros: at.UnixMicro(), Cat: []byte("c"),
 			Topic: []byte(fmt.Sprintf("t%d", r.IntN(4))), Model: []byte("m"), Persona: []byte("p"),
 			QuestionID: []byte(q), Question: []byte("text of " + q), AnswerID: []byte(a), Answer: []byte("text of " + a),

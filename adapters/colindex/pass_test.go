@@ -11,17 +11,16 @@ import (
 	"time"
 
 	"github.com/catsrv/catsrv/core/analytics"
-	"github.com/catsrv/catsrv/ports"
 )
 
-// rowSource is a ports.InteractionFeed over rows held in memory; rows can be added
+// rowSource is a colindex.Feed over rows held in memory; rows can be added
 // between refreshes, as another writer would.
 type rowSource struct {
 	mu   sync.Mutex
-	rows []ports.FeedRow // row k has id k+1
+	rows []analytics.FeedRow // row k has id k+1
 }
 
-func (s *rowSource) ReadSince(_ context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+func (s *rowSource) ReadSince(_ context.Context, after int64, fn func(*analytics.FeedRow) error) (int64, error) {
 	s.mu.Lock()
 	rows := slices.Clone(s.rows)
 	s.mu.Unlock()
@@ -49,7 +48,7 @@ func (s *rowSource) add(r *rand.Rand, n int) {
 			q = "q-0"
 		}
 		a := fmt.Sprintf("a-%d", r.IntN(20))
-		s.rows = append(s.rows, ports.FeedRow{
+		s.rows = append(s.rows, analytics.FeedRow{
 			ID: int64(len(s.rows) + 1), Micros: passDay.Add(time.Duration(r.IntN(48*3600)) * time.Second).UnixMicro(),
 			Cat: []byte("c"), Topic: []byte(fmt.Sprintf("t%d", r.IntN(4))), Model: []byte(fmt.Sprintf("m%d", r.IntN(3))),
 			Persona: []byte(fmt.Sprintf("p%d", r.IntN(3))), QuestionID: []byte(q), Question: []byte("text of " + q),

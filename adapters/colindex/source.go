@@ -37,7 +37,7 @@ func (l Log) Append(ctx context.Context, interactions iter.Seq2[analytics.Intera
 
 // Eraser is an interaction eraser whose deletions reach the index before
 // DeleteInteractions returns, so this process reads its own deletions.
-// The source must report them through its ports.DeletionFeed.
+// The source must report them through its Deletions.
 type Eraser struct {
 	ports.InteractionEraser
 	Index *Index
