@@ -93,4 +93,3 @@ type JobLock interface {
 type RollupStore interface {
 	Aggregator
 }
-
