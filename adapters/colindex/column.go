@@ -43,9 +43,8 @@ type catIndex struct {
 }
 
 // catRows is a CAT's rows: the code columns, the time column and the
-// posting lists. A large refresh builds the next catRows beside the one
-// readers use and swaps it in (see catDraft.prepareBulk); the swap takes
-// a struct copy under the write lock.
+// posting lists. sortUnsorted builds the next catRows beside the one
+// readers use and swaps it in under the write lock.
 type catRows struct {
 	at timeColumn
 	// combo, question and answer are the code columns: the row's
