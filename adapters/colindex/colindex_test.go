@@ -159,7 +159,7 @@ func TestContract(t *testing.T) {
 	porttest.TestInteractionLog(t, func(t *testing.T) (ports.InteractionLog, ports.Aggregator) {
 		m := newMemLog()
 		idx := build(t, m)
-		return colindex.Log{InteractionLog: m, Index: idx}, idx
+		return refreshingLog{InteractionLog: m, Index: idx}, idx
 	})
 }
 
@@ -171,7 +171,7 @@ func TestEraserContract(t *testing.T) {
 		m := newMemLog()
 		idx := build(t, m)
 		return porttest.Erasable{
-			Log: colindex.Log{InteractionLog: m, Index: idx}, Eraser: colindex.Eraser{InteractionEraser: m, Index: idx},
+			Log: refreshingLog{InteractionLog: m, Index: idx}, Eraser: colindex.Eraser{InteractionEraser: m, Index: idx},
 			Reads: map[string]ports.Aggregator{"memory": m, "index": idx},
 		}
 	})
@@ -202,7 +202,7 @@ func tiedLog(r *rand.Rand, n int) []analytics.Interaction {
 func TestGroupsComeSorted(t *testing.T) {
 	m := newMemLog()
 	idx := build(t, m)
-	log := colindex.Log{InteractionLog: m, Index: idx}
+	log := refreshingLog{InteractionLog: m, Index: idx}
 	r := rand.New(rand.NewPCG(3, 4))
 	for round := range 5 {
 		if _, err := log.Append(t.Context(), analytics.Each(tiedLog(r, 1000))); err != nil {
@@ -284,7 +284,7 @@ func TestFollowCatchesUp(t *testing.T) {
 func TestQueriesDuringRefresh(t *testing.T) {
 	m := newMemLog()
 	idx := build(t, m)
-	log := colindex.Log{InteractionLog: m, Index: idx}
+	log := refreshingLog{InteractionLog: m, Index: idx}
 	r := rand.New(rand.NewPCG(9, 10))
 	batches := make([][]analytics.Interaction, 10)
 	for k := range batches {
@@ -331,7 +331,7 @@ func TestQueriesDuringRefresh(t *testing.T) {
 func TestSelectiveFilters(t *testing.T) {
 	m := newMemLog()
 	idx := build(t, m)
-	log := colindex.Log{InteractionLog: m, Index: idx}
+	log := refreshingLog{InteractionLog: m, Index: idx}
 	r := rand.New(rand.NewPCG(11, 12))
 	for range 3 {
 		rows := tiedLog(r, 2000)
@@ -421,4 +421,21 @@ func TestCurrentAt(t *testing.T) {
 	if _, high := idx.Stats(); high != 50 {
 		t.Fatalf("high-water mark = %d, want 50", high)
 	}
+}
+
+// refreshingLog is an interaction log whose appends reach the index
+// before Append returns, by a refresh after each: read-your-writes for
+// the in-memory reference, which tells no commits (the SQL store is
+// wired with TellCommits(index.Hold) instead).
+type refreshingLog struct {
+	ports.InteractionLog
+	Index *colindex.Index
+}
+
+func (l refreshingLog) Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
+	n, err := l.InteractionLog.Append(ctx, interactions)
+	if err != nil {
+		return n, err
+	}
+	return n, l.Index.Refresh(ctx)
 }

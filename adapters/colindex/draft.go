@@ -24,9 +24,6 @@ type batch struct {
 	// given are the ids of rows read that the index already held (see
 	// Index.given): forgotten once the batch applies.
 	given []int64
-	// put, when set, puts the coded rows of new CATs on a goroutine of
-	// its own (see putter); it must be waited for before prepare.
-	put *putter
 }
 
 // catDraft is a batch's rows of one CAT. For a CAT new to the index, c is
@@ -51,15 +48,10 @@ type catDraft struct {
 const maxSourceCode = 1 << 24
 
 // addFresh adds a row to a new CAT, coding each value the source coded
-// only the first time it comes; through put when it is set.
-func (cd *catDraft) addFresh(r *analytics.FeedRow, put *putter) {
+// only the first time it comes.
+func (cd *catDraft) addFresh(r *analytics.FeedRow) {
 	if r.Codes == [dimensions]uint64{} {
-		if put == nil {
-			cd.c.add(r)
-			return
-		}
-		codes := cd.c.code(r)
-		put.add(cd.c, r.Micros, &codes)
+		cd.c.add(r)
 		return
 	}
 	keys := [dimensions][]byte{r.Topic, r.Model, r.Persona, r.QuestionID, r.AnswerID}
@@ -80,10 +72,6 @@ func (cd *catDraft) addFresh(r *analytics.FeedRow, put *putter) {
 			}
 			by[src] = codes[d] + 1
 		}
-	}
-	if put != nil {
-		put.add(cd.c, r.Micros, &codes)
-		return
 	}
 	cd.c.addCoded(r.Micros, &codes)
 }
@@ -108,7 +96,7 @@ func (b *batch) add(cats map[string]*catIndex, r *analytics.FeedRow) {
 	}
 	b.rows++
 	if cd.fresh {
-		cd.addFresh(r, b.put)
+		cd.addFresh(r)
 		return
 	}
 	combo := [3]uint32{

@@ -91,13 +91,11 @@ func (x *Index) start(ctx context.Context, snap Snapshot) error {
 		}
 		x.delGen = gen
 	}
-	b := batch{cats: map[string]*catDraft{}, put: newPutter()}
+	b := batch{cats: map[string]*catDraft{}}
 	high, given, err := snap.ReadSnapshot(ctx, func(r *analytics.FeedRow) error {
 		b.add(x.cats, r)
 		return nil
 	})
-	b.put.wait()
-	b.put = nil
 	if err != nil {
 		return errs.Wrap(errs.KindUnavailable, err, "column index build failed")
 	}

@@ -42,7 +42,7 @@ func TestLateRows(t *testing.T) {
 	}
 	m := newMemLog()
 	idx := build(t, m)
-	log := colindex.Log{InteractionLog: m, Index: idx}
+	log := refreshingLog{InteractionLog: m, Index: idx}
 	steps := []struct {
 		name string
 		rows []analytics.Interaction

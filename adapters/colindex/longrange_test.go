@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
@@ -20,7 +19,7 @@ import (
 func TestLongRanges(t *testing.T) {
 	m := newMemLog()
 	idx := build(t, m)
-	log := colindex.Log{InteractionLog: m, Index: idx}
+	log := refreshingLog{InteractionLog: m, Index: idx}
 	r := rand.New(rand.NewPCG(21, 22))
 	day := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	for round := range 3 {
@@ -67,7 +66,7 @@ func TestLongRanges(t *testing.T) {
 func TestComboFiltersWholeCAT(t *testing.T) {
 	m := newMemLog()
 	idx := build(t, m)
-	log := colindex.Log{InteractionLog: m, Index: idx}
+	log := refreshingLog{InteractionLog: m, Index: idx}
 	r := rand.New(rand.NewPCG(23, 24))
 	day := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 	filters := map[string]analytics.Filters{
