@@ -32,9 +32,6 @@ type catIndex struct {
 	// shifted counts the rows moved by late inserts since the last
 	// refresh: past lateBudget, late rows are appended and sorted once.
 	shifted int
-	// byCombo holds the question and answer codes' rows per combination
-	// over the whole CAT, built by queries (see combolists.go).
-	byCombo comboCache
 	// buildPostings is set while a CAT no reader sees yet receives its
 	// rows (a catDraft's fresh CAT): put leaves the posting lists and the
 	// classes by total alone, and finishFresh builds them once, each list

@@ -2,6 +2,7 @@ package colindex
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/catsrv/catsrv/core/analytics"
@@ -31,4 +32,62 @@ func (x *Index) RefreshHold(ctx context.Context) (time.Duration, error) {
 	x.sortUnsorted()
 	x.rank()
 	return hold, nil
+}
+
+// CountWay counts dimension d's list of the selection the named way: the
+// plain "scan" of the range's rows, or one of the shortcuts groups
+// chooses from ("totals", "cube", "complement", "top", and "postings", a
+// scan of a selective question or answer filter's rows only); ok is
+// false when that way does not apply to it.
+func (x *Index) CountWay(way string, sel analytics.Selection, d analytics.Dimension, limit int) (groups []analytics.Group, ok bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	p, ok := x.plan(sel)
+	if !ok {
+		return nil, false
+	}
+	dict := &p.cat.dicts[d]
+	col, size := p.cat.column(d)
+	rows := col.len()
+	unfiltered := len(p.filters) == 0 && !p.checkTime
+	switch way {
+	case "postings":
+		if p.postings == nil {
+			return nil, false
+		}
+		return dict.sortedGroups(p.cat.fold(d, sum(p.run(col, size))), limit), true
+	case "scan":
+		p.postings = nil
+		return dict.sortedGroups(p.cat.fold(d, sum(p.run(col, size))), limit), true
+	case "totals":
+		if !unfiltered || p.lo != 0 || p.hi != rows {
+			return nil, false
+		}
+		return dict.sortedGroups(p.cat.totals[d], limit), true
+	case "cube":
+		own := slices.Index(cubeDims[:], d)
+		if own < 0 || !p.usesCube() {
+			return nil, false
+		}
+		counts := make([]int64, dict.len())
+		p.fromCube(own, counts)
+		return dict.sortedGroups(counts, limit), true
+	case "complement":
+		if !unfiltered {
+			return nil, false
+		}
+		counts := slices.Clone(p.cat.totals[d])
+		for _, out := range [2]plan{{cat: p.cat, lo: 0, hi: p.lo}, {cat: p.cat, lo: p.hi, hi: rows}} {
+			if out.lo == out.hi {
+				continue
+			}
+			for code, n := range p.cat.fold(d, sum(out.run(col, size))) {
+				counts[code] -= n
+			}
+		}
+		return dict.sortedGroups(counts, limit), true
+	case "top":
+		return p.top(d, limit)
+	}
+	return nil, false
 }

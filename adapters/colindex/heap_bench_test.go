@@ -101,14 +101,12 @@ func writeHeapProfile(b *testing.B, path string) {
 // BenchmarkBuildHeap builds the index from demo-shaped rows and reports
 // the live heap it holds (heapMiB, after a collection), the heap the
 // runtime holds from the OS then (heapHeldMiB), the process's peak RSS
-// (maxRSSMiB, the source's rows included) and the build time, then what
-// a query over the whole CAT with a model filter adds (byComboMiB: the
-// question and answer rows per combination of one of the two CATs). The rows are 1M by default; COLINDEX_BENCH_ROWS sets another
-// count, such as 10000000 for issue 5's 10M target, and
+// (maxRSSMiB, the source's rows included) and the build time. The rows
+// are 1M by default; COLINDEX_BENCH_ROWS sets another count, and
 // COLINDEX_HEAP_PROFILE a file to write the heap's profile to.
 func BenchmarkBuildHeap(b *testing.B) {
 	rows := benchRows(b)
-	var before, after, byCombo runtime.MemStats
+	var before, after runtime.MemStats
 	for b.Loop() {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
@@ -121,20 +119,9 @@ func BenchmarkBuildHeap(b *testing.B) {
 		if path := os.Getenv("COLINDEX_HEAP_PROFILE"); path != "" {
 			writeHeapProfile(b, path)
 		}
-		// A model filter over the whole CAT, asked twice, builds the
-		// CATs' question and answer rows per combination.
-		q := analytics.Query{Cat: "support", Limit: 100, Filters: analytics.Filters{Models: []string{"gpt-4o"}}}
-		for range 2 {
-			if _, err := idx.Answer(b.Context(), q, analytics.AllParts); err != nil {
-				b.Fatal(err)
-			}
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&byCombo)
 		runtime.KeepAlive(idx)
 	}
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heapMiB")
-	b.ReportMetric((float64(byCombo.HeapAlloc)-float64(after.HeapAlloc))/(1<<20), "byComboMiB")
 	b.ReportMetric(float64(after.HeapSys-after.HeapReleased)/(1<<20), "heapHeldMiB")
 	var usage syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err == nil {

@@ -75,7 +75,7 @@ func TestTopOfRange(t *testing.T) {
 			sel := analytics.Selection{Cat: "c", Range: rng}
 			for _, limit := range []int{1, 4, 25, 120, 5000} {
 				q := queryOf(sel, limit)
-				got, _ := idx.answer(q, analytics.AllParts)
+				got := idx.answer(q, analytics.AllParts)
 				idx.mu.RLock()
 				p, ok := idx.plan(sel)
 				for _, d := range postingDims {

@@ -58,10 +58,8 @@ func TestLongRanges(t *testing.T) {
 }
 
 // TestComboFiltersWholeCAT covers the question and answer lists of a
-// topic, model or persona filter over the whole CAT, counted from each
-// code's rows per combination once two queries saw the same rows: asked
-// three times after each append (counted from the rows, then from the
-// tables built and kept), with rows appended in and out of time order
+// topic, model or persona filter over the whole CAT, asked three times
+// after each append, with rows appended in and out of time order
 // between, against the reference.
 func TestComboFiltersWholeCAT(t *testing.T) {
 	m := newMemLog()
