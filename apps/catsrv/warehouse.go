@@ -38,9 +38,7 @@ func warehouse(ctx context.Context, mode string, poll time.Duration, store *sqls
 	}
 	// The build's garbage (the snapshot's dictionaries, decoding buffers,
 	// narrower columns widened) is returned to the system now rather than
-	// by the runtime's background scavenger over minutes: at 10M rows the
-	// server's resident set after ready falls from ~420 MiB to ~300 MiB,
-	// for one collection of 50-150 ms before ready.
+	// by the runtime's background scavenger over minutes.
 	debug.FreeOSMemory()
 	rows, high := idx.Stats()
 	logger.Info("column index built", "rows", rows, "high_water", high, "took", time.Since(start).Round(time.Millisecond).String())
