@@ -231,7 +231,7 @@ func (r *report) chatRow() string {
 		c.stored, c.chats+c.warmUps, c.warmUps, verdict(c.storedOK))
 }
 
-// chatTargetRows are issue 12's chat targets on PostgreSQL: one instance
+// chatTargetRows are the chat targets on PostgreSQL: one instance
 // with 32 users at ≥ 800 chats/s and p99 ≤ 100 ms, several instances on
 // one database at ≥ 1000 chats/s together.
 func (r *report) chatTargetRows() string {
