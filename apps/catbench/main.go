@@ -61,6 +61,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:])
 	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		return // --help printed the flags
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "catbench:", err)
 		os.Exit(1)
