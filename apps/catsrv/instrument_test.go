@@ -24,7 +24,7 @@ func TestRegistryFollowsPrometheusConventions(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	rollups, err := warehouse(t.Context(), "index", time.Second, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	rollups, err := warehouse(t.Context(), "index", time.Second, store, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,21 +26,20 @@ func TestServeAnswersWhileStarting(t *testing.T) {
 			}
 
 			held, release := make(chan struct{}), make(chan struct{})
-			holdIndexBuild = func(ctx context.Context) {
+			hold := func(ctx context.Context) {
 				close(held)
 				select {
 				case <-release:
 				case <-ctx.Done():
 				}
 			}
-			t.Cleanup(func() { holdIndexBuild = nil })
 			ctx, cancel := context.WithCancel(t.Context())
 			addr := freeAddr(t)
 			done := make(chan error, 1)
 			logs := &syncBuffer{}
 			go func() {
-				done <- serveCmd(ctx, []string{"--config", cfg, "--db", db, "--addr", addr},
-					environ{"CATSRV_JWT_SECRET=" + testSecret}, logs)
+				done <- serveHeld(ctx, []string{"--config", cfg, "--db", db, "--addr", addr},
+					environ{"CATSRV_JWT_SECRET=" + testSecret}, logs, hold)
 			}()
 			t.Cleanup(func() {
 				cancel()
