@@ -27,6 +27,7 @@ import (
 // memory, tokens, conversation and interactions go, the other user's stay,
 // the audit log names no one; a second run finds no account (exit 1).
 func TestEraseCommand(t *testing.T) {
+	t.Parallel()
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "catsrv.db")
 	ctx := t.Context()
 	at := time.Date(2026, 2, 1, 10, 0, 0, 0, time.UTC)
@@ -135,6 +136,7 @@ func TestEraseCommand(t *testing.T) {
 // oneself (DELETE /me after a chat) leaves /all_warehouse (the index) equal
 // to /all (the raw log) and both short of exactly the erased rows.
 func TestServeErasesThroughTheIndex(t *testing.T) {
+	t.Parallel()
 	cfg := configDir(t)
 	db := "sqlite:" + filepath.Join(t.TempDir(), "catsrv.db")
 	demo := catsrv(t, nil, nil, "demo", "--interactions", "2000", "--cats", "demo", "--days", "30", "--seed", "3")

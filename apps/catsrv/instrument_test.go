@@ -19,6 +19,7 @@ import (
 // (process, Go, HTTP, pool, index, chat model and auth metrics) passes
 // promlint: names, units, suffixes and help texts as Prometheus expects.
 func TestRegistryFollowsPrometheusConventions(t *testing.T) {
+	t.Parallel()
 	store, err := sqlstore.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"))
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // the other routes 503 with Retry-After; once the build goes on, /readyz
 // answers 200 and /all_warehouse counts the rows the database held.
 func TestServeAnswersWhileStarting(t *testing.T) {
+	t.Parallel()
 	for _, b := range sqltest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			db := b.DSN(t)

@@ -87,6 +87,7 @@ type tsResult struct {
 // through the Go client. Needs Node.js and npm; the packages are installed
 // as tools/tsclient/package-lock.json pins them.
 func TestTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	node, npm := nodeTools(t)
 	dir, err := filepath.Abs(tsClientDir)
 	if err != nil {
