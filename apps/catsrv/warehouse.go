@@ -12,25 +12,22 @@ import (
 	"github.com/catsrv/catsrv/ports"
 )
 
-// holdIndexBuild, when set (by tests only), runs before the column
-// index's first read: a test holds the start there to see the instance
-// starting.
-var holdIndexBuild func(ctx context.Context)
-
 // warehouse returns what /all_warehouse and the metric routes count from:
 // by default the in-process column index, built from the database now and
 // following it until ctx ends; in mode "sql" (CATSRV_WAREHOUSE) the SQL
 // rollups. poll (CATSRV_INDEX_POLL) is how often the index looks for rows
 // other processes (catsrv import, other instances on the same PostgreSQL)
 // have committed: the bound on how stale /all_warehouse and the metric
-// routes can be.
-func warehouse(ctx context.Context, mode string, poll time.Duration, store *sqlstore.Store, logger *slog.Logger) (ports.RollupStore, error) {
+// routes can be. beforeBuild, when not nil, runs before the index's first
+// read (serveHeld).
+func warehouse(ctx context.Context, mode string, poll time.Duration, store *sqlstore.Store, logger *slog.Logger,
+	beforeBuild func(context.Context)) (ports.RollupStore, error) {
 	if mode == "sql" {
 		return store.Rollups(), nil
 	}
 	start := time.Now()
-	if holdIndexBuild != nil {
-		holdIndexBuild(ctx)
+	if beforeBuild != nil {
+		beforeBuild(ctx)
 	}
 	idx, err := colindex.Build(ctx, store)
 	if err != nil {
