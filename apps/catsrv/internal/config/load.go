@@ -107,7 +107,12 @@ func Load(environ []string, fs *flag.FlagSet) (*Config, error) {
 			return nil, err
 		}
 	}
-	return decode(k, all)
+	c, err := decode(k, all)
+	if err != nil {
+		return nil, err
+	}
+	c.environ = &environment{vars: slices.Clone(environ)}
+	return c, nil
 }
 
 // decode fills a Config from k and validates it.
@@ -213,6 +218,10 @@ func decode(k *koanf.Koanf, all []setting) (*Config, error) {
 			return false, fmt.Errorf("%s must be index or sql, not %q", d.fields[&c.Warehouse].env, v)
 		}
 		return true, nil
+	})
+	d.parse(&c.MCPEagerStart, "must be true or false", func(v string) (ok bool, err error) {
+		c.MCPEagerStart, err = strconv.ParseBool(v)
+		return err == nil, nil
 	})
 	d.agentKeys(c)
 	d.catOverrides(c)
