@@ -393,3 +393,31 @@ func alive(t *testing.T, pid string) bool {
 }
 
 var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+func TestSlowStartingServerDoesNotHoldOthers(t *testing.T) {
+	tb := newToolbox(t)
+	script := filepath.Join(t.TempDir(), "slow.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nsleep 30\nexec "+testServer(t)+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cat := catWith(
+		catconfig.MCPServer{Name: "slow", Command: []string{script}},
+		catconfig.MCPServer{Name: "files", Command: []string{testServer(t)}},
+	)
+	// Tools waits for a starting server at most tool_timeout_seconds.
+	cat.Chat.Agent.ToolTimeoutSeconds = 1
+	specs, err := tb.Tools(context.Background(), cat, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(specs) == 0 || slices.ContainsFunc(specs, func(s chat.ToolSpec) bool { return s.Server == "slow" }) {
+		t.Fatalf("tools = %+v, want files' only", specs)
+	}
+	// A call of a server that is up does not wait for the one starting.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := tb.Call(ctx, cat, scope, "files__echo", []byte(`{"text":"not held"}`))
+	if err != nil || out.Content != "not held" {
+		t.Fatalf("echo while slow starts = %+v, %v", out, err)
+	}
+}
