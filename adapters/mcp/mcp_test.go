@@ -83,7 +83,7 @@ func newToolbox(t *testing.T) *mcp.Toolbox {
 		Logger:     slog.New(slog.NewTextHandler(testWriter{t}, nil)),
 		Env:        []string{"PATH=" + os.Getenv("PATH")},
 		MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
-		ConnectTimeout: 20 * time.Second,
+		ConnectTimeout: 20 * time.Second, TerminateWait: 300 * time.Millisecond,
 	})
 	t.Cleanup(func() { _ = tb.Close() })
 	return tb
