@@ -184,6 +184,7 @@ func (s *server) connect() (_ *sdk.ClientSession, cleanup func(), _ error) {
 		},
 	})
 	if len(s.cfg.Command) > 0 {
+		// #nosec G204 -- the operator's command, from the CAT file only (never a request, never /config/sync)
 		cmd := exec.Command(s.cfg.Command[0], s.cfg.Command[1:]...)
 		cmd.Env = append(slices.Clone(s.t.opts.Env), envList(s.cfg.Env)...)
 		cmd.Stderr = &stderrLog{log: s.t.log, cat: s.cat, server: s.cfg.Name}
