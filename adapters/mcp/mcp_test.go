@@ -29,7 +29,7 @@ var (
 )
 
 // testServer builds testdata/mcpserver once per test binary.
-func testServer(t *testing.T) string {
+func testServer(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "mcpserver")
@@ -77,7 +77,7 @@ func catWith(servers ...catconfig.MCPServer) catconfig.Cat {
 }
 
 // newToolbox returns a Toolbox with quick back-off, closed at the end.
-func newToolbox(t *testing.T) *mcp.Toolbox {
+func newToolbox(t testing.TB) *mcp.Toolbox {
 	t.Helper()
 	tb := mcp.New(mcp.Options{
 		Logger:     slog.New(slog.NewTextHandler(testWriter{t}, nil)),
@@ -89,7 +89,7 @@ func newToolbox(t *testing.T) *mcp.Toolbox {
 	return tb
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
