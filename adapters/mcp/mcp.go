@@ -31,8 +31,8 @@ type Options struct {
 	// own env keys are added to it). The composition root passes its
 	// process's environment without catsrv's own secrets.
 	Env []string
-	// HTTPClient is the base client of HTTP servers; its transport gets
-	// the servers' headers. Nil uses http.DefaultTransport.
+	// HTTPClient's transport carries HTTP servers' requests, with their
+	// headers added; nil uses http.DefaultTransport.
 	HTTPClient *http.Client
 	// MinBackoff and MaxBackoff bound the wait before a server that died or
 	// failed to start is started again (doubling from min to max).
@@ -88,7 +88,12 @@ func (t *Toolbox) serversOf(cat catconfig.Cat) ([]*server, error) {
 		return nil, errClosed
 	}
 	out := make([]*server, 0, len(cat.Chat.Agent.MCPServers))
+	seen := map[string]bool{}
 	for _, cfg := range cat.Chat.Agent.MCPServers {
+		if seen[cfg.Name] {
+			continue // a name given twice: the first wins
+		}
+		seen[cfg.Name] = true
 		key := cat.Name + "\x00" + cfg.Name
 		s := t.servers[key]
 		if s != nil && !s.sameConfig(cfg) {

@@ -421,3 +421,25 @@ func TestSlowStartingServerDoesNotHoldOthers(t *testing.T) {
 		t.Fatalf("echo while slow starts = %+v, %v", out, err)
 	}
 }
+
+func TestServerNamedTwiceFirstWins(t *testing.T) {
+	tb := newToolbox(t)
+	script := filepath.Join(t.TempDir(), "other.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nexec "+testServer(t)+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cat := catWith(
+		catconfig.MCPServer{Name: "files", Command: []string{testServer(t)}},
+		catconfig.MCPServer{Name: "files", Command: []string{script}},
+	)
+	first := call(t, tb, cat, "files__pid", `{}`).Content
+	for range 3 {
+		got := names(t, tb, cat)
+		if n := len(slices.DeleteFunc(slices.Clone(got), func(s string) bool { return s != "files__echo" })); n != 1 {
+			t.Fatalf("tools = %v: a name twice", got)
+		}
+		if pid := call(t, tb, cat, "files__pid", `{}`).Content; pid != first {
+			t.Fatalf("pid %s then %s: the server was restarted", first, pid)
+		}
+	}
+}

@@ -198,10 +198,9 @@ func (s *server) connect() (_ *sdk.ClientSession, cleanup func(), _ error) {
 		}
 		return sess, func() { cancel(); killGroup(cmd) }, nil
 	}
+	// No client time-out: the session's event stream lasts; each call is
+	// bounded by its own context.
 	httpClient := &http.Client{Transport: &headerTransport{headers: s.cfg.Headers, cat: s.cat, next: baseTransport(s.t.opts.HTTPClient)}}
-	if s.t.opts.HTTPClient != nil {
-		httpClient.Timeout = s.t.opts.HTTPClient.Timeout
-	}
 	sess, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: httpClient, MaxRetries: 2}, nil)
 	if err == nil {
 		return sess, cleanup, nil
