@@ -118,10 +118,11 @@ bench: build
 	./bin/catbench --catsrv $(BIN) --scale $(BENCH_SCALE) $(BENCH_FLAGS)
 
 # bench-go: the Go micro-benchmarks (core aggregation, JWT validation, the
-# column index), summarized by benchstat into bin/bench-go.txt.
+# column index, the MCP tool list's cache), summarized by benchstat into
+# bin/bench-go.txt.
 bench-go:
 	@mkdir -p bin
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./core/analytics/ ./core/auth/tokens/ ./adapters/colindex/ | tee bin/bench-go.raw
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./core/analytics/ ./core/auth/tokens/ ./adapters/colindex/ ./adapters/mcp/ | tee bin/bench-go.raw
 	$(GO) run golang.org/x/perf/cmd/benchstat@latest bin/bench-go.raw | tee bin/bench-go.txt
 
 # web: rebuild the admin dashboard (apps/catsrv/web/dist, committed and
