@@ -76,6 +76,7 @@ func Register(api huma.API, d Deps) {
 	registerConversations(api, c)
 	registerAdmin(api, c)
 	registerConfig(api, c)
+	registerApprovals(api, c)
 }
 
 // caller is an authenticated request: who asks, of which CAT.
