@@ -139,8 +139,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case stream:
 		s.stream(w, r, model, req, reply)
 	case reply.Hostile == Huge:
+		// Written as it goes, so a huge reply costs this server nothing.
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, completion(model, Reply{Text: strings.Repeat("x", reply.HugeBytes)}))
+		whole := completion(model, Reply{Text: "@"})
+		head, tail, _ := strings.Cut(whole, "@")
+		fmt.Fprint(w, head)
+		piece := strings.Repeat("x", 64<<10)
+		for sent := 0; sent < reply.HugeBytes; sent += len(piece) {
+			if _, err := fmt.Fprint(w, piece); err != nil {
+				return
+			}
+		}
+		fmt.Fprint(w, tail)
 	case reply.Hostile == HugeCalls:
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, completion(model, Reply{Calls: []Call{{ID: "c", Name: "knowledge_search", Arguments: `{"query":"` + strings.Repeat("x", reply.HugeBytes) + `"}`}}}))
