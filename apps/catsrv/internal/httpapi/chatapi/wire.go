@@ -86,7 +86,7 @@ type MessageBody struct {
 	ToolCalls  []ToolCallBody `json:"tool_calls,omitempty" doc:"The tools an assistant message called."`
 	ToolCallID string         `json:"tool_call_id,omitempty" doc:"A tool message: the call it answers."`
 	Name       string         `json:"name,omitempty" doc:"A tool message: the tool's name."`
-	Outcome    string         `json:"outcome,omitempty" enum:"ok,error,timeout,denied,invalid" doc:"A tool message: how the call ended."`
+	Outcome    string         `json:"outcome,omitempty" doc:"A tool message: how the call ended: ok, error, timeout, denied (by the policy, a person or the approval time-out) or invalid (unknown tool, arguments not a JSON object)."`
 	DurationMS *int64         `json:"duration_ms,omitempty" doc:"A tool message: how long the call took, approval included, in milliseconds."`
 }
 
