@@ -200,6 +200,12 @@ var doneMark = []byte("data: [DONE]")
 
 func (b *limitedBody) Read(p []byte) (int, error) {
 	if b.left <= 0 {
+		// At the bound: an answer of exactly that size ends here; one
+		// more byte is too much.
+		var one [1]byte
+		if n, err := b.rc.Read(one[:]); n == 0 && err != nil {
+			return 0, err
+		}
 		return 0, errReplyTooLarge
 	}
 	if int64(len(p)) > b.left {
