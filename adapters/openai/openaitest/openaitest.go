@@ -226,7 +226,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, re
 	}
 	send(delta(map[string]any{"role": "assistant", "content": ""}), nil)
 	for text := reply.Text; text != ""; {
-		n := min(len(text), 4)
+		n := min(len(text), 24)
 		if !send(delta(map[string]any{"content": text[:n]}), nil) {
 			return
 		}
