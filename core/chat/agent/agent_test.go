@@ -283,7 +283,10 @@ func TestPolicy(t *testing.T) {
 			})
 			f.cat.Chat.Agent.Tools = []string{"crm/delete_* => ask", "files/* => allow", "crm/* => deny"}
 			ran := false
-			f.box.add("crm", "delete_user", func(context.Context, []byte) (chat.ToolOutput, error) { ran = true; return chat.ToolOutput{Content: "deleted"}, nil })
+			f.box.add("crm", "delete_user", func(context.Context, []byte) (chat.ToolOutput, error) {
+				ran = true
+				return chat.ToolOutput{Content: "deleted"}, nil
+			})
 			f.box.add("crm", "list", func(context.Context, []byte) (chat.ToolOutput, error) { return chat.ToolOutput{}, nil })
 			f.box.add("files", "read", func(context.Context, []byte) (chat.ToolOutput, error) { return chat.ToolOutput{}, nil })
 			res, err := f.run(t, func(e chat.Event) error {

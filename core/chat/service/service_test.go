@@ -1,9 +1,9 @@
 package service_test
 
 import (
-	"reflect"
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"

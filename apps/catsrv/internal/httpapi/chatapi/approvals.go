@@ -14,17 +14,16 @@ import (
 // pending ones, and a decision on one.
 func registerApprovals(api huma.API, c *chatAPI) {
 	huma.Register(api, huma.Operation{
-		OperationID: "listApprovals", Method: http.MethodGet, Path: Prefix + "/approvals",
+		OperationID: "listApprovals", Method: http.MethodGet, Path: "/approvals",
 		Summary: "List the tool calls waiting for approval",
 		Description: "The agent's ask tool calls (cat.agent.tools) waiting for a decision in the caller's turns, or in every " +
 			"user's turns of the CAT for an admin. Pending approvals live in the instance running the turn.",
 		Tags: []string{tagChat}, Security: security,
 		Responses: errorResponses(api, http.StatusUnauthorized, http.StatusUnprocessableEntity,
 			http.StatusInternalServerError, http.StatusServiceUnavailable),
-		Middlewares: middlewares(),
 	}, c.listApprovals)
 	huma.Register(api, huma.Operation{
-		OperationID: "decideApproval", Method: http.MethodPost, Path: Prefix + "/approvals/{approval_id}",
+		OperationID: "decideApproval", Method: http.MethodPost, Path: "/approvals/{approval_id}",
 		Summary: "Approve or deny a tool call",
 		Description: "Decides an ask tool call that paused a turn (the approval_required event): approve runs it, deny gives " +
 			"the model a result saying it was refused. Only the turn's user or an admin may decide: another's id is 404, " +
@@ -33,7 +32,6 @@ func registerApprovals(api huma.API, c *chatAPI) {
 		Tags: []string{tagChat}, Security: security,
 		Responses: errorResponses(api, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusConflict,
 			http.StatusUnprocessableEntity, http.StatusInternalServerError, http.StatusServiceUnavailable),
-		Middlewares:   middlewares(),
 		DefaultStatus: http.StatusNoContent,
 	}, c.decideApproval)
 }
