@@ -27,7 +27,7 @@ func FuzzLimitedBody(f *testing.F) {
 				}
 				break
 			}
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {

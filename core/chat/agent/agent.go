@@ -344,8 +344,10 @@ func (a *Agent) approve(ctx context.Context, t Turn, c chat.ToolCall, send func(
 
 // search runs knowledge_search: {"query": "..."}.
 func (a *Agent) search(ctx context.Context, cat catconfig.Cat, args map[string]json.RawMessage, sources *sourceList) (chat.ToolOutput, error) {
-	var q string
-	if err := json.Unmarshal(args["query"], &q); err != nil || strings.TrimSpace(q) == "" {
+	// A missing or non-string query is the model's mistake: a result
+	// telling it so, not a failed call.
+	q, ok := queryOf(args)
+	if !ok {
 		return chat.ToolOutput{Content: `Error: give {"query": "<what to look for>"}.`, IsError: true}, nil
 	}
 	hits, err := a.d.Searcher.Search(ctx, cat, q)
@@ -375,6 +377,15 @@ func (a *Agent) search(ctx context.Context, cat catconfig.Cat, args map[string]j
 		return chat.ToolOutput{}, err
 	}
 	return chat.ToolOutput{Content: string(b)}, nil
+}
+
+// queryOf is knowledge_search's query, if the arguments give one.
+func queryOf(args map[string]json.RawMessage) (string, bool) {
+	var q string
+	if json.Unmarshal(args["query"], &q) != nil || strings.TrimSpace(q) == "" {
+		return "", false
+	}
+	return q, true
 }
 
 // audit records the call (never its arguments). A failing audit log costs
