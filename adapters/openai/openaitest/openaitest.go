@@ -210,7 +210,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, re
 	delta := func(d map[string]any) map[string]any { return map[string]any{"index": 0, "delta": d} }
 	switch reply.Hostile {
 	case Endless:
-		for send(delta(map[string]any{"content": "and on "}), nil) {
+		piece := strings.Repeat("and on ", 100)
+		for send(delta(map[string]any{"content": piece}), nil) {
 		}
 		return
 	case Huge:

@@ -253,6 +253,12 @@ func TestApprovals(t *testing.T) {
 			})
 			e.Scripted.Script = deleteCall
 			tokens := map[string]string{"alice": e.Token(t, "alice", "user"), "bob": e.Token(t, "bob", "user"), "root": e.Token(t, "root", auth.RoleAdmin)}
+			if c.decider == "" { // wait one second for nobody, not ToolsCat's ten
+				if r := e.Call(t, http.MethodPost, ChatPath+"/config/sync?catname="+ToolsCat, tokens["root"],
+					map[string]any{"agent": map[string]any{"approval_timeout_seconds": 1}}); r.Status != http.StatusOK {
+					t.Fatalf("sync: %d %s", r.Status, r.Body)
+				}
+			}
 			decide := func(who, id, decision string) int {
 				return e.Call(t, http.MethodPost, ChatPath+"/approvals/"+id+"?catname="+ToolsCat, tokens[who], map[string]string{"decision": decision}).Status
 			}
@@ -357,6 +363,12 @@ func TestHostileModel(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e := NewChatEnv(t)
 			e.Scripted.Script = openaitest.Steps(c.reply)
+			// A slow machine must not turn a reply too large into a time-out.
+			root := e.Token(t, "root", auth.RoleAdmin)
+			if r := e.Call(t, http.MethodPost, ChatPath+"/config/sync?catname="+ToolsCat, root,
+				map[string]any{"agent": map[string]any{"timeout_seconds": 300}}); r.Status != http.StatusOK {
+				t.Fatalf("sync: %d %s", r.Status, r.Body)
+			}
 			alice := e.Token(t, "alice", "user")
 			body := chatMsg("tell me everything")
 			var sent strings.Builder

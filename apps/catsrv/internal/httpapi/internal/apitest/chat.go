@@ -182,7 +182,7 @@ func NewChatEnv(t *testing.T) *ChatEnv {
 		return c
 	}
 	tools := cat(ToolsCat, catconfig.ModeAgent, e.Scripted.BaseURL())
-	tools.Chat.Agent.TimeoutSeconds, tools.Chat.Agent.ToolTimeoutSeconds, tools.Chat.Agent.ApprovalTimeoutSeconds = 10, 1, 2
+	tools.Chat.Agent.TimeoutSeconds, tools.Chat.Agent.ToolTimeoutSeconds, tools.Chat.Agent.ApprovalTimeoutSeconds = 30, 1, 10
 	tools.Chat.Agent.MaxSteps = 4
 	tools.Chat.Agent.MCPServers = []catconfig.MCPServer{{Name: "files", Command: []string{"files-server"}}, {Name: "crm", URL: "http://127.0.0.1:9/mcp"}}
 	tools.Chat.Agent.Tools = []string{"crm/delete_* => ask", "crm/secret_* => deny"}
