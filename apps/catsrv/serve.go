@@ -162,9 +162,12 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	}
 	stopRetention := startRetention(ctx, cfg.RetentionInterval, catConfig, store, rollups, chats, logger)
 	defer stopRetention()
-	// The agent's MCP tools (ports.Toolbox); nil: none, the agent has its
-	// built-in knowledge_search only.
-	var toolbox ports.Toolbox
+	// The agent's MCP tools; their servers stop after the HTTP server.
+	toolbox, stopTools, err := agentTools(cfg, configured, reg, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTools()
 	kb := knowledge.New(cfg.ConfigDir)
 	chatService, err := service.New(service.Deps{
 		Cats: catConfig, Conversations: chats, Turns: chats,
