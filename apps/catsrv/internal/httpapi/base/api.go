@@ -64,7 +64,17 @@ func Finish(api huma.API, mux *http.ServeMux, origins OriginPolicy, log *slog.Lo
 	DocumentHumaErrors(api) // of the operations registered, which huma serves
 	documentConfinedRoles(api)
 	PruneSchemas(api.OpenAPI())
-	return Observe(log, Measure(in.Metrics, Trace(in.Tracer, WithCORS(origins, Compress(renderDocumentsOnce(mux))))))
+	return NoSniff(Observe(log, Measure(in.Metrics, Trace(in.Tracer, WithCORS(origins, Compress(renderDocumentsOnce(mux)))))))
+}
+
+// NoSniff marks every response X-Content-Type-Options: nosniff, so that
+// no browser reads a JSON error body that echoes the caller's input as
+// HTML or script.
+func NoSniff(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Instruments are the app's optional telemetry: request metrics and
