@@ -51,7 +51,13 @@ var deletionMigrations = []Migration{
 			api_rows BIGINT NOT NULL
 		)`}
 	}},
-	{Version: 2, Name: "the count of dictionary collections", Statements: func(string) []string { return collectionsTable() }},
+	{Version: 2, Name: "the count of dictionary collections", Statements: func(string) []string {
+		// Counted by collections (deletegc.go), read by older releases.
+		return []string{
+			`CREATE TABLE dictionary_collections (id INTEGER PRIMARY KEY, collections BIGINT NOT NULL)`,
+			`INSERT INTO dictionary_collections (id, collections) VALUES (1, 0)`,
+		}
+	}},
 }
 
 // DeleteInteractions deletes the interactions d selects, in id order, at
@@ -89,8 +95,8 @@ func (s *Store) DeleteInteractions(ctx context.Context, d analytics.Deletion, ba
 			return total, err
 		}
 		total += n
-		if n > 0 && s.afterDeleteBatch != nil {
-			s.afterDeleteBatch()
+		if n > 0 && s.hooks != nil && s.hooks.afterDeleteBatch != nil {
+			s.hooks.afterDeleteBatch()
 		}
 		if dead.n > 0 && (n < batch || dead.n >= gcMaxCodes) {
 			if err := s.WriteTx(ctx, func(ctx context.Context, tx bun.Tx) error {

@@ -12,10 +12,9 @@ import (
 )
 
 // Every api row carries its five dictionary codes (topic, model, persona,
-// question, answer) in one small column, dims: the codes as unsigned
-// varints, in that order; rows of other event kinds have none (NULL), as
-// they are never counted. The raw pass reads the same values from
-// dims_blocks (blocks.go), which can be rebuilt from them.
+// question, answer) as unsigned varints in its dims column (NULL for other
+// event kinds): deletions read them to rebuild dims_blocks and collect
+// dictionary entries.
 
 // dimsCodes is how many codes a dims value holds.
 const dimsCodes = 5

@@ -80,8 +80,8 @@ func (s *Store) onePass(ctx context.Context, snap *passSnapshot, n selection) (p
 	if err != nil {
 		return out, err
 	}
-	if s.passPlanned != nil {
-		s.passPlanned()
+	if s.hooks != nil && s.hooks.passPlanned != nil {
+		s.hooks.passPlanned()
 	}
 	if err := s.extend(ctx, snap, min(s.passWorkers(), max(1, len(parts)))-1); err != nil {
 		return out, err

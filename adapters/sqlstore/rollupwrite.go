@@ -61,15 +61,12 @@ type rollupKey struct {
 // entries numbers the distinct dictionary entries of one Append and holds
 // their database codes once known (0 until then, listed in pending).
 //
-// An entry is known by its dictionary and digest (cachedEntry), as the
-// dictionaries themselves know it (unique on the digest). Only the entries
-// that may still lack a code keep their texts and keys (fresh); the index
-// holds no pointers, so the garbage collector does not scan it. Keyed by
-// the texts (dictEntry), 200,000 entries took about 60 MB of live heap in
-// a large import, above the import's soft memory limit on SQLite, and the
-// collector then ran without pause (docs/benchmarks.md).
+// An entry is known by its dictionary and digest (entryKey), as the
+// dictionaries know it; only the entries that may still lack a code keep
+// their texts (fresh), so the index holds no pointers for the garbage
+// collector to scan.
 type entries struct {
-	index   map[cachedEntry]int32
+	index   map[entryKey]int32
 	codes   []int64
 	pending []int32
 	// fresh holds the entries numbered from freshBase on, those that may
@@ -81,10 +78,16 @@ type entries struct {
 	buf []byte
 }
 
+// entryKey identifies a dictionary entry: its dictionary and digest.
+type entryKey struct {
+	table  uint8
+	digest [sha256.Size]byte
+}
+
 // freshEntry is an entry that may still lack a code, and its key.
 type freshEntry struct {
 	entry dictEntry
-	key   cachedEntry
+	key   entryKey
 }
 
 // digest returns entry n's digest; n has no code yet.
@@ -96,10 +99,7 @@ func (e *entries) text(n int32) dictEntry { return e.fresh[n-e.freshBase].entry 
 // table returns entry n's dictionary; n has no code yet.
 func (e *entries) table(n int32) int { return e.fresh[n-e.freshBase].entry.table }
 
-// cacheKey is entry n's key in the code cache; n has no code yet.
-func (e *entries) cacheKey(n int32) cachedEntry { return e.fresh[n-e.freshBase].key }
-
-func newEntries() *entries { return &entries{index: map[cachedEntry]int32{}} }
+func newEntries() *entries { return &entries{index: map[entryKey]int32{}} }
 
 func (e *entries) number(d dictEntry) int32 {
 	k := e.key(d)
@@ -116,9 +116,9 @@ func (e *entries) number(d dictEntry) int32 {
 
 // key is d's dictionary and digest (dictEntry.digest, in a reused
 // buffer).
-func (e *entries) key(d dictEntry) cachedEntry {
+func (e *entries) key(d dictEntry) entryKey {
 	e.buf = d.appendDigested(e.buf[:0])
-	return cachedEntry{table: uint8(d.table), digest: sha256.Sum256(e.buf)} // #nosec G115 -- five dictionaries
+	return entryKey{table: uint8(d.table), digest: sha256.Sum256(e.buf)} // #nosec G115 -- five dictionaries
 }
 
 // settle forgets the texts and keys of the entries numbered so far: every
@@ -257,13 +257,6 @@ func (w *writer) resolveCodes() error {
 		return nil
 	}
 	pending := w.entries.pending
-	caching := w.cachesCodes()
-	if caching {
-		if err := w.readCollections(); err != nil {
-			return err
-		}
-		pending = w.codeCache.lookup(w.collections, w.entries, pending)
-	}
 	missing := make([][]int32, len(dictionaryTables))
 	for _, n := range pending {
 		table := w.entries.table(n)
@@ -312,50 +305,8 @@ func (w *writer) resolveCodes() error {
 			}
 		}
 	}
-	if caching {
-		w.learn(missing)
-	}
 	w.entries.settle()
 	return nil
-}
-
-// cachesCodes reports whether the writer uses the store's code cache:
-// when it has one and codes its entries on its own transaction (not on a
-// PostgreSQL import's dictionary connection, whose statements commit one
-// by one).
-func (w *writer) cachesCodes() bool {
-	return w.codeCache != nil && w.dictConn == nil
-}
-
-// readCollections reads, once per transaction, the collections counter
-// the cached codes must match (codecache.go). On PostgreSQL it runs after
-// the transaction's lock on the interactions, which no collection commits
-// past.
-func (w *writer) readCollections() error {
-	if w.collectionsRead {
-		return nil
-	}
-	if err := w.tx.QueryRowContext(w.ctx, readCollections).Scan(&w.collections); err != nil {
-		return internal(err)
-	}
-	w.collectionsRead = true
-	return nil
-}
-
-// learn records the codes of the entries resolveCodes looked up or added,
-// for the code cache once the transaction commits (before settle, while
-// their keys are kept).
-func (w *writer) learn(numbers [][]int32) {
-	for _, ns := range numbers {
-		for _, n := range ns {
-			if len(w.learned) == maxCachedCodes {
-				return
-			}
-			if code := w.entries.codes[n]; code != 0 {
-				w.learned = append(w.learned, learnedCode{entry: w.entries.cacheKey(n), code: code})
-			}
-		}
-	}
 }
 
 // lookupCodes reads, on PostgreSQL, the codes of the entries (by
@@ -444,7 +395,7 @@ func (w *writer) insertEntries(table int, numbers []int32) error {
 	for len(numbers) > 0 {
 		chunk := numbers[:min(batch, len(numbers))]
 		numbers = numbers[len(chunk):]
-		args := w.dictArgs[:0]
+		args := make([]any, 0, 4*len(chunk))
 		byDigest := make(map[string]int32, len(chunk))
 		for _, n := range chunk {
 			e := w.entries.text(n)
@@ -452,7 +403,6 @@ func (w *writer) insertEntries(table int, numbers []int32) error {
 			byDigest[string(d)] = n
 			args = append(args, e.cat, d, e.id, e.text)
 		}
-		w.dictArgs = args
 		// #nosec G202 -- the table name comes from a fixed list, the values are bound.
 		query := "INSERT INTO " + name + " (cat, digest, item_id, item_text) VALUES " +
 			w.dialect.valuesClause(len(chunk), 4) + " ON CONFLICT (digest) DO NOTHING RETURNING code, digest"
@@ -470,13 +420,12 @@ func (w *writer) loadCodes(table int, numbers []int32) error {
 		chunk := numbers[:min(batch, len(numbers))]
 		numbers = numbers[len(chunk):]
 		byDigest := make(map[string]int32, len(chunk))
-		args := w.dictArgs[:0]
+		args := make([]any, 0, len(chunk))
 		for _, n := range chunk {
 			d := w.entries.digest(n)
 			byDigest[string(d)] = n
 			args = append(args, d)
 		}
-		w.dictArgs = args
 		// #nosec G202 -- the table name comes from a fixed map, the values are bound.
 		query := "SELECT code, digest FROM " + dictionaryTables[table] + " WHERE digest IN (" +
 			w.dialect.placeholders(1, len(chunk)) + ")"
