@@ -21,13 +21,13 @@ const (
 // instead of temporary files.
 const writerTemp = "PRAGMA temp_store = MEMORY"
 
-// Append validates and stores the interactions the sequence yields, and
-// updates the rollups, in one transaction: all or nothing. It reads the
+// Append validates and stores the interactions the sequence yields in one
+// transaction: all or nothing. It reads the
 // sequence as a stream, a few batches at a time, on the caller's goroutine
 // while another writes the previous batches. An invalid interaction is an
 // errs.KindInvalid error naming its position (1-based); an error from the
 // sequence or the context is returned as is. Every event kind is stored;
-// only api rows are rolled up.
+// only api rows are counted.
 func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
 	if s.dialect == sqliteDialect {
 		if err := s.takeTurn(ctx); err != nil {
@@ -122,8 +122,7 @@ func (s *Store) stream(ctx context.Context, interactions iter.Seq2[analytics.Int
 	return n - w.skipped, nil
 }
 
-// run writes the batches until the input ends, then the pending blocks and
-// rollups.
+// run writes the batches until the input ends, then the pending blocks.
 func (w *writer) run(in *batches) error {
 	for batch := range in.c {
 		if err := w.ctxErr(); err != nil {
@@ -137,7 +136,7 @@ func (w *writer) run(in *batches) error {
 	if err := w.ctxErr(); err != nil {
 		return err
 	}
-	return w.flushDerived()
+	return w.flushBlocks()
 }
 
 // appendConn returns the connection a stream writes on and the function

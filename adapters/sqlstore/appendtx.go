@@ -130,7 +130,7 @@ func (s *Store) writeTxOnce(ctx context.Context, db bun.IDB, fn func(ctx context
 	var xid int64
 	if s.dialect == postgresDialect {
 		// In one statement (beginWrite): a wait for a row lock bounded
-		// by turnWait (an import holds the rollup rows it updated), the
+		// by turnWait, the
 		// table lock before the transaction has an id (feedorder.go), and
 		// that id, to ask about should the commit be lost.
 		var collections int64 // unused
@@ -198,8 +198,8 @@ func (s *Store) commitOutcome(ctx context.Context, xid int64, commitErr error) e
 		"the database connection was lost while saving; the change may not have been stored, check before trying again")
 }
 
-// AppendTx validates and stores interactions, with their rollups, in tx, a
-// transaction of WriteTx: the same rows and rollups Append writes. An
+// AppendTx validates and stores interactions in tx, a transaction of
+// WriteTx: the same rows Append writes. An
 // invalid interaction is an errs.KindInvalid error naming its position
 // (1-based); the caller's transaction then rolls back.
 func (s *Store) AppendTx(ctx context.Context, tx bun.Tx, interactions []analytics.Interaction) error {

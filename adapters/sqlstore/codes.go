@@ -2,10 +2,8 @@ package sqlstore
 
 import (
 	"bytes"
-	"cmp"
 	"crypto/sha256"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,14 +46,6 @@ func entriesOf(i analytics.Interaction) [5]dictEntry {
 		{3, i.Cat, i.QuestionID, i.Question},
 		{4, i.Cat, i.AnswerID, i.Answer},
 	}
-}
-
-// rollupKey is one rollup row: a CAT, a UTC day and the dictionary codes
-// of a topic, model and persona.
-type rollupKey struct {
-	cat   string
-	day   int64
-	codes [3]int64
 }
 
 // entries numbers the distinct dictionary entries of one Append and holds
@@ -143,111 +133,6 @@ func (e *entries) resetIfLarge() {
 	e.codes, e.pending = e.codes[:0], e.pending[:0]
 	clear(e.fresh)
 	e.fresh, e.freshBase = e.fresh[:0], 0
-}
-
-// rollupColumns are the rollup table's columns in insert order.
-var rollupColumns = []string{"cat", "day", "topic_code", "model_code", "persona_code", "hits"}
-
-// addRollup counts an api interaction, whose entries codeBatch numbered
-// and coded, into the pending rollup rows.
-func (w *writer) addRollup(i analytics.Interaction, numbers [5]int32) {
-	k := rollupKey{cat: i.Cat, day: dayOf(i.Time)}
-	for d := range k.codes {
-		k.codes[d] = w.entries.codes[numbers[d]]
-	}
-	w.rollups[k]++
-}
-
-// flushRollups writes the pending rollup rows, one upsert per batch that
-// adds to existing counts.
-func (w *writer) flushRollups() error {
-	if len(w.rollups) == 0 {
-		return nil
-	}
-	batch := batchRows(w.dialect, len(rollupColumns))
-	args := w.args[:0]
-	rows := 0
-	write := func() error {
-		query := func() string { return rollupUpsert(w.dialect, 1, rows) }
-		err := w.exec(stmtKey{"rollup_cube", rows}, query, args)
-		args, rows = args[:0], 0
-		return err
-	}
-	for _, k := range w.rollupKeys() {
-		args = appendRollupArgs(args, k, w.rollups[k])
-		if rows++; rows == batch {
-			if err := write(); err != nil {
-				return err
-			}
-		}
-	}
-	if rows > 0 {
-		if err := write(); err != nil {
-			return err
-		}
-	}
-	w.args = args
-	clear(w.rollups)
-	return nil
-}
-
-// rollupKeys returns the pending rollup rows' keys in the order they are
-// written: concurrent PostgreSQL writers lock the rows they update in the
-// same order, so they wait for each other but never deadlock.
-func (w *writer) rollupKeys() []rollupKey {
-	return slices.SortedFunc(maps.Keys(w.rollups), compareRollupKeys)
-}
-
-// appendRollupArgs appends a rollup row's values, in rollupColumns order.
-func appendRollupArgs(args []any, k rollupKey, hits int64) []any {
-	return append(args, k.cat, k.day, k.codes[0], k.codes[1], k.codes[2], hits)
-}
-
-// rollupUpsert adds rows rollup rows, their values bound from parameter
-// first on, to the counts.
-func rollupUpsert(d dialect, first, rows int) string {
-	conflict := strings.Join(rollupColumns[:len(rollupColumns)-1], ", ")
-	if d == postgresDialect {
-		return "INSERT INTO rollup_cube (" + strings.Join(rollupColumns, ", ") + ", shard) VALUES " +
-			shardedValues(first, rows, len(rollupColumns)) +
-			" ON CONFLICT (" + conflict + ", shard) DO UPDATE SET hits = rollup_cube.hits + excluded.hits"
-	}
-	return "INSERT INTO rollup_cube (" + strings.Join(rollupColumns, ", ") + ") VALUES " +
-		d.valuesClause(rows, len(rollupColumns)) +
-		" ON CONFLICT (" + conflict + ") DO UPDATE SET hits = rollup_cube.hits + excluded.hits"
-}
-
-// rollupShards is how many shares a PostgreSQL rollup row is split in:
-// each connection adds to the share of its server process id, so turns
-// on different connections counting the same CAT, day, topic, model and
-// persona lock different rows (two that share a shard wait for each
-// other, as every writer did before). The reads sum the shares.
-const rollupShards = 64
-
-// shardedValues is valuesClause for PostgreSQL, numbered from parameter
-// first, with the connection's shard after each row's values.
-func shardedValues(first, rows, cols int) string {
-	var b strings.Builder
-	for r := range rows {
-		if r > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteByte('(')
-		b.WriteString(postgresDialect.placeholders(first+r*cols, cols))
-		b.WriteString(", pg_backend_pid() % " + strconv.Itoa(rollupShards) + ")")
-	}
-	return b.String()
-}
-
-// compareRollupKeys orders rollup rows by CAT, day and codes.
-func compareRollupKeys(a, b rollupKey) int {
-	if c := cmp.Compare(a.cat, b.cat); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.day, b.day); c != 0 {
-		return c
-	}
-	return slices.Compare(a.codes[:], b.codes[:])
 }
 
 // resolveCodes finds the database code of every entry that has none yet,

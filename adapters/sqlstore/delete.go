@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"slices"
 	"strings"
 	"time"
@@ -17,7 +16,7 @@ import (
 // Deletion (retention and erasure) removes raw rows a batch at a time, each
 // batch one write transaction (WriteTx: the same turn as an Append, so
 // readers see a batch whole and ids still commit in order) that also
-// rebuilds what the rows fed: the dims_blocks and rollup_cube rows of every
+// rebuilds what the rows fed: the dims_blocks rows of every
 // (CAT, UTC day) that lost api rows are recomputed from the api rows that
 // remain there, and the CATs that lost api rows are recorded in
 // interaction_deletions, the deletion feed (ports.DeletionFeed) a column
@@ -116,7 +115,7 @@ func (s *Store) DeleteInteractions(ctx context.Context, d analytics.Deletion, ba
 }
 
 // deleteBatch deletes the first (at most) limit rows d selects in tx and
-// rebuilds the blocks and rollups of the days they leave.
+// rebuilds the blocks of the days they leave.
 func (s *Store) deleteBatch(ctx context.Context, tx *sql.Tx, d analytics.Deletion, limit int, dead *deadCodes) (int, error) {
 	ids, touched, err := s.selectDeleted(ctx, tx, d, limit, dead)
 	if err != nil || len(ids) == 0 {
@@ -247,7 +246,7 @@ func (s *Store) microsExpr() string {
 	return "occurred_at"
 }
 
-// rebuildDay replaces the blocks and rollups of one CAT's UTC day by those
+// rebuildDay replaces the blocks of one CAT's UTC day by those
 // of the api rows that remain on it.
 func (s *Store) rebuildDay(ctx context.Context, tx *sql.Tx, k blockKey) error {
 	w := newWriter(ctx, tx, s.dialect)
@@ -256,16 +255,13 @@ func (s *Store) rebuildDay(ctx context.Context, tx *sql.Tx, k blockKey) error {
 		return err
 	}
 	ph := s.dialect.placeholders
-	for _, table := range []string{"dims_blocks", "rollup_cube"} {
-		//nolint:gosec // the table name comes from a fixed list; the values are bound
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE cat = "+ph(1, 1)+" AND day = "+ph(2, 1), k.cat, k.day); err != nil {
-			return internal(err)
-		}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM dims_blocks WHERE cat = "+ph(1, 1)+" AND day = "+ph(2, 1), k.cat, k.day); err != nil {
+		return internal(err)
 	}
-	return w.flushDerived()
+	return w.flushBlocks()
 }
 
-// readDay gathers the blocks and rollups of the api rows of one CAT's UTC
+// readDay gathers the blocks of the api rows of one CAT's UTC
 // day in w, to be written once the old ones are gone.
 func (s *Store) readDay(ctx context.Context, tx *sql.Tx, k blockKey, w *writer) error {
 	ph := s.dialect.placeholders
@@ -286,19 +282,9 @@ func (s *Store) readDay(ctx context.Context, tx *sql.Tx, k blockKey, w *writer) 
 		if err := rows.Scan(&micros, &dims); err != nil {
 			return internal(err)
 		}
-		key := rollupKey{cat: k.cat, day: k.day}
-		data := dims
-		for c := range dimsCodes {
-			v, n := binary.Uvarint(data)
-			if n <= 0 || v == 0 {
-				return internal(errCorruptDims)
-			}
-			if c < len(key.codes) {
-				key.codes[c] = int64(v) // #nosec G115 -- codes are positive int64s
-			}
-			data = data[n:]
+		if !wholeDims(dims) {
+			return internal(errCorruptDims)
 		}
-		w.rollups[key]++
 		w.blocks.add(k.cat, time.UnixMicro(micros).UTC(), dims)
 	}
 	if err := rows.Err(); err != nil {
@@ -374,7 +360,7 @@ func (s *Store) keepHighest(ctx context.Context, tx *sql.Tx, ids []int64) ([]int
 // excludeWriters makes a deletion's transaction the only writer of the
 // interactions until it commits. Appends on PostgreSQL commit
 // concurrently (feedorder.go: each holds the table in ROW EXCLUSIVE
-// mode), but a deletion rebuilds whole days' blocks and rollups from the
+// mode), but a deletion rebuilds whole days' blocks from the
 // rows left and collects dictionary codes no row uses: a row committed
 // beside it could be left out of a rebuilt day or lose a code. SHARE ROW
 // EXCLUSIVE conflicts with ROW EXCLUSIVE and with itself, so the deletion

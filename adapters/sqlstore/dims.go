@@ -27,6 +27,19 @@ func appendDims(dst []byte, codes [dimsCodes]int64) []byte {
 	return dst
 }
 
+// wholeDims reports whether d is the codes of one row: dimsCodes positive
+// varints.
+func wholeDims(d []byte) bool {
+	for range dimsCodes {
+		v, n := binary.Uvarint(d)
+		if n <= 0 || v == 0 {
+			return false
+		}
+		d = d[n:]
+	}
+	return len(d) == 0
+}
+
 // errCorruptDims reports stored codes that do not decode to whole rows of
 // positive codes.
 var errCorruptDims = errors.New("malformed dictionary codes")

@@ -214,11 +214,12 @@ func TestAppendSurvivesPanickingSequence(t *testing.T) {
 
 // TestUpgradeFromSchemaMigrations opens, with bun's migrator, databases
 // that the releases before it made (schema_migrations): one at the latest
-// schema, whose steps must be recorded and none run again, and one at
-// version 1, whose later steps must run and backfill its rows.
+// schema of commit e049dc0 (version 6), whose steps must be recorded and
+// none run again, and one at version 1, whose later steps must run and
+// backfill its rows.
 func TestUpgradeFromSchemaMigrations(t *testing.T) {
 	for _, b := range backends {
-		for _, version := range []int{sqlstore.AnalyticsSteps, 1} {
+		for _, version := range []int{6, 1} {
 			t.Run(fmt.Sprintf("%s/version %d", b.Name, version), func(t *testing.T) {
 				dsn := b.DSN(t)
 				old, err := sqlstore.OpenLegacy(t.Context(), dsn, version)

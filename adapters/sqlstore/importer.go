@@ -15,21 +15,14 @@ import (
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
-// Load is Append for a bulk import (catsrv import): the same transaction,
-// the same result, written another way.
-//
-// On a SQLite file no other connection has open, it writes the pages
-// straight into the file under a rollback journal instead of through the
-// write-ahead log (which the one large transaction would grow to the size
-// of the import, then copy into the file again), and returns the file to
-// WAL mode when its transaction ends. Meanwhile every other use of the
-// file waits: Load is for a process that does nothing else with it. A
-// process killed during it leaves a hot journal, from which the next
-// connection rolls the file back. When the file is not to be had alone it
-// writes through the log as Append does.
-//
-// On PostgreSQL it streams the rows into one COPY on its transaction
-// (copyImport).
+// Load is Append for a bulk import (catsrv import): the same transaction
+// and result, written faster. On PostgreSQL it streams the rows into COPY
+// (copyImport). On a SQLite file no other connection has open it writes
+// under a rollback journal instead of through the write-ahead log, which
+// the one large transaction would grow to its size, and returns the file
+// to WAL mode when the transaction ends; other uses of the file wait
+// meanwhile. A killed import leaves a hot journal, rolled back by the next
+// connection.
 func (s *Store) Load(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
 	if s.dialect == postgresDialect {
 		return s.stream(ctx, interactions, copyBatchRows, s.copyImport)
@@ -46,12 +39,10 @@ func (s *Store) Load(ctx context.Context, interactions iter.Seq2[analytics.Inter
 	})
 }
 
-// leaveWAL switches the writer connection to a rollback journal, with
-// full syncs (NORMAL is only safe with the log), and reports whether it
-// did. It closes this process's idle connections first (the writer
-// connection is kept out of the pool): each holds the file open in WAL
-// mode, which keeps the switch from happening. The caller holds the
-// writer turn.
+// leaveWAL switches the writer connection to a rollback journal with full
+// syncs and reports whether it did, having closed this process's idle
+// connections (each holding the file open in WAL mode would stop the
+// switch). The caller holds the writer turn.
 func (s *Store) leaveWAL(ctx context.Context) bool {
 	s.db.SetMaxIdleConns(0) // closes the idle connections
 	s.db.SetMaxIdleConns(sqliteIdleConns)
@@ -103,19 +94,13 @@ func (s *Store) backToWAL(ctx context.Context) {
 	dropConn(conn)
 }
 
-// A PostgreSQL import runs as three goroutines: the reader (Load's caller:
-// decoding, validation), the coder (dictionary codes and dims) and the
-// copier, which streams the rows into one COPY on the transaction's
-// connection, so that the server inserts while the client decodes and
-// codes the next rows.
-//
-// The coder writes dictionary entries on a connection of its own, outside
-// the import's transaction, because a connection in COPY can run nothing
-// else. A failed import may so leave dictionary entries no row refers to:
-// immutable (cat, id, text) triples, harmless, as the counts come only from
-// the rows and rollups. Interaction ids are looked up on the transaction
-// between COPY segments (keepNew), where the import's own rows are
-// visible: a batch with ids ends the segment before it.
+// A PostgreSQL import runs on three goroutines: the reader (Load's
+// caller), the coder (dictionary codes) and the copier (COPY on the
+// transaction's connection), so the server inserts while the client codes.
+// The coder writes dictionary entries on a connection of its own, since a
+// connection in COPY runs nothing else: a failed import may leave unused
+// entries, which count nothing. Interaction ids are looked up on the
+// transaction between COPY segments (keepNew).
 
 // copyBatchRows is how many rows one batch of an import carries.
 const copyBatchRows = 8192
@@ -123,9 +108,8 @@ const copyBatchRows = 8192
 // codedBatch is a batch with what the copier needs of it.
 type codedBatch struct {
 	rows []analytics.Interaction
-	dims [][]byte   // per row, nil for rows never counted
-	cube [][3]int64 // per row, its topic, model and persona codes
-	ids  bool       // some row has an interaction id
+	dims [][]byte // per row, nil for rows never counted
+	ids  bool     // some row has an interaction id
 }
 
 // copyImport is Load's write on PostgreSQL.
@@ -181,18 +165,13 @@ func (c *copier) codeAll(ctx context.Context, out chan<- codedBatch) error {
 		if err != nil {
 			return err
 		}
-		cube, ids := make([][3]int64, len(batch)), false
-		for k, i := range batch {
+		ids := false
+		for _, i := range batch {
 			ids = ids || i.InteractionID != ""
-			if i.Counted() {
-				for d := range cube[k] {
-					cube[k][d] = w.entries.codes[w.rowEntries[k][d]]
-				}
-			}
 		}
 		w.entries.resetIfLarge()
 		select {
-		case out <- codedBatch{rows: batch, dims: dims, cube: cube, ids: ids}:
+		case out <- codedBatch{rows: batch, dims: dims, ids: ids}:
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
@@ -202,8 +181,8 @@ func (c *copier) codeAll(ctx context.Context, out chan<- codedBatch) error {
 
 // copyAll streams the coded batches into COPY segments. A segment ends
 // before a batch with interaction ids, which keepNew then checks on the
-// transaction, and when the pending rollups and blocks grow large, which
-// are then flushed (and at the end).
+// transaction, and when the pending blocks grow large, which are then
+// flushed (and at the end).
 func (c *copier) copyAll(ctx context.Context, in <-chan codedBatch) error {
 	w := c.w
 	var next codedBatch // received, not yet streamed
@@ -212,7 +191,7 @@ func (c *copier) copyAll(ctx context.Context, in <-chan codedBatch) error {
 			select {
 			case b, ok := <-in:
 				if !ok {
-					return w.flushDerived()
+					return w.flushBlocks()
 				}
 				next = b
 			case <-ctx.Done():
@@ -245,11 +224,11 @@ func (c *copier) copyAll(ctx context.Context, in <-chan codedBatch) error {
 			return duplicateID(internal(err))
 		}
 		if src.done {
-			return w.flushDerived()
+			return w.flushBlocks()
 		}
 		next = src.pending
-		if len(w.rollups) >= rollupFlushKeys || w.blocks.bytes >= blockFlushBytes {
-			if err := w.flushDerived(); err != nil {
+		if w.blocks.bytes >= blockFlushBytes {
+			if err := w.flushBlocks(); err != nil {
 				return err
 			}
 		}
@@ -274,17 +253,16 @@ func (c *copier) keepNew(b *codedBatch) error {
 				continue
 			}
 		}
-		b.rows[kept], b.dims[kept], b.cube[kept] = i, b.dims[k], b.cube[k]
+		b.rows[kept], b.dims[kept] = i, b.dims[k]
 		kept++
 	}
-	b.rows, b.dims, b.cube = b.rows[:kept], b.dims[:kept], b.cube[:kept]
+	b.rows, b.dims = b.rows[:kept], b.dims[:kept]
 	return nil
 }
 
-// streamSource feeds one COPY segment from the coded batches, counting
-// each row into the pending rollups as it goes. It ends the segment
-// before a batch with interaction ids (keeping it in pending) and when
-// the rollups or blocks grow large.
+// streamSource feeds one COPY segment from the coded batches, adding each
+// api row to the pending blocks. It ends the segment before a batch with
+// interaction ids (keeping it in pending) and when the blocks grow large.
 type streamSource struct {
 	c       *copier
 	w       *writer
@@ -305,7 +283,7 @@ func (s *streamSource) Next() bool {
 			s.c.in.recycle(s.cur.rows)
 			s.cur = codedBatch{}
 		}
-		if len(s.w.rollups) >= rollupFlushKeys || s.w.blocks.bytes >= blockFlushBytes {
+		if s.w.blocks.bytes >= blockFlushBytes {
 			return false // flush, then a new segment
 		}
 		select {
@@ -325,7 +303,6 @@ func (s *streamSource) Next() bool {
 		}
 	}
 	if i := &s.cur.rows[s.row]; i.Counted() {
-		s.w.rollups[rollupKey{cat: i.Cat, day: dayOf(i.Time), codes: s.cur.cube[s.row]}]++
 		s.w.blocks.add(i.Cat, i.Time, s.cur.dims[s.row])
 	}
 	return true

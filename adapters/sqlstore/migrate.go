@@ -36,6 +36,7 @@ var analyticsMigrations = []Migration{
 	{Version: 4, Name: "rollups per topic, model and persona", Statements: func(d string) []string { return cubeRollups(dialectNamed(d)) }},
 	{Version: 5, Name: "interaction ids, unique per CAT", Statements: func(string) []string { return interactionIDs() }},
 	{Version: 6, Name: "feed order by writing transaction", Statements: func(d string) []string { return feedOrder(dialectNamed(d)) }},
+	{Version: 7, Name: "rollups counted from the code blocks", Statements: func(string) []string { return []string{`DROP TABLE rollup_cube`} }},
 }
 
 // interactionIDs adds the optional interaction id, unique per CAT where
@@ -49,8 +50,8 @@ func interactionIDs() []string {
 	}
 }
 
-// dictionaryTables names the dictionary of each rollup dimension, in the
-// order of rollupDims.
+// dictionaryTables names the dictionary of each dimension, in the order of
+// analytics.Dimensions.
 var dictionaryTables = []string{"topic_dict", "model_dict", "persona_dict", "question_dict", "answer_dict"}
 
 // analyticsSchema creates the raw log, the dictionaries and the rollups.

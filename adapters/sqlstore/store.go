@@ -1,13 +1,9 @@
-// Package sqlstore keeps the interaction log and its rollups in SQL, on
-// SQLite (embedded, pure Go) or PostgreSQL, through bun.
-//
-// The raw log answers [ports.InteractionLog] with one pass over the
-// column-wise codes of the interactions (dims_blocks); [Rollups] answers
-// [ports.RollupStore] from daily rollups that every Append updates in the
-// same transaction as the raw rows, so the two paths can never disagree.
-// Both must answer exactly as the core reference (analytics.CountAnswer)
-// does, each answer from one committed state. The raw log is also the
-// [ports.InteractionFeed] the column index follows.
+// Package sqlstore keeps the interaction log in SQL, on SQLite (embedded,
+// pure Go) or PostgreSQL, through bun. It answers [ports.InteractionLog]
+// and, for whole UTC days, [ports.RollupStore] with one pass over the
+// column-wise dictionary codes of the interactions (dims_blocks), written
+// in the same transaction as the rows; each answer comes from one
+// committed state. The log is also the feed the column index follows.
 package sqlstore
 
 import (
@@ -113,7 +109,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 type Option func(*Store)
 
 // BulkWrites sets a store up for large imports: on SQLite the writer
-// connection gets a larger page cache, for the rollup upserts. It changes
+// connection gets a larger page cache. It changes
 // nothing on PostgreSQL.
 func BulkWrites() Option {
 	return func(s *Store) { s.writerCache = bulkWriterCache }
@@ -286,7 +282,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // tables in the same database (they bring their schema with Migrate).
 func (s *Store) DB() *bun.DB { return s.db }
 
-// Rollups returns the rollup store kept in step with this log.
+// Rollups returns the log as a ports.RollupStore (rollups.go).
 func (s *Store) Rollups() *Rollups { return &Rollups{store: s} }
 
 func internal(err error) error {

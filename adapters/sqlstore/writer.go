@@ -13,14 +13,11 @@ import (
 // dialect.maxParams).
 const (
 	maxBatchRows = 1000
-	// rollupFlushKeys is how many distinct rollup rows a writer holds in
-	// memory before writing them.
-	rollupFlushKeys = 20000
 )
 
 // writer writes batches of interactions in one transaction: the raw rows
-// at once, the rollups and code blocks (blocks.go) gathered in memory and
-// flushed now and then. One goroutine uses it at a time.
+// at once, their code blocks (blocks.go) gathered in memory and flushed
+// now and then. One goroutine uses it at a time.
 type writer struct {
 	ctx     context.Context
 	tx      *sql.Tx
@@ -34,7 +31,6 @@ type writer struct {
 	// import a connection of its own (importer.go).
 	dict sqlRunner
 
-	rollups map[rollupKey]int64
 	blocks  *blockBuffer
 	entries *entries
 	// rowEntries and dimsBuf are codeBatch's per-batch scratch.
@@ -57,7 +53,6 @@ func newWriter(ctx context.Context, tx *sql.Tx, d dialect) *writer {
 	}
 	return &writer{
 		ctx: ctx, tx: tx, dialect: d, stmts: stmts, dict: tx,
-		rollups: map[rollupKey]int64{},
 		blocks:  newBlockBuffer(),
 		entries: newEntries(),
 	}
@@ -68,62 +63,41 @@ func batchRows(d dialect, cols int) int {
 	return min(maxBatchRows, d.maxParams()/cols)
 }
 
-// writeAll writes the interactions in batches, then the pending blocks and
-// rollups.
+// writeAll writes the interactions in batches, then the pending blocks.
 func (w *writer) writeAll(in []analytics.Interaction) error {
 	for start := 0; start < len(in); start += maxBatchRows {
 		if err := w.write(in[start:min(len(in), start+maxBatchRows)]); err != nil {
 			return err
 		}
 	}
-	return w.flushDerived()
+	return w.flushBlocks()
 }
 
-// flushDerived writes the pending blocks and rollups: the rollups last,
-// so that on PostgreSQL a turn holds its rollup rows only until it
-// commits.
-func (w *writer) flushDerived() error {
-	if err := w.flushBlocks(); err != nil {
-		return err
-	}
-	return w.flushRollups()
-}
-
+// write stores a batch: it leaves out the interactions already stored
+// (dedupe), codes the rest's dictionary entries (codeBatch), inserts the
+// rows and adds the api rows to the pending blocks.
 func (w *writer) write(batch []analytics.Interaction) error {
-	batch, dims, err := w.stage(batch)
+	batch, err := w.dedupe(w.tx, batch)
 	if err != nil || len(batch) == 0 {
 		return err
+	}
+	dims, err := w.codeBatch(batch)
+	if err != nil {
+		return err
+	}
+	for k, i := range batch {
+		if i.Counted() {
+			w.blocks.add(i.Cat, i.Time, dims[k])
+		}
 	}
 	if err := w.insertRaw(batch, dims); err != nil {
 		return err
 	}
 	w.entries.resetIfLarge()
-	if len(w.rollups) >= rollupFlushKeys || w.blocks.bytes >= blockFlushBytes {
-		return w.flushDerived()
+	if w.blocks.bytes >= blockFlushBytes {
+		return w.flushBlocks()
 	}
 	return nil
-}
-
-// stage readies a batch for its insert: it leaves out the interactions
-// already stored (dedupe), codes the rest's dictionary entries (codeBatch)
-// and adds the counted ones to the pending rollups and blocks. It returns
-// the interactions to insert and their dims values.
-func (w *writer) stage(batch []analytics.Interaction) ([]analytics.Interaction, [][]byte, error) {
-	batch, err := w.dedupe(w.tx, batch)
-	if err != nil || len(batch) == 0 {
-		return nil, nil, err
-	}
-	dims, err := w.codeBatch(batch)
-	if err != nil {
-		return nil, nil, err
-	}
-	for k, i := range batch {
-		if i.Counted() {
-			w.addRollup(i, w.rowEntries[k])
-			w.blocks.add(i.Cat, i.Time, dims[k])
-		}
-	}
-	return batch, dims, nil
 }
 
 // rawColumns are the raw table's columns in insert order.

@@ -10,7 +10,7 @@ import (
 // writer connection, kept out of the pool between Appends and used only by
 // the holder of the writer turn: a SQLite connection keeps its page cache
 // only while no other connection writes the file, so batch after batch on
-// one connection finds the index, rollup and block pages it writes cached.
+// one connection finds the index and block pages it writes cached.
 
 // writerConn returns the writer connection, opening it the first time
 // (its page cache enlarged, its statement journals in memory). The caller
