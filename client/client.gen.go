@@ -118,12 +118,17 @@ func (e ExportInteractionsParamsFormat) Valid() bool {
 
 // Agent defines model for Agent.
 type Agent struct {
-	BaseUrl        string  `json:"base_url"`
-	Instructions   string  `json:"instructions"`
-	MaxTokens      int64   `json:"max_tokens"`
-	Model          string  `json:"model"`
-	Temperature    float64 `json:"temperature"`
-	TimeoutSeconds int64   `json:"timeout_seconds"`
+	ApprovalTimeoutSeconds int64        `json:"approval_timeout_seconds"`
+	BaseUrl                string       `json:"base_url"`
+	Instructions           string       `json:"instructions"`
+	MaxSteps               int64        `json:"max_steps"`
+	MaxTokens              int64        `json:"max_tokens"`
+	McpServers             *[]MCPServer `json:"mcp_servers"`
+	Model                  string       `json:"model"`
+	Temperature            float64      `json:"temperature"`
+	TimeoutSeconds         int64        `json:"timeout_seconds"`
+	ToolTimeoutSeconds     int64        `json:"tool_timeout_seconds"`
+	Tools                  *[]string    `json:"tools"`
 }
 
 // AgentOverride defines model for AgentOverride.
@@ -542,6 +547,15 @@ type LegacyResultDataSource string
 // LogoutResponse defines model for LogoutResponse.
 type LogoutResponse struct {
 	LoggedOut bool `json:"logged_out"`
+}
+
+// MCPServer defines model for MCPServer.
+type MCPServer struct {
+	Command *[]string          `json:"command,omitempty"`
+	Env     *map[string]string `json:"env,omitempty"`
+	Headers *map[string]string `json:"headers,omitempty"`
+	Name    string             `json:"name"`
+	Url     *string            `json:"url,omitempty"`
 }
 
 // MemoryResponse defines model for MemoryResponse.

@@ -3,7 +3,8 @@
 // and, for whole UTC days, [ports.RollupStore] with one pass over the
 // column-wise dictionary codes of the interactions (dims_blocks), written
 // in the same transaction as the rows; each answer comes from one
-// committed state. The log is also the feed the column index follows.
+// committed state. The log is also the
+// feed (ReadSince) the column index follows.
 package sqlstore
 
 import (
@@ -23,6 +24,7 @@ import (
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/driver/sqliteshim"
 
+	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/errs"
 	"github.com/catsrv/catsrv/ports"
 )
@@ -77,7 +79,7 @@ type Store struct {
 	writer        *sql.Conn
 	writerCache   string
 	// tell is the follower told of each committed write (tell.go).
-	tell atomic.Pointer[func(ports.Committed)]
+	tell atomic.Pointer[func(rows []analytics.FeedRow, givenAt int64, complete bool)]
 	// hooks are set by tests only (export_test.go); nil otherwise.
 	hooks *testHooks
 }
