@@ -194,16 +194,11 @@ func (w *writer) resolveCodes() error {
 	return nil
 }
 
-// lookupCodes reads, on PostgreSQL, the codes of the entries (by
-// dictionary) that the dictionaries hold already, in one statement for
-// all of them: most of a chat turn's entries (its topic, model, persona,
-// often its question and answer) exist, and their insert and look-up would
-// otherwise cost two statements per dictionary. The digests are bound,
-// one parameter each: the text depends only on how many each dictionary
-// has (one each for every turn), so the driver prepares it once per
-// connection, and its plan, look-ups in each dictionary's unique digest
-// index, is the same for any values, so PostgreSQL soon keeps a generic
-// plan instead of planning every run (as it does for an array argument).
+// lookupCodes reads, on PostgreSQL, the codes of the entries the
+// dictionaries hold already in one statement for all five (a chat turn's
+// entries mostly exist), instead of two per dictionary. One bound
+// parameter per digest, so the text is prepared once per connection and
+// PostgreSQL keeps a generic plan.
 func (w *writer) lookupCodes(numbers [][]int32) error {
 	total := 0
 	for _, ns := range numbers {

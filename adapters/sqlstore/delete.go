@@ -14,15 +14,11 @@ import (
 )
 
 // Deletion (retention and erasure) removes raw rows a batch at a time, each
-// batch one write transaction (WriteTx: the same turn as an Append, so
-// readers see a batch whole and ids still commit in order) that also
-// rebuilds what the rows fed: the dims_blocks rows of every
-// (CAT, UTC day) that lost api rows are recomputed from the api rows that
-// remain there, and the CATs that lost api rows are recorded in
-// interaction_deletions, the deletion feed (colindex.Deletions) a column
-// index polls to learn that it must rebuild them. When the deletion ends,
-// the dictionary entries only deleted rows used are deleted too
-// (deletegc.go), so no erased text stays behind.
+// batch one WriteTx that rebuilds the dims_blocks of every (CAT, UTC day)
+// that lost api rows from the rows left, and records those CATs in
+// interaction_deletions, the deletion feed (colindex.Deletions) the column
+// index polls. At the end the dictionary entries only deleted rows used go
+// too (deletegc.go), so no erased text stays behind.
 
 var (
 	_ ports.InteractionEraser = (*Store)(nil)
@@ -254,6 +250,7 @@ func (s *Store) rebuildDay(ctx context.Context, tx *sql.Tx, k blockKey) error {
 		return err
 	}
 	ph := s.dialect.placeholders
+	//nolint:gosec // fixed SQL text; the values are bound
 	if _, err := tx.ExecContext(ctx, "DELETE FROM dims_blocks WHERE cat = "+ph(1, 1)+" AND day = "+ph(2, 1), k.cat, k.day); err != nil {
 		return internal(err)
 	}
@@ -328,15 +325,11 @@ func (s *Store) ReadDeletions(ctx context.Context, after int64) (int64, []string
 	return r.gen, r.cats, err
 }
 
-// keepHighest keeps SQLite from numbering new rows below the ids a
-// follower has seen: a rowid table gives a new row the highest id plus
-// one, so deleting the row with the highest id would hand its id out
-// again, and an index following the ids would never read the new row.
-// When the batch deletes the highest id, that row is blanked into a
-// tombstone instead (empty CAT, event kind, texts and user; no dims): no
-// query, listing or deletion ever selects it, and it keeps the id taken.
-// The previous tombstone, no longer the highest, goes. PostgreSQL's
-// identity column never hands an id out twice.
+// keepHighest keeps SQLite from handing out again the highest id, which a
+// follower of the ids has seen (a rowid table numbers a new row highest id
+// plus one): when the batch deletes it, that row is blanked into a
+// tombstone (empty event kind) that nothing selects, and the previous
+// tombstone goes. PostgreSQL's identity column never reuses an id.
 func (s *Store) keepHighest(ctx context.Context, tx *sql.Tx, ids []int64) ([]int64, error) {
 	var highest int64
 	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM interactions").Scan(&highest); err != nil {
@@ -357,16 +350,11 @@ func (s *Store) keepHighest(ctx context.Context, tx *sql.Tx, ids []int64) ([]int
 }
 
 // excludeWriters makes a deletion's transaction the only writer of the
-// interactions until it commits. Appends on PostgreSQL commit
-// concurrently (feedorder.go: each holds the table in ROW EXCLUSIVE
-// mode), but a deletion rebuilds whole days' blocks from the
-// rows left and collects dictionary codes no row uses: a row committed
-// beside it could be left out of a rebuilt day or lose a code. SHARE ROW
-// EXCLUSIVE conflicts with ROW EXCLUSIVE and with itself, so the deletion
-// waits for the running writers, new ones wait for it, and deletions
-// commit one at a time (in the order of their generations). Two deleters
-// that both upgrade may deadlock; PostgreSQL aborts one and WriteTx
-// retries it. On SQLite a write transaction already excludes every other.
+// interactions on PostgreSQL, whose writers otherwise commit concurrently
+// (each holds the table in ROW EXCLUSIVE mode, feedorder.go): a row
+// committed beside a deletion could miss its rebuilt day or lose a code.
+// SHARE ROW EXCLUSIVE conflicts with ROW EXCLUSIVE and itself; a deadlock
+// of two deleters is retried by WriteTx. SQLite has one writer anyway.
 func (s *Store) excludeWriters(ctx context.Context, tx bun.Tx) error {
 	if s.dialect != postgresDialect {
 		return nil

@@ -116,15 +116,12 @@ func analyticsSchema(d dialect) []string {
 	return out
 }
 
-// Migrate brings one component's schema up to date through bun's
-// migrator. Sibling adapters that keep their own tables in this database
-// (authentication, chat) call it with their own component name. Step n of
-// a component is the bun migration "<component>_<n, 4 digits>", applied in
-// one transaction that also records it, and skipped when that transaction
-// finds it recorded already: by a concurrent starter, or in the
-// schema_migrations table of the releases before bun's migrator. On
-// PostgreSQL an advisory lock, scoped to the current schema, makes
-// concurrent starters wait for each other.
+// Migrate brings one component's schema (sibling adapters pass their own)
+// up to date through bun's migrator. Step n is the bun migration
+// "<component>_<nnnn>", applied in one transaction that records it, and
+// skipped when found recorded: by a concurrent starter, or in the
+// schema_migrations table of releases before bun's migrator. PostgreSQL
+// starters wait for each other on an advisory lock.
 func (s *Store) Migrate(ctx context.Context, component string, steps []Migration) error {
 	if err := s.migrate(ctx, component, steps); err != nil {
 		return errs.Wrap(errs.KindInternal, err, "database migration failed")
