@@ -9,7 +9,7 @@ DB ?= sqlite:./data/catsrv.db
 ADDR ?= 127.0.0.1:8080
 DEMO_INTERACTIONS ?= 50000
 
-.PHONY: all build run test test-race fuzz lint lint-openapi vet generate bench bench-go clean tools web lighthouse
+.PHONY: all build run test test-short test-race fuzz lint lint-openapi vet generate bench bench-go clean tools web lighthouse
 
 all: build
 
@@ -43,6 +43,11 @@ run: build
 # client test when node and npm are found (it runs npm ci in tools/tsclient).
 test:
 	$(GO) test -count=1 ./...
+
+# test-short: the tests a contributor runs all day: the browser, npm
+# (TypeScript client) and 10M-scale tests skip under -short.
+test-short:
+	$(GO) test -count=1 -short ./...
 
 # test-race: the race detector slows the SQL adapters' suites several
 # times over; the package time-out is raised from go test's 10 minutes so a
