@@ -70,6 +70,8 @@ FUZZ_TARGETS := \
 	./codec/jsonl:FuzzDecodeArray:200000x \
 	./apps/catsrv/internal/httpapi/chatapi:FuzzConversationID:5000x \
 	./apps/catsrv/internal/httpapi/chatapi:FuzzConversationCursor:5000x \
+	./apps/catsrv/internal/httpapi/chatapi:FuzzConversationCat:3000x \
+	./adapters/mcp:FuzzName:50000x \
 	./apps/catsrv/internal/httpapi/analyticsapi:FuzzAnalyticsQuery:5000x \
 	./apps/catsrv/internal/httpapi/chatapi:FuzzChatBody:5000x \
 	./adapters/oidc:FuzzIDToken:8000x \

@@ -158,6 +158,13 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	}
 	stopRetention := startRetention(ctx, cfg.RetentionInterval, catConfig, store, rollups, chats, logger)
 	defer stopRetention()
+	// The agent's MCP tools; their servers stop after the HTTP server.
+	toolbox, stopTools, err := agentTools(cfg, configured, reg, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTools()
+	_ = toolbox // service.Deps.Toolbox, with the agent loop
 	chatService, err := service.New(service.Deps{
 		Cats: catConfig, Conversations: chats, Turns: chats,
 		Model:     model,

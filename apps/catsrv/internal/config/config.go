@@ -93,6 +93,10 @@ type Config struct {
 	// Warehouse is "index" or "sql".
 	Warehouse string `env:"CATSRV_WAREHOUSE" default:"index"`
 
+	// MCPEagerStart starts every CAT's MCP servers (cat.agent.mcp_servers)
+	// when serve starts, rather than at a turn's first use.
+	MCPEagerStart bool `env:"CATSRV_MCP_EAGER_START" default:"false"`
+
 	AgentAPIKey       Secret            `env:"CATSRV_AGENT_API_KEY"`
 	AgentAPIKeysByCat map[string]Secret `env:"CATSRV_AGENT_API_KEY__<CAT>"` // by catfiles.EnvName
 
@@ -106,7 +110,16 @@ type Config struct {
 	// GOMEMLIMIT is Go's own variable: import sets a soft memory limit
 	// when it is unset.
 	GOMEMLIMIT string `env:"GOMEMLIMIT"`
+
+	// environ is the environment Load read: ExpandMCP fills ${NAME} from
+	// it, MCPEnv hands it to stdio MCP servers.
+	// A pointer: fmt prints a nested pointer as its address, so the
+	// secrets in it never print with the Config.
+	environ *environment
 }
+
+// environment is the process environment, secrets among it.
+type environment struct{ vars []string }
 
 // ProviderA is provider_a's credentials and endpoints.
 type ProviderA struct {

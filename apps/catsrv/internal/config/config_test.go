@@ -197,6 +197,7 @@ func TestEverySettingIsRead(t *testing.T) {
 		"CATSRV_AUTH_RATE_LIMIT": "off", "CATSRV_AUTH_RATE_BURST": "3",
 		"CATSRV_AUDIT_RETENTION": "2d", "CATSRV_WAREHOUSE": "sql", "CATSRV_CAT_CONFIG_POLL": "2s", "CATSRV_INDEX_POLL": "1s",
 		"CATSRV_RETENTION_INTERVAL":   "10m",
+		"CATSRV_MCP_EAGER_START":      "true",
 		"CATSRV_PROVIDER_A_CLIENT_ID": "x", "CATSRV_PROVIDER_A_API_KEY": "x", "CATSRV_PROVIDER_A_BASE_URL": "x",
 		"CATSRV_PROVIDER_B_CLIENT_ID": "x", "CATSRV_PROVIDER_B_CLIENT_SECRET": "x",
 		"CATSRV_PROVIDER_C_CLIENT_ID": "x", "CATSRV_PROVIDER_C_CLIENT_SECRET": "x", "CATSRV_PROVIDER_C_TENANT_ID": "x",
@@ -268,6 +269,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		"OTEL_EXPORTER_OTLP_ENDPOINT=collector:4318", "OTEL_EXPORTER_OTLP_ENDPOINT=ftp://collector",
 		"CATSRV_INGEST_MAX_BYTES=10", "CATSRV_INGEST_MAX_BYTES=2147483648", "CATSRV_INGEST_MAX_LINES=0", "CATSRV_INGEST_MAX_LINES=x",
 		"CATSRV_RAW_WHOLE_LISTS=0", "CATSRV_RAW_WHOLE_LISTS=65", "CATSRV_RAW_WHOLE_LISTS=many",
+		"CATSRV_MCP_EAGER_START=maybe",
 	} {
 		name, _, _ := strings.Cut(entry, "=")
 		if _, err := Load([]string{entry}, nil); err == nil || !strings.Contains(err.Error(), name) {

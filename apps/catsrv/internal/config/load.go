@@ -56,6 +56,7 @@ func Load(environ []string, fs *flag.FlagSet) (*Config, error) {
 		return nil, err
 	}
 	c.complete()
+	c.environ = &environment{vars: slices.Clone(environ)}
 	return c, nil
 }
 
