@@ -76,7 +76,9 @@ FUZZ_TARGETS := \
 	./apps/catsrv/internal/httpapi/chatapi:FuzzChatBody:5000x \
 	./adapters/oidc:FuzzIDToken:8000x \
 	./apps/catsrv/internal/httpapi/authapi:FuzzEraseUser:3000x \
-	./apps/catsrv/internal/httpapi/base:FuzzAcceptsGzip:10000x
+	./apps/catsrv/internal/httpapi/base:FuzzAcceptsGzip:10000x \
+	./core/chat/toolpolicy:FuzzParse:20000x \
+	./adapters/openai:FuzzLimitedBody:20000x
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; budget=$${rest#*:}; \
@@ -118,10 +120,11 @@ bench: build
 	./bin/catbench --catsrv $(BIN) --scale $(BENCH_SCALE) $(BENCH_FLAGS)
 
 # bench-go: the Go micro-benchmarks (core aggregation, JWT validation, the
-# column index), summarized by benchstat into bin/bench-go.txt.
+# column index, the MCP tool list's cache), summarized by benchstat into
+# bin/bench-go.txt.
 bench-go:
 	@mkdir -p bin
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./core/analytics/ ./core/auth/tokens/ ./adapters/colindex/ | tee bin/bench-go.raw
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./core/analytics/ ./core/auth/tokens/ ./adapters/colindex/ ./adapters/mcp/ | tee bin/bench-go.raw
 	$(GO) run golang.org/x/perf/cmd/benchstat@latest bin/bench-go.raw | tee bin/bench-go.txt
 
 # web: rebuild the admin dashboard (apps/catsrv/web/dist, committed and

@@ -31,8 +31,8 @@ type Options struct {
 	// own env keys are added to it). The composition root passes its
 	// process's environment without catsrv's own secrets.
 	Env []string
-	// HTTPClient is the base client of HTTP servers; its transport gets
-	// the servers' headers. Nil uses http.DefaultTransport.
+	// HTTPClient's transport carries HTTP servers' requests, with their
+	// headers added; nil uses http.DefaultTransport.
 	HTTPClient *http.Client
 	// MinBackoff and MaxBackoff bound the wait before a server that died or
 	// failed to start is started again (doubling from min to max).
@@ -88,7 +88,12 @@ func (t *Toolbox) serversOf(cat catconfig.Cat) ([]*server, error) {
 		return nil, errClosed
 	}
 	out := make([]*server, 0, len(cat.Chat.Agent.MCPServers))
+	seen := map[string]bool{}
 	for _, cfg := range cat.Chat.Agent.MCPServers {
+		if seen[cfg.Name] {
+			continue // a name given twice: the first wins
+		}
+		seen[cfg.Name] = true
 		key := cat.Name + "\x00" + cfg.Name
 		s := t.servers[key]
 		if s != nil && !s.sameConfig(cfg) {
@@ -118,7 +123,7 @@ func (t *Toolbox) Start(cat catconfig.Cat) error {
 // that is not up (failed to start, restarting, not answering within ctx)
 // is left out and logged.
 func (t *Toolbox) Tools(ctx context.Context, cat catconfig.Cat, scope chat.ToolScope) ([]chat.ToolSpec, error) {
-	set, err := t.toolset(ctx, cat, scope)
+	set, err := t.toolset(ctx, cat, scope, true)
 	if err != nil {
 		return nil, err
 	}
@@ -131,11 +136,19 @@ func (t *Toolbox) Call(ctx context.Context, cat catconfig.Cat, scope chat.ToolSc
 	if len(arguments) > 0 && !json.Valid(arguments) {
 		return chat.ToolOutput{}, errs.New(errs.KindInvalid, "the arguments of %s are not JSON", name)
 	}
-	set, err := t.toolset(ctx, cat, scope)
+	// The servers that are up name the tools at once; only a name none
+	// of them gives waits for the servers still starting.
+	set, err := t.toolset(ctx, cat, scope, false)
 	if err != nil {
 		return chat.ToolOutput{}, err
 	}
 	i := slices.IndexFunc(set.specs, func(s chat.ToolSpec) bool { return s.Name == name })
+	if i < 0 {
+		if set, err = t.toolset(ctx, cat, scope, true); err != nil {
+			return chat.ToolOutput{}, err
+		}
+		i = slices.IndexFunc(set.specs, func(s chat.ToolSpec) bool { return s.Name == name })
+	}
 	if i < 0 {
 		return chat.ToolOutput{}, errs.New(errs.KindNotFound, "no tool %q", name)
 	}
@@ -164,20 +177,27 @@ type toolset struct {
 	servers []*server
 }
 
-// toolset lists cat's tools from every server that is up, concurrently.
-func (t *Toolbox) toolset(ctx context.Context, cat catconfig.Cat, scope chat.ToolScope) (toolset, error) {
+// toolset lists cat's tools from every server that is up, concurrently;
+// with wait, from those starting too, waiting for them at most
+// cat.agent.tool_timeout_seconds.
+func (t *Toolbox) toolset(ctx context.Context, cat catconfig.Cat, scope chat.ToolScope, wait bool) (toolset, error) {
 	servers, err := t.serversOf(cat)
 	if err != nil {
 		return toolset{}, err
+	}
+	if d := cat.Chat.Agent.ToolTimeoutSeconds; wait && d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(d)*time.Second)
+		defer cancel()
 	}
 	ctx = withScope(ctx, scope)
 	lists := make([][]*sdk.Tool, len(servers))
 	var wg sync.WaitGroup
 	for i, s := range servers {
 		wg.Go(func() {
-			tools, err := s.listTools(ctx)
+			tools, err := s.listTools(ctx, wait)
 			if err != nil {
-				if ctx.Err() == nil {
+				if wait && ctx.Err() == nil {
 					s.logDown(err)
 				}
 				return

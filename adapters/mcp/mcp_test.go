@@ -29,7 +29,7 @@ var (
 )
 
 // testServer builds testdata/mcpserver once per test binary.
-func testServer(t *testing.T) string {
+func testServer(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "mcpserver")
@@ -77,19 +77,19 @@ func catWith(servers ...catconfig.MCPServer) catconfig.Cat {
 }
 
 // newToolbox returns a Toolbox with quick back-off, closed at the end.
-func newToolbox(t *testing.T) *mcp.Toolbox {
+func newToolbox(t testing.TB) *mcp.Toolbox {
 	t.Helper()
 	tb := mcp.New(mcp.Options{
 		Logger:     slog.New(slog.NewTextHandler(testWriter{t}, nil)),
 		Env:        []string{"PATH=" + os.Getenv("PATH")},
 		MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
-		ConnectTimeout: 20 * time.Second,
+		ConnectTimeout: 20 * time.Second, TerminateWait: 300 * time.Millisecond,
 	})
 	t.Cleanup(func() { _ = tb.Close() })
 	return tb
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
@@ -393,3 +393,53 @@ func alive(t *testing.T, pid string) bool {
 }
 
 var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+func TestSlowStartingServerDoesNotHoldOthers(t *testing.T) {
+	tb := newToolbox(t)
+	script := filepath.Join(t.TempDir(), "slow.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nsleep 30\nexec "+testServer(t)+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cat := catWith(
+		catconfig.MCPServer{Name: "slow", Command: []string{script}},
+		catconfig.MCPServer{Name: "files", Command: []string{testServer(t)}},
+	)
+	// Tools waits for a starting server at most tool_timeout_seconds.
+	cat.Chat.Agent.ToolTimeoutSeconds = 1
+	specs, err := tb.Tools(context.Background(), cat, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(specs) == 0 || slices.ContainsFunc(specs, func(s chat.ToolSpec) bool { return s.Server == "slow" }) {
+		t.Fatalf("tools = %+v, want files' only", specs)
+	}
+	// A call of a server that is up does not wait for the one starting.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := tb.Call(ctx, cat, scope, "files__echo", []byte(`{"text":"not held"}`))
+	if err != nil || out.Content != "not held" {
+		t.Fatalf("echo while slow starts = %+v, %v", out, err)
+	}
+}
+
+func TestServerNamedTwiceFirstWins(t *testing.T) {
+	tb := newToolbox(t)
+	script := filepath.Join(t.TempDir(), "other.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nexec "+testServer(t)+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cat := catWith(
+		catconfig.MCPServer{Name: "files", Command: []string{testServer(t)}},
+		catconfig.MCPServer{Name: "files", Command: []string{script}},
+	)
+	first := call(t, tb, cat, "files__pid", `{}`).Content
+	for range 3 {
+		got := names(t, tb, cat)
+		if n := len(slices.DeleteFunc(slices.Clone(got), func(s string) bool { return s != "files__echo" })); n != 1 {
+			t.Fatalf("tools = %v: a name twice", got)
+		}
+		if pid := call(t, tb, cat, "files__pid", `{}`).Content; pid != first {
+			t.Fatalf("pid %s then %s: the server was restarted", first, pid)
+		}
+	}
+}

@@ -66,9 +66,10 @@ func (s *server) start() {
 	}
 }
 
-// session returns the server's session, waiting (within ctx) for a start
-// attempt under way; a server down between attempts is an error at once.
-func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
+// session returns the server's session, waiting (within ctx, and if
+// wait) for a start attempt under way; a server down between attempts is
+// an error at once.
+func (s *server) session(ctx context.Context, wait bool) (*sdk.ClientSession, error) {
 	s.start()
 	for {
 		s.mu.Lock()
@@ -79,6 +80,8 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 			return sess, nil
 		case attempt == nil:
 			return nil, errs.Wrap(errs.KindUnavailable, err, "tool server "+s.cfg.Name+" is down")
+		case !wait:
+			return nil, errs.New(errs.KindUnavailable, "tool server %s is starting", s.cfg.Name)
 		}
 		select {
 		case <-attempt:
@@ -125,6 +128,11 @@ func (s *server) run() {
 			if time.Since(began) >= stableAfter {
 				failures = 0
 			}
+		}
+		select {
+		case <-s.stop:
+			return // the failure is the stop's doing
+		default:
 		}
 		failures++
 		wait := s.backoff(failures)
@@ -176,6 +184,7 @@ func (s *server) connect() (_ *sdk.ClientSession, cleanup func(), _ error) {
 		},
 	})
 	if len(s.cfg.Command) > 0 {
+		// #nosec G204 -- the operator's command, from the CAT file only (never a request, never /config/sync)
 		cmd := exec.Command(s.cfg.Command[0], s.cfg.Command[1:]...)
 		cmd.Env = append(slices.Clone(s.t.opts.Env), envList(s.cfg.Env)...)
 		cmd.Stderr = &stderrLog{log: s.t.log, cat: s.cat, server: s.cfg.Name}
@@ -189,10 +198,9 @@ func (s *server) connect() (_ *sdk.ClientSession, cleanup func(), _ error) {
 		}
 		return sess, func() { cancel(); killGroup(cmd) }, nil
 	}
+	// No client time-out: the session's event stream lasts; each call is
+	// bounded by its own context.
 	httpClient := &http.Client{Transport: &headerTransport{headers: s.cfg.Headers, cat: s.cat, next: baseTransport(s.t.opts.HTTPClient)}}
-	if s.t.opts.HTTPClient != nil {
-		httpClient.Timeout = s.t.opts.HTTPClient.Timeout
-	}
 	sess, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: httpClient, MaxRetries: 2}, nil)
 	if err == nil {
 		return sess, cleanup, nil
@@ -213,8 +221,8 @@ func (s *server) connect() (_ *sdk.ClientSession, cleanup func(), _ error) {
 
 // listTools returns the session's tool list, listing it again after a
 // tools/list_changed.
-func (s *server) listTools(ctx context.Context) ([]*sdk.Tool, error) {
-	sess, err := s.session(ctx)
+func (s *server) listTools(ctx context.Context, wait bool) ([]*sdk.Tool, error) {
+	sess, err := s.session(ctx, wait)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +255,7 @@ func (s *server) listTools(ctx context.Context) ([]*sdk.Tool, error) {
 
 // call runs tool with arguments.
 func (s *server) call(ctx context.Context, tool string, arguments []byte) (chat.ToolOutput, error) {
-	sess, err := s.session(ctx)
+	sess, err := s.session(ctx, true)
 	if err != nil {
 		return chat.ToolOutput{}, err
 	}

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,10 +26,7 @@ func mcpCat(t *testing.T, grandchild bool) string {
 		t.Skip("reads /proc")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "mcpserver")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../adapters/mcp/testdata/mcpserver").CombinedOutput(); err != nil {
-		t.Fatalf("building the test MCP server: %v\n%s", err, out)
-	}
+	bin := mcpServerBinary(t)
 	servers := fmt.Sprintf("      - name: files\n        command: [%q]\n      - name: broken\n        command: [%q]\n", bin, filepath.Join(dir, "missing"))
 	if grandchild {
 		script := filepath.Join(dir, "server.sh")
@@ -46,6 +44,28 @@ func mcpCat(t *testing.T, grandchild bool) string {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+var (
+	mcpBuild    sync.Once
+	mcpBin      string
+	mcpBuildErr error
+)
+
+// mcpServerBinary builds adapters/mcp's test server once per test binary
+// (next to the catsrv binary TestMain builds).
+func mcpServerBinary(t *testing.T) string {
+	t.Helper()
+	mcpBuild.Do(func() {
+		mcpBin = filepath.Join(filepath.Dir(binary), "mcpserver")
+		if out, err := exec.Command("go", "build", "-o", mcpBin, "../../adapters/mcp/testdata/mcpserver").CombinedOutput(); err != nil {
+			mcpBuildErr = fmt.Errorf("%w\n%s", err, out)
+		}
+	})
+	if mcpBuildErr != nil {
+		t.Fatalf("building the test MCP server: %v", mcpBuildErr)
+	}
+	return mcpBin
 }
 
 // proc is a process seen in /proc: its pid and start time (so a pid
