@@ -79,6 +79,7 @@ func Register(api huma.API, d Deps) {
 	registerConversations(huma.NewGroup(g, "/conversations"), c)
 	registerAdmin(g, c)
 	registerConfig(g, c)
+	registerApprovals(g, c)
 }
 
 // caller is an authenticated request: who asks, of which CAT.
