@@ -13,8 +13,17 @@ DEMO_INTERACTIONS ?= 50000
 
 all: build
 
+# VERSION and COMMIT are what `catsrv version`, the OpenAPI document, the
+# trace resource and catsrv_build_info report (apps/catsrv/internal/buildinfo):
+# the tag at HEAD (v1.2.0) or dev, and HEAD's commit; without git, dev and
+# unknown.
+VERSION ?= $(shell git describe --tags --exact-match --match 'v*' 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+BUILDINFO := github.com/catsrv/catsrv/apps/catsrv/internal/buildinfo
+LDFLAGS := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT)
+
 build:
-	$(GO) build -o $(BIN) ./apps/catsrv
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./apps/catsrv
 
 # run: build, seed a demo CAT with demo data on the embedded SQLite (first run
 # only), print the URL and an admin token, then serve.

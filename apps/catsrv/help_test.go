@@ -18,6 +18,7 @@ func TestCommandHelpAndBadFlags(t *testing.T) {
 		"openapi": {},
 		"audit":   {"-db", "-since", "-user", "-limit", "-json"},
 		"erase":   {"-db", "-user"},
+		"version": {},
 	}
 	for cmd, want := range flags {
 		for _, help := range []string{"--help", "-h"} {

@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -381,5 +383,27 @@ func TestServeRefusesMissingSecret(t *testing.T) {
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "CATSRV_JWT_SECRET") {
 		t.Fatalf("serve without a secret: %v\n%s", err, out)
+	}
+}
+
+// TestVersion: `catsrv version` and `catsrv --version` print the build's
+// version, commit and Go version. The test binary names no release: its
+// version is dev, its commit the revision go build stamped.
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"version", "--version"} {
+		r := catsrv(t, nil, nil, arg)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d: %s", arg, r.code, r.stderr)
+		}
+		want := regexp.MustCompile(`^catsrv dev \(commit ([0-9a-f]{40}(-dirty)?|unknown), go1\.\d+(\.\d+)?\S*\)\n$`)
+		if !want.MatchString(r.stdout) {
+			t.Errorf("%s printed %q", arg, r.stdout)
+		}
+		if !strings.Contains(r.stdout, runtime.Version()) {
+			t.Errorf("%s printed %q, not the Go version %s", arg, r.stdout, runtime.Version())
+		}
+	}
+	if r := catsrv(t, nil, nil, "version", "extra"); r.code != 2 {
+		t.Errorf("version extra: exit %d", r.code)
 	}
 }

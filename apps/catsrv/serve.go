@@ -20,6 +20,7 @@ import (
 	"github.com/catsrv/catsrv/adapters/openai"
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/chatsql"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/buildinfo"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/analyticsapi"
@@ -306,7 +307,7 @@ func startTracing(ctx context.Context, endpoint string, logger *slog.Logger) (tr
 	if endpoint == "" {
 		return nil, func() {}, nil
 	}
-	t, err := telemetry.NewTracing(ctx, endpoint, base.Version)
+	t, err := telemetry.NewTracing(ctx, endpoint, buildinfo.Get().Version)
 	if err != nil {
 		return nil, nil, err
 	}

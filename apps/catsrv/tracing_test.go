@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/buildinfo"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
@@ -135,8 +136,8 @@ func TestTracingExportsSpans(t *testing.T) {
 
 	recv.mu.Lock()
 	defer recv.mu.Unlock()
-	if recv.attrs["service.name"] != "catsrv" {
-		t.Errorf("resource attributes %v, want service.name catsrv", recv.attrs)
+	if recv.attrs["service.name"] != "catsrv" || recv.attrs["service.version"] != buildinfo.Dev {
+		t.Errorf("resource attributes %v, want service.name catsrv, service.version %s", recv.attrs, buildinfo.Dev)
 	}
 	byName := map[string][]*tracepb.Span{}
 	for _, s := range recv.spans {

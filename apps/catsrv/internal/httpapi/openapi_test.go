@@ -15,6 +15,7 @@ import (
 
 	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/buildinfo"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
 
@@ -117,7 +118,7 @@ func TestOpenAPIDocumentContent(t *testing.T) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.OpenAPI != "3.1.0" || doc.Info.Title != "catsrv" || doc.Info.Version != "0.2.0" || doc.Info.Description == "" {
+	if doc.OpenAPI != "3.1.0" || doc.Info.Title != "catsrv" || doc.Info.Version != buildinfo.Get().Version || doc.Info.Description == "" {
 		t.Errorf("header: %s %+v", doc.OpenAPI, doc.Info)
 	}
 	if s := doc.Components.SecuritySchemes["bearer"]; s.Type != "http" || s.Scheme != "bearer" || s.BearerFormat != "JWT" {
