@@ -26,13 +26,16 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./apps/catsrv
 
 # run: build, seed a demo CAT with demo data on the embedded SQLite (first run
-# only), print the URL and an admin token, then serve.
+# only), print the URL and an admin token, then serve. Without
+# CATSRV_JWT_SECRET, the secret is data/jwt-secret (CATSRV_JWT_SECRET_FILE's
+# default), written once: tokens outlive a restart, and `bin/catsrv token`
+# run from this directory signs with it too.
 run: build
 	@mkdir -p data
-	@if [ -z "$$CATSRV_JWT_SECRET" ]; then \
-		echo "CATSRV_JWT_SECRET is not set: using a random secret for this run only."; \
+	@if [ -z "$$CATSRV_JWT_SECRET" ] && [ ! -s data/jwt-secret ]; then \
+		echo "CATSRV_JWT_SECRET is not set: keeping a random secret in data/jwt-secret (mode 0600) for this and later runs."; \
+		(umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > data/jwt-secret) || exit 1; \
 	fi; \
-	export CATSRV_JWT_SECRET="$${CATSRV_JWT_SECRET:-$$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"; \
 	if [ ! -f data/catsrv.db ]; then \
 		echo "Seeding $(DEMO_INTERACTIONS) demo interactions for CAT 'demo'..."; \
 		./$(BIN) demo --interactions $(DEMO_INTERACTIONS) --cats demo --days 90 --seed 1 \

@@ -39,6 +39,7 @@ var usage = func() string {
 
 Environment:
   CATSRV_JWT_SECRET    HS256 signing secret, at least 32 bytes (serve, token)
+  CATSRV_JWT_SECRET_FILE  file read for it when unset (./data/jwt-secret, where make run keeps one)
   CATSRV_CONFIG_DIR    default for --config (./configs)
   CATSRV_DB            default for --db (sqlite:./data/catsrv.db); keeps passwords off the command line
   CATSRV_ADDR          default for --addr (127.0.0.1:8080)

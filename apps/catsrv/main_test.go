@@ -378,6 +378,7 @@ func TestUsageAndStartupErrors(t *testing.T) {
 
 func TestServeRefusesMissingSecret(t *testing.T) {
 	cmd := exec.Command(binary, "serve", "--config", configDir(t), "--db", "sqlite:"+filepath.Join(t.TempDir(), "x.db"), "--addr", "127.0.0.1:0")
+	cmd.Dir = t.TempDir() // no data/jwt-secret there
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError

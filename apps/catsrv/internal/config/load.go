@@ -133,6 +133,7 @@ func decode(k *koanf.Koanf, all []setting) (*Config, error) {
 		return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil, nil
 	})
 	d.secret(&c.JWTSecret)
+	d.jwtSecretFile(c)
 	d.str(&c.JWTIssuer)
 	d.str(&c.JWTAudience)
 	d.publicURL(c)
