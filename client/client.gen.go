@@ -1484,7 +1484,7 @@ type ClientInterface interface {
 
 	// GetCats Configured CATs
 	//
-	// Every configured CAT for an admin token; without one, only the CATs whose analytics are public.
+	// Every configured CAT for an admin token; without one, only the CATs whose analytics are public. A token that does not verify is refused.
 	//
 	// Corresponds with GET /api/v1/analytics/get_cats (the `GetCats` operationId).
 	GetCats(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1919,7 +1919,7 @@ func (c *Client) GetDailyCounts(ctx context.Context, params *GetDailyCountsParam
 
 // GetCats Configured CATs
 //
-// Every configured CAT for an admin token; without one, only the CATs whose analytics are public.
+// Every configured CAT for an admin token; without one, only the CATs whose analytics are public. A token that does not verify is refused.
 //
 // Corresponds with GET /api/v1/analytics/get_cats (the `GetCats` operationId).
 func (c *Client) GetCats(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6010,7 +6010,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetCatsWithResponse Configured CATs
 	//
-	// Every configured CAT for an admin token; without one, only the CATs whose analytics are public.
+	// Every configured CAT for an admin token; without one, only the CATs whose analytics are public. A token that does not verify is refused.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6862,22 +6862,36 @@ func (r GetDailyCountsResponse) ContentType() string {
 	return ""
 }
 
+// GetCatsResponse401Headers the declared response headers of an HTTP 401 response for GetCats
+type GetCatsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
 type GetCatsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CatsBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *ValidationError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCatsResponse401Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetCatsResponse) GetJSON200() *CatsBody {
 	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCatsResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
@@ -10682,7 +10696,7 @@ func (c *ClientWithResponses) GetDailyCountsWithResponse(ctx context.Context, pa
 
 // GetCatsWithResponse Configured CATs
 //
-// Every configured CAT for an admin token; without one, only the CATs whose analytics are public.
+// Every configured CAT for an admin token; without one, only the CATs whose analytics are public. A token that does not verify is refused.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11794,6 +11808,13 @@ func ParseGetCatsResponse(rsp *http.Response) (*GetCatsResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11815,6 +11836,19 @@ func ParseGetCatsResponse(rsp *http.Response) (*GetCatsResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetCatsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
 	}
 
 	return response, nil

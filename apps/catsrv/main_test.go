@@ -362,6 +362,8 @@ func TestUsageAndStartupErrors(t *testing.T) {
 		{"ingest token without CATs", []string{"token", "--config", cfg, "--subject", "x", "--role", "ingest"}, nil, 2, "--cats"},
 		{"CATs on another role", []string{"token", "--config", cfg, "--subject", "x", "--role", "admin", "--cats", "demo"}, nil, 2, "--cats"},
 		{"ingest token for an unknown CAT", []string{"token", "--config", cfg, "--subject", "x", "--role", "ingest", "--cats", "demo,nosuchcat"}, []string{"CATSRV_JWT_SECRET=" + testSecret}, 1, "nosuchcat"},
+		{"unknown role", []string{"token", "--config", cfg, "--subject", "x", "--role", "superuser"}, nil, 2, `--role "superuser" is not a role catsrv knows: one of admin, user, ingest`},
+		{"role in capitals", []string{"token", "--config", cfg, "--subject", "x", "--role", "Admin"}, nil, 2, `--role "Admin"`},
 		{"import without file", []string{"import", "--config", cfg}, nil, 2, "FILE"},
 		{"bad DSN", []string{"serve", "--config", cfg, "--db", "mysql://x", "--addr", "127.0.0.1:0"}, nil, 1, "sqlite:"},
 		{"missing config dir", []string{"serve", "--config", filepath.Join(cfg, "missing"), "--addr", "127.0.0.1:0"}, nil, 1, "missing"},
@@ -406,5 +408,30 @@ func TestVersion(t *testing.T) {
 	}
 	if r := catsrv(t, nil, nil, "version", "extra"); r.code != 2 {
 		t.Errorf("version extra: exit %d", r.code)
+	}
+}
+
+// TestServeWarnsWithoutCats: serve on a configuration directory with no
+// CAT file starts (a file may be added) but logs a WARN naming the
+// directory.
+func TestServeWarnsWithoutCats(t *testing.T) {
+	empty := t.TempDir()
+	srv := startServe(t, empty, "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"))
+	var warned bool
+	for line := range strings.SplitSeq(srv.logs.String(), "\n") {
+		var l struct {
+			Level, Msg string
+			ConfigDir  string `json:"config_dir"`
+		}
+		if json.Unmarshal([]byte(line), &l) == nil && l.Level == "WARN" && strings.HasPrefix(l.Msg, "no CAT configured") && l.ConfigDir == empty {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Errorf("no WARN about the missing CAT files:\n%s", srv.logs.String())
+	}
+	withCats := startServe(t, configDir(t), "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"))
+	if strings.Contains(withCats.logs.String(), "no CAT configured") {
+		t.Errorf("a directory with CAT files warned:\n%s", withCats.logs.String())
 	}
 }

@@ -136,6 +136,7 @@ func TestMetricsScrape(t *testing.T) {
 	expect(http.MethodGet, "/healthz", "", http.StatusOK)
 	expect(http.MethodGet, "/api/v1/analytics/all?catname=demo", "", http.StatusUnauthorized)
 	expect(http.MethodGet, "/api/v1/analytics/all?catname=shop", "", http.StatusOK)
+	expect(http.MethodGet, "/api/v1/analytics/all?catname=shop&startDate=not-a-date", "", http.StatusInternalServerError) // the spec's 500 for a caller's mistake
 	expect(http.MethodGet, "/no/such/page-42", "", http.StatusNotFound)
 	expect(http.MethodGet, "/api/v1/cat/conversations/conv-404?catname=demo", "", http.StatusNotFound, "Authorization", "Bearer "+user)
 	expect(http.MethodPost, "/api/v1/cat/chat?catname=demo", `{"message":"hello"}`, http.StatusOK, "Authorization", "Bearer "+user)
@@ -171,6 +172,7 @@ func TestMetricsScrape(t *testing.T) {
 		`catsrv_http_requests_total{method="GET",route="/healthz",status="200"}`:                                             2,
 		`catsrv_http_requests_total{method="GET",route="/api/v1/analytics/all",status="401"}`:                                1,
 		`catsrv_http_requests_total{method="GET",route="/api/v1/analytics/all",status="200"}`:                                1,
+		`catsrv_http_requests_total{method="GET",route="/api/v1/analytics/all",status="500_client"}`:                         1,
 		`catsrv_http_requests_total{method="GET",route="unmatched",status="404"}`:                                            1,
 		`catsrv_http_requests_total{method="GET",route="/api/v1/cat/conversations/{id}",status="404"}`:                       1,
 		`catsrv_http_requests_total{method="POST",route="/api/v1/cat/chat",status="200"}`:                                    1,

@@ -90,6 +90,12 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	if err != nil {
 		return err
 	}
+	if len(configured) == 0 {
+		// Not fatal (a CAT file may be added and picked up by a restart),
+		// but every CAT-scoped request answers "unknown CAT" meanwhile.
+		logger.Warn("no CAT configured: the configuration directory holds no <catname>.yaml file; every CAT-scoped request will answer unknown CAT",
+			"config_dir", cfg.ConfigDir)
+	}
 	toks, err := tokenService(cfg)
 	if err != nil {
 		return err
