@@ -100,7 +100,16 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	if err != nil {
 		return err
 	}
-	store, err := sqlstore.Open(ctx, cfg.DB)
+	tracer, stopTracing, err := startTracing(ctx, cfg.OTLPEndpoint, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	var storeOpts []sqlstore.Option
+	if tracer != nil {
+		storeOpts = append(storeOpts, sqlstore.Traced(tracer.Tracer))
+	}
+	store, err := sqlstore.Open(ctx, cfg.DB, storeOpts...)
 	if err != nil {
 		return fmt.Errorf("opening database: %w", err)
 	}
@@ -139,11 +148,6 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	}
 	stopFollower := followCatConfig(ctx, cfg, store, catConfig, logger)
 	defer stopFollower()
-	tracer, stopTracing, err := startTracing(ctx, cfg.OTLPEndpoint, logger)
-	if err != nil {
-		return err
-	}
-	defer stopTracing()
 	var agent ports.ChatModel = openai.New(openai.Options{APIKey: cfg.AgentKey})
 	if tracer != nil {
 		agent = telemetry.TracedChatModel(tracer.Tracer, agent)

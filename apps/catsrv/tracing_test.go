@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -172,6 +173,16 @@ func TestTracingExportsSpans(t *testing.T) {
 	}
 	if a := spanAttrs(model); a["catsrv.outcome"] != "ok" || a["gen_ai.request.model"] != "m-1" || model.GetKind() != tracepb.Span_SPAN_KIND_CLIENT {
 		t.Errorf("model span: kind %v, attributes %v", model.GetKind(), a)
+	}
+	var dbSpans int
+	for _, s := range recv.spans {
+		if bytes.Equal(s.GetTraceId(), chatSpan.GetTraceId()) && s.GetKind() == tracepb.Span_SPAN_KIND_CLIENT &&
+			strings.HasPrefix(s.GetName(), "db ") && spanAttrs(s)["db.system.name"] == "sqlite" {
+			dbSpans++
+		}
+	}
+	if dbSpans == 0 {
+		t.Errorf("the chat request made no database span")
 	}
 	for _, s := range recv.spans {
 		if bytes.Contains([]byte(s.GetName()), []byte("conv-404")) {
