@@ -41,6 +41,9 @@ func TestRegistryFollowsPrometheusConventions(t *testing.T) {
 	if _, err := telemetry.AuditLog(reg, memstore.NewAuth()); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := telemetry.IngestLog(reg, store); err != nil {
+		t.Fatal(err)
+	}
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +57,7 @@ func TestRegistryFollowsPrometheusConventions(t *testing.T) {
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "catsrv_build_info"); err != nil {
 		t.Error(err)
 	}
-	for _, name := range []string{"catsrv_index_lag_rows", "catsrv_index_lag_seconds", "go_sql_in_use_connections", "catsrv_auth_logins_total", "catsrv_chat_model_requests_total", "process_start_time_seconds"} {
+	for _, name := range []string{"catsrv_index_lag_rows", "catsrv_index_lag_seconds", "go_sql_in_use_connections", "catsrv_auth_logins_total", "catsrv_chat_model_requests_total", "catsrv_ingest_lines_total", "process_start_time_seconds"} {
 		if n, err := testutil.GatherAndCount(reg, name); err != nil || n == 0 {
 			t.Errorf("%s: %d series (%v)", name, n, err)
 		}

@@ -125,6 +125,10 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	if err != nil {
 		return err
 	}
+	ingestLog, err := telemetry.IngestLog(reg, store)
+	if err != nil {
+		return err
+	}
 	authDeps, err := authDeps(ctx, cfg, cats, toks, store, logger, func(a ports.AuditLog) (ports.AuditLog, error) {
 		return telemetry.AuditLog(reg, a)
 	})
@@ -179,7 +183,7 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		Ready:        store.Ping,
 		Logger:       logger,
 		Browser:      store,
-		Ingest:       store,
+		Ingest:       ingestLog,
 		IngestLimits: analyticsapi.IngestLimits{MaxBytes: cfg.IngestMaxBytes, MaxLines: cfg.IngestMaxLines},
 		WholeLists:   cfg.RawWholeLists,
 		Dashboard:    web.Assets(),
