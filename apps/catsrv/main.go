@@ -1,5 +1,5 @@
 // Command catsrv is the catsrv service binary: the HTTP app (serve) and the
-// operator's tools (import, demo, token, openapi, audit, erase, version). It is the one composition
+// operator's tools (import, demo, token, openapi, audit, erase, version, healthcheck). It is the one composition
 // root: the only place adapters are chosen and wired into core services.
 package main
 
@@ -26,6 +26,7 @@ var commands = []struct{ name, synopsis string }{
 	{"audit", "[--db DSN] [--since D] [--user U] [--limit N] [--json]"},
 	{"erase", "[--db DSN] --user PROVIDER:SUBJECT|ID"},
 	{"version", ""},
+	{"healthcheck", "[--addr HOST:PORT]"},
 }
 
 // usage is the general usage text: every command, the main variables.
@@ -105,6 +106,8 @@ func dispatch(ctx context.Context, args []string, env environ, stdin io.Reader, 
 		return auditCmd(ctx, args[1:], env, stdout)
 	case "erase":
 		return eraseCmd(ctx, args[1:], env, stdout)
+	case "healthcheck":
+		return healthcheckCmd(ctx, args[1:], env, stdout)
 	case "version", "--version":
 		return versionCmd(args[1:], stdout)
 	case "help", "-h", "--help":

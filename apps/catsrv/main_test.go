@@ -440,3 +440,22 @@ func TestServeWarnsWithoutCats(t *testing.T) {
 		t.Errorf("a directory with CAT files warned:\n%s", withCats.logs.String())
 	}
 }
+
+// TestHealthcheck: `catsrv healthcheck` succeeds against a running serve
+// (a wildcard listen address asked on loopback) and fails, exit 1, when
+// nothing answers.
+func TestHealthcheck(t *testing.T) {
+	srv := startServe(t, configDir(t), "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"))
+	_, port, err := net.SplitHostPort(strings.TrimPrefix(srv.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, addr := range []string{"127.0.0.1:" + port, "0.0.0.0:" + port, ":" + port} {
+		if r := catsrv(t, nil, []string{"CATSRV_ADDR=" + addr}, "healthcheck"); r.code != 0 || !strings.Contains(r.stdout, "/healthz") {
+			t.Errorf("healthcheck of %s: exit %d: %s %s", addr, r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := catsrv(t, nil, nil, "healthcheck", "--addr", freeAddr(t)); r.code != 1 {
+		t.Errorf("healthcheck with nothing listening: exit %d: %s", r.code, r.stderr)
+	}
+}
