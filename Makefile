@@ -9,7 +9,7 @@ DB ?= sqlite:./data/catsrv.db
 ADDR ?= 127.0.0.1:8080
 DEMO_INTERACTIONS ?= 50000
 
-.PHONY: all build image run test test-race fuzz lint lint-openapi vet generate bench bench-go clean tools web lighthouse
+.PHONY: all build image apidocs run test test-race fuzz lint lint-openapi vet generate bench bench-go clean tools web lighthouse
 
 all: build
 
@@ -150,6 +150,13 @@ bench-go:
 # nothing else does.
 web:
 	cd apps/catsrv/web && npm ci --no-audit --no-fund && npm run build
+
+# apidocs: rebuild apps/catsrv/web/apidocs, the API reference page's assets
+# (/docs: Stoplight Elements, committed and embedded, so the page needs no
+# CDN), from the @stoplight/elements that tools/apidocs/package-lock.json
+# pins. Needs Node.js and npm; nothing else does.
+apidocs:
+	tools/apidocs/build.sh
 
 # lighthouse: score the signed-in dashboard (Lighthouse 12, mobile defaults,
 # pinned in tools/lighthouse) on LIGHTHOUSE_DB and print the scores and the

@@ -81,6 +81,7 @@ func config() huma.Config {
 	cfg := huma.DefaultConfig(Title, buildinfo.Get().Version)
 	cfg.CreateHooks = nil
 	cfg.SchemasPath = ""
+	cfg.DocsPath = "" // RegisterAPIDocs serves /docs from the binary, not from a CDN
 	cfg.Formats = map[string]huma.Format{
 		"application/json": jsonFormat,
 		"json":             jsonFormat,
