@@ -30,6 +30,7 @@ import (
 	"github.com/catsrv/catsrv/apps/catsrv/web"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/catconfig/overlay"
+	chatagent "github.com/catsrv/catsrv/core/chat/agent"
 	"github.com/catsrv/catsrv/core/chat/service"
 	"github.com/catsrv/catsrv/ports"
 )
@@ -137,8 +138,11 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	if err != nil {
 		return err
 	}
+	var auditLog ports.AuditLog // the agent's tool calls go to the same audit log
 	authDeps, err := authDeps(ctx, cfg, cats, toks, store, logger, func(a ports.AuditLog) (ports.AuditLog, error) {
-		return telemetry.AuditLog(reg, a)
+		var err error
+		auditLog, err = telemetry.AuditLog(reg, a)
+		return auditLog, err
 	})
 	if err != nil {
 		return err
@@ -173,11 +177,21 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	}
 	stopRetention := startRetention(ctx, cfg.RetentionInterval, catConfig, store, rollups, chats, logger)
 	defer stopRetention()
+	// The agent's MCP tools; their servers stop after the HTTP server.
+	toolbox, stopTools, err := agentTools(cfg, configured, reg, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTools()
+	kb := knowledge.New(cfg.ConfigDir)
 	chatService, err := service.New(service.Deps{
 		Cats: catConfig, Conversations: chats, Turns: chats,
 		Model:     model,
-		Knowledge: knowledge.New(cfg.ConfigDir),
+		Knowledge: kb,
 		Clock:     clock.System{},
+		Toolbox:   toolbox,
+		Searcher:  chatagent.KnowledgeBase{Source: kb},
+		Audit:     auditLog,
 	})
 	if err != nil {
 		return err
