@@ -23,6 +23,7 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/driver/sqliteshim"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/errs"
@@ -82,6 +83,8 @@ type Store struct {
 	tell atomic.Pointer[func(rows []analytics.FeedRow, givenAt int64, complete bool)]
 	// hooks are set by tests only (export_test.go); nil otherwise.
 	hooks *testHooks
+	// tracer, when set (Traced), makes database calls spans (trace.go).
+	tracer trace.Tracer
 }
 
 // testHooks let tests act at points of a write or a read.
@@ -142,12 +145,18 @@ func connect(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		d     dialect
 		err   error
 	)
+	// The options that the connection itself needs (a tracer), read
+	// before it opens; all of them are applied to the Store below.
+	pre := &Store{}
+	for _, o := range opts {
+		o(pre)
+	}
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):
 		sqldb, err = openSQLite(strings.TrimPrefix(dsn, "sqlite:"))
 		d = sqliteDialect
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		sqldb, err = openPostgres(dsn)
+		sqldb, err = openPostgres(dsn, pre.tracer)
 		d = postgresDialect
 	default:
 		return nil, errs.New(errs.KindInvalid, "unsupported database DSN: %s", dsnForms)
@@ -165,6 +174,9 @@ func connect(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		reserveWriter: d == sqliteDialect && strings.TrimPrefix(dsn, "sqlite:") != ":memory:", writerCache: writerCache}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.tracer != nil && d == sqliteDialect {
+		db.AddQueryHook(bunTracer{s.tracer})
 	}
 	if err := ping(ctx, db); err != nil {
 		_ = db.Close()
@@ -236,13 +248,16 @@ func openSQLite(path string) (*sql.DB, error) {
 	return sqldb, nil
 }
 
-func openPostgres(dsn string) (*sql.DB, error) {
+func openPostgres(dsn string, tracer trace.Tracer) (*sql.DB, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		// pgx redacts the password from its own message; ours names none.
 		return nil, errs.Wrap(errs.KindInvalid, err, "invalid PostgreSQL DSN")
 	}
 	forceSessionSettings(cfg)
+	if tracer != nil {
+		cfg.Tracer = pgxTracer{tracer}
+	}
 	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(checkSessionSettings))
 	db.SetMaxIdleConns(postgresIdleConns)
 	db.SetConnMaxIdleTime(postgresIdleTime)
