@@ -46,6 +46,7 @@ func (b *batch) add(cats map[string]*catIndex, r *analytics.FeedRow) {
 		cd = &catDraft{c: cats[string(r.Cat)]}
 		if cd.c == nil {
 			cd.c, cd.fresh = newCatIndex(), true
+			cd.c.buildPostings = true
 		} else {
 			for d := range cd.dicts {
 				cd.dicts[d] = newDictDraft(&cd.c.dicts[d])
