@@ -196,6 +196,15 @@ func (c *catIndex) put(r codedRow) {
 	}
 }
 
+// reserve makes room for n rows in the columns, so that a CAT built
+// from a snapshot of known size is not copied while it grows.
+func (c *catIndex) reserve(n int) {
+	c.at.low = slices.Grow(c.at.low, max(0, n-len(c.at.low)))
+	for _, col := range []*codeColumn{&c.combo, &c.question, &c.answer} {
+		col.reserve(n)
+	}
+}
+
 // finishFresh makes a CAT built aside ready for readers: its
 // dictionaries ranked (each in a goroutine of its own), its rows in time
 // order and its posting lists built.

@@ -47,6 +47,9 @@ func (b *batch) add(cats map[string]*catIndex, r *analytics.FeedRow) {
 		if cd.c == nil {
 			cd.c, cd.fresh = newCatIndex(), true
 			cd.c.buildPostings = true
+			if r.CatRows > 0 {
+				cd.c.reserve(r.CatRows)
+			}
 		} else {
 			for d := range cd.dicts {
 				cd.dicts[d] = newDictDraft(&cd.c.dicts[d])

@@ -106,8 +106,13 @@ type snapshotRow struct {
 // rows for fn, a CAT's UTC day at a time, each day's rows sorted by time
 // (stably: rows of equal time in the blocks' order), so that the index
 // receives each CAT's rows in time order (the blocks come in the primary
-// key's order), which it adds fastest.
+// key's order), which it adds fastest. Each row carries its CAT's row
+// count in the snapshot (FeedRow.CatRows), read first.
 func readSnapshotBlocks(ctx context.Context, q queryer, dicts *[dimsCodes]snapshotDict, fn func(*analytics.FeedRow) error) error {
+	catRows, err := readCatRows(ctx, q)
+	if err != nil {
+		return err
+	}
 	rows, err := q.QueryContext(ctx, "SELECT cat, day, data FROM dims_blocks ORDER BY cat, day, block")
 	if err != nil {
 		return internal(err)
@@ -124,7 +129,7 @@ func readSnapshotBlocks(ctx context.Context, q queryer, dicts *[dimsCodes]snapsh
 	)
 	flush := func() error {
 		slices.SortStableFunc(dayRows, func(a, b snapshotRow) int { return cmp.Compare(a.micros, b.micros) })
-		r.Cat = curCat
+		r.Cat, r.CatRows = curCat, catRows[string(curCat)]
 		for k := range dayRows {
 			row := &dayRows[k]
 			for d, c := range row.codes {
@@ -168,6 +173,30 @@ func readSnapshotBlocks(ctx context.Context, q queryer, dicts *[dimsCodes]snapsh
 		return internal(err)
 	}
 	return flush()
+}
+
+// readCatRows returns each CAT's api row count in the blocks.
+func readCatRows(ctx context.Context, q queryer) (map[string]int, error) {
+	rows, err := q.QueryContext(ctx, "SELECT cat, SUM(row_count) FROM dims_blocks GROUP BY cat")
+	if err != nil {
+		return nil, internal(err)
+	}
+	defer rows.Close()
+	counts := map[string]int{}
+	for rows.Next() {
+		var (
+			cat string
+			n   int64
+		)
+		if err := rows.Scan(&cat, &n); err != nil {
+			return nil, internal(err)
+		}
+		counts[cat] = int(n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, internal(err)
+	}
+	return counts, nil
 }
 
 // snapshotDict is one dictionary table read whole, compactly: every

@@ -10,4 +10,7 @@ type FeedRow struct {
 	Topic, Model, Persona,
 	QuestionID, Question,
 	AnswerID, Answer []byte
+	// CatRows is, in a snapshot, how many rows of the row's CAT it holds
+	// (0 when unknown).
+	CatRows int
 }
