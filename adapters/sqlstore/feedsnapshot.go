@@ -139,7 +139,7 @@ func readSnapshotBlocks(ctx context.Context, q queryer, dicts *[dimsCodes]snapsh
 				}
 				keys[d], texts[d] = key, text
 			}
-			r.Micros = row.micros
+			r.Micros, r.Codes = row.micros, row.codes
 			r.Topic, r.Model, r.Persona = keys[analytics.Topic], keys[analytics.Model], keys[analytics.Persona]
 			r.QuestionID, r.Question = keys[analytics.Question], texts[analytics.Question]
 			r.AnswerID, r.Answer = keys[analytics.Answer], texts[analytics.Answer]
