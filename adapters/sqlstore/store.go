@@ -178,7 +178,8 @@ func open(ctx context.Context, dsn string, steps []Migration, opts ...Option) (*
 		o(s)
 	}
 	if s.tracer != nil && d == sqliteDialect {
-		db.AddQueryHook(bunTracer{s.tracer})
+		db = db.WithQueryHook(bunTracer{s.tracer})
+		s.db = db
 	}
 	if err := ping(ctx, db); err != nil {
 		_ = db.Close()
