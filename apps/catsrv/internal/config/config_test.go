@@ -382,6 +382,7 @@ func TestDecodeErrorsSayWhatTheValueMustBe(t *testing.T) {
 		"CATSRV_INDEX_POLL=quickly":        "CATSRV_INDEX_POLL must be a duration between 50ms and 1m, e.g. 250ms",
 		"CATSRV_RETENTION_INTERVAL=hourly": "CATSRV_RETENTION_INTERVAL must be a duration of at least 1m (e.g. 1h), or off",
 		"CATSRV_COOKIE_INSECURE=maybe":     "CATSRV_COOKIE_INSECURE must be true or false",
+		"CATSRV_MCP_EAGER_START=maybe":     "CATSRV_MCP_EAGER_START must be true or false",
 		"CATSRV_COOKIE_SAMESITE=none":      "CATSRV_COOKIE_SAMESITE must be lax or strict",
 		"CATSRV_WAREHOUSE=cube":            `CATSRV_WAREHOUSE must be index or sql, not "cube"`,
 	} {
