@@ -176,7 +176,8 @@ func connect(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		o(s)
 	}
 	if s.tracer != nil && d == sqliteDialect {
-		db.AddQueryHook(bunTracer{s.tracer})
+		db = db.WithQueryHook(bunTracer{s.tracer})
+		s.db = db
 	}
 	if err := ping(ctx, db); err != nil {
 		_ = db.Close()

@@ -17,10 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catsrv/catsrv/apps/catsrv/internal/buildinfo"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/catsrv/catsrv/apps/catsrv/internal/buildinfo"
 )
 
 // otlpReceiver is an in-process OTLP/HTTP collector: it accepts protobuf
