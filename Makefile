@@ -69,7 +69,8 @@ FUZZ_TARGETS := \
 	./apps/catsrv/internal/httpapi/chatapi:FuzzChatBody:5000x \
 	./adapters/oidc:FuzzIDToken:8000x \
 	./apps/catsrv/internal/httpapi/authapi:FuzzEraseUser:3000x \
-	./apps/catsrv/internal/httpapi/base:FuzzAcceptsGzip:10000x
+	./apps/catsrv/internal/httpapi/base:FuzzAcceptsGzip:10000x \
+	./core/knowledge:FuzzParse:3000x
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; budget=$${rest#*:}; \
