@@ -93,3 +93,21 @@ func IndexText(c Chunk) string {
 	}
 	return out + c.Text
 }
+
+// Passage is a chunk with the document it belongs to (the document
+// without its chunks).
+type Passage struct {
+	DocID    string
+	DocTitle string
+	DocURL   string
+	Chunk    Chunk
+}
+
+// EmbedRequest asks an embeddings service (cat.knowledge.embeddings) for
+// the vectors of texts.
+type EmbedRequest struct {
+	Cat     string
+	BaseURL string
+	Model   string
+	Inputs  []string
+}
