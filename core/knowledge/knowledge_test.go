@@ -353,3 +353,42 @@ func TestCheckCitationsProperties(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestTopKMatchesSort(t *testing.T) {
+	f := func(seed uint64, n uint8, k uint8) bool {
+		r := rand.New(rand.NewPCG(seed, 2))
+		vecs := make([][]float32, int(n))
+		for i := range vecs {
+			vecs[i] = Normalize([]float32{float32(r.IntN(5)), float32(r.IntN(5)), float32(r.IntN(5))})
+		}
+		q := Normalize([]float32{1, 2, 3})
+		got := TopK(q, vecs, int(k%10))
+		all := make([]Scored, len(vecs))
+		for i, v := range vecs {
+			all[i] = Scored{i, float64(Dot(q, v))}
+		}
+		slices.SortStableFunc(all, func(a, b Scored) int {
+			if a.Score > b.Score {
+				return -1
+			} else if a.Score < b.Score {
+				return 1
+			}
+			return 0
+		})
+		want := all[:min(len(all), int(k%10))]
+		return slices.Equal(got, want) || (len(got) == 0 && len(want) == 0)
+	}
+	if err := quick.Check(f, nil); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	text := "## Reset\n\nUnplug the widget. Hold the reset button for ten seconds. The light blinks.\n```\ncode\n```"
+	if got := Excerpt(text, []string{"reset", "button"}, 60); got != "Hold the reset button for ten seconds. The light blinks." {
+		t.Errorf("excerpt %q", got)
+	}
+	if got := Excerpt(text, nil, 20); got != "Unplug the widget." {
+		t.Errorf("no terms: %q", got)
+	}
+}
