@@ -21,6 +21,11 @@
 //	cat.agent.temperature                    number           0.7 (0 to 2)
 //	cat.agent.max_tokens                     integer          1024 (1 to 1048576)
 //	cat.agent.timeout_seconds                integer          60 (1 to 600)
+//	cat.agent.max_steps                      integer          8 (model calls in one turn, 1 to 50)
+//	cat.agent.tool_timeout_seconds           integer          30 (one tool call, 1 to 3600)
+//	cat.agent.approval_timeout_seconds       integer          120 (an ask call's wait for a decision, 1 to 86400)
+//	cat.agent.mcp_servers                    list of mappings [] (name, command + env or url + headers; files only, see docs/chat.md)
+//	cat.agent.tools                          list of strings  [] ("<server>/<tool pattern> => allow|ask|deny", first match wins, none: allow)
 //	cat.legacy.models                        list of strings  [greeting, intent, qa, default] (each one of these)
 //	cat.legacy.knowledge_base                string           "" (path of the knowledge file, YAML or JSON Lines; none: qa and intent never answer)
 //	cat.legacy.default_answer                string           Sorry, I do not know the answer to that yet.

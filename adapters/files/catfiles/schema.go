@@ -22,6 +22,9 @@ const (
 	KindInt
 	KindStringList
 	KindFloat
+	// KindMappingList is a list of mappings (cat.agent.mcp_servers): set
+	// in files only, never by an environment override.
+	KindMappingList
 )
 
 // KindOf returns the kind of a key path, and false for an unknown key.
@@ -48,6 +51,8 @@ func (k Kind) Want() string {
 		return "a list of strings"
 	case KindFloat:
 		return "a number"
+	case KindMappingList:
+		return "a list of mappings (set in the CAT's file only)"
 	}
 	return "a string"
 }
@@ -88,6 +93,8 @@ func buildSchema(t reflect.Type, prefix string) map[string]Kind {
 			out[path] = KindFloat
 		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.String:
 			out[path] = KindStringList
+		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct:
+			out[path] = KindMappingList // its items' keys are checked when decoded
 		default:
 			panic(fmt.Sprintf("catfiles: key %s has unsupported type %s", path, f.Type))
 		}
@@ -181,6 +188,17 @@ func checkFileValue(kind Kind, v any) (any, error) {
 			out = append(out, s)
 		}
 		return out, nil
+	case KindMappingList:
+		items, ok := v.([]any)
+		if !ok {
+			break
+		}
+		for _, item := range items {
+			if _, ok := item.(map[string]any); !ok {
+				return nil, fmt.Errorf("want %s, got an item %s", kind.Want(), describe(item))
+			}
+		}
+		return items, nil
 	}
 	return nil, fmt.Errorf("want %s, got %s", kind.Want(), describe(v))
 }

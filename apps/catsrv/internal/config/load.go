@@ -37,6 +37,7 @@ const (
 	catPrefix      = "CATSRV_CAT__"
 	catsPrefix     = "CATSRV_CATS__"
 	agentKeyPrefix = "CATSRV_AGENT_API_KEY__"
+	embedKeyPrefix = "CATSRV_EMBEDDINGS_API_KEY__"
 	providerPrefix = "CATSRV_PROVIDER_"
 )
 
@@ -78,7 +79,7 @@ func Load(environ []string, fs *flag.FlagSet) (*Config, error) {
 		EnvironFunc: func() []string { return environ },
 		TransformFunc: func(name, value string) (string, any) {
 			switch {
-			case strings.HasPrefix(name, catPrefix), strings.HasPrefix(name, catsPrefix), strings.HasPrefix(name, agentKeyPrefix):
+			case strings.HasPrefix(name, catPrefix), strings.HasPrefix(name, catsPrefix), strings.HasPrefix(name, agentKeyPrefix), strings.HasPrefix(name, embedKeyPrefix):
 				return name, value // an empty value means something here
 			case value == "":
 				return "", nil // unset
@@ -384,13 +385,21 @@ func (d *decoder) providers(c *Config) {
 	}
 }
 
-// agentKeys reads CATSRV_AGENT_API_KEY and CATSRV_AGENT_API_KEY__<CAT>.
+// agentKeys reads CATSRV_AGENT_API_KEY and CATSRV_AGENT_API_KEY__<CAT>,
+// and the same of CATSRV_EMBEDDINGS_API_KEY.
 func (d *decoder) agentKeys(c *Config) {
 	d.secret(&c.AgentAPIKey)
 	c.AgentAPIKeysByCat = map[string]Secret{}
 	for _, name := range d.k.Keys() {
 		if cat, ok := strings.CutPrefix(name, agentKeyPrefix); ok {
 			c.AgentAPIKeysByCat[cat] = Secret{d.k.String(name)}
+		}
+	}
+	d.secret(&c.EmbeddingsAPIKey)
+	c.EmbeddingsAPIKeysByCat = map[string]Secret{}
+	for _, name := range d.k.Keys() {
+		if cat, ok := strings.CutPrefix(name, embedKeyPrefix); ok {
+			c.EmbeddingsAPIKeysByCat[cat] = Secret{d.k.String(name)}
 		}
 	}
 }
