@@ -3,6 +3,8 @@ package ports
 import (
 	"context"
 
+	"github.com/catsrv/catsrv/core/catconfig"
+	"github.com/catsrv/catsrv/core/chat"
 	"github.com/catsrv/catsrv/core/knowledge"
 )
 
@@ -48,4 +50,12 @@ type Embedder interface {
 	// Embed returns one vector per input, in order. Errors:
 	// errs.KindUnavailable when the service failed or is not configured.
 	Embed(ctx context.Context, req knowledge.EmbedRequest) ([][]float32, error)
+}
+
+// PassageSearcher gives a question the passages of a CAT's documents
+// that answer it, as a reply's sources (core/knowledge/retrieval): the
+// qa stage answers from the best one, the agent's knowledge tool lists
+// them. No passage is no error.
+type PassageSearcher interface {
+	Search(ctx context.Context, cat catconfig.Cat, query string) ([]chat.Source, error)
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/analyticsapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/docsapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/telemetry"
 	"github.com/catsrv/catsrv/apps/catsrv/web"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
@@ -150,10 +151,21 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	}
 	stopRetention := startRetention(ctx, cfg.RetentionInterval, catConfig, store, rollups, chats, logger)
 	defer stopRetention()
+	fallbacks, err := telemetry.KnowledgeFallbacks(reg)
+	if err != nil {
+		return err
+	}
+	documents, err := documentService(ctx, cfg, store, logger, fallbacks)
+	if err != nil {
+		return fmt.Errorf("opening the document store: %w", err)
+	}
+	stopDocuments := syncDocuments(ctx, cfg.ConfigDir, catConfig, documents, logger)
+	defer stopDocuments()
 	chatService, err := service.New(service.Deps{
 		Cats: catConfig, Conversations: chats, Turns: chats,
 		Model:     model,
 		Knowledge: knowledge.New(cfg.ConfigDir),
+		Documents: documents,
 		Clock:     clock.System{},
 	})
 	if err != nil {
@@ -177,8 +189,9 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 			Service: chatService, Config: catConfig, Memory: authDeps.Memory, DefaultCat: authDeps.DefaultCat,
 			AgentKeySet: func(cat string) bool { return cfg.AgentKey(cat) != "" },
 		},
-		Metrics: requestMetrics,
-		Tracer:  tracer,
+		Documents: &docsapi.Deps{Documents: documents, Cats: catConfig, DefaultCat: authDeps.DefaultCat},
+		Metrics:   requestMetrics,
+		Tracer:    tracer,
 	})
 
 	stopMetrics, err := serveMetrics(cfg.MetricsAddr, reg, logger)

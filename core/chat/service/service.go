@@ -33,7 +33,10 @@ type Deps struct {
 	Turns         ports.TurnRecorder
 	Model         ports.ChatModel
 	Knowledge     ports.KnowledgeSource
-	Clock         ports.Clock
+	// Documents lets the qa stage answer from the CAT's documents when
+	// no knowledge-base entry fits; nil: it never does.
+	Documents ports.PassageSearcher
+	Clock     ports.Clock
 	// NewID makes conversation ids; random 128-bit hex when nil.
 	NewID func() string
 }
@@ -220,7 +223,19 @@ func (s *Service) legacy(ctx context.Context, cfg catconfig.Cat, message string,
 			return answer{}, err
 		}
 	}
-	r := legacy.New(k, cfg.Chat.Legacy.DefaultAnswer, cfg.Chat.Legacy.MinScore).Run(message, stages)
+	p := legacy.New(k, cfg.Chat.Legacy.DefaultAnswer, cfg.Chat.Legacy.MinScore)
+	var docErr error
+	if s.d.Documents != nil {
+		p.WithDocuments(func(message string) []chat.Source {
+			src, err := s.d.Documents.Search(ctx, cfg, message)
+			docErr = err
+			return src
+		})
+	}
+	r := p.Run(message, stages)
+	if docErr != nil {
+		return answer{}, docErr
+	}
 	a := answer{text: r.Answer, model: r.Model, topic: r.Topic, sources: r.Sources}
 	if onDelta != nil {
 		if err := onDelta(r.Answer); err != nil {

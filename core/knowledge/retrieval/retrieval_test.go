@@ -253,3 +253,35 @@ func TestDeleteRemovesEverywhere(t *testing.T) {
 	}
 	_ = context.Background
 }
+
+func TestSyncDirectory(t *testing.T) {
+	f := newFixture(t, false)
+	ctx := t.Context()
+	files := []retrieval.DirFile{{Name: "a.md", Content: []byte("# A\n\nAlpha text.")}, {Name: "b.txt", Content: []byte("Bravo text.")}}
+	added, removed, err := f.svc.SyncDirectory(ctx, f.cfg, files)
+	if err != nil || added != 2 || removed != 0 {
+		t.Fatalf("first sync: %d %d %v", added, removed, err)
+	}
+	if added, removed, err := f.svc.SyncDirectory(ctx, f.cfg, files); err != nil || added != 0 || removed != 0 {
+		t.Errorf("same files: %d %d %v", added, removed, err)
+	}
+	// b changes, a goes, a bad file is reported and skipped.
+	files = []retrieval.DirFile{{Name: "b.txt", Content: []byte("Bravo text, changed.")}, {Name: "c.html", Content: []byte("\xff")}}
+	added, removed, err = f.svc.SyncDirectory(ctx, f.cfg, files)
+	if err == nil || added != 1 || removed != 2 {
+		t.Errorf("changed: %d %d %v", added, removed, err)
+	}
+	docs, _ := f.svc.Documents(ctx, "demo")
+	var dir []string
+	for _, d := range docs {
+		if d.Origin != "upload" {
+			dir = append(dir, d.Origin+"|"+d.Title)
+		}
+	}
+	if !slices.Equal(dir, []string{"dir:b.txt|b.txt"}) {
+		t.Errorf("directory documents %v", dir)
+	}
+	if len(docs) != 4 { // the three uploads stay
+		t.Errorf("%d documents", len(docs))
+	}
+}
