@@ -5,7 +5,7 @@
 // Mocks for isolating core logic are generated into ports/mocks with moq.
 package ports
 
-//go:generate go tool moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog InteractionEraser RollupStore InteractionFeed FeedSnapshot DeletionFeed JobLock
+//go:generate go tool moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog InteractionEraser RollupStore JobLock
 
 import (
 	"context"
@@ -92,108 +92,4 @@ type JobLock interface {
 // rollups that every Append keeps in step.
 type RollupStore interface {
 	Aggregator
-}
-
-// FeedRow is one stored api interaction as an InteractionFeed reads it.
-// The byte slices are only valid during the callback that receives the
-// row.
-type FeedRow struct {
-	ID     int64 // unique; not in commit order when writers commit concurrently
-	Micros int64 // the time, in microseconds since the Unix epoch
-	Cat    []byte
-	Topic, Model, Persona,
-	QuestionID, Question,
-	AnswerID, Answer []byte
-	// Codes are the source's own codes of the row's topic, model,
-	// persona, question and answer (their key and text), in that order,
-	// when it has them (0 when not): within one read, rows of one CAT
-	// with the same code in a dimension have the same key and text, so a
-	// reader may code each value once. ReadSince gives none.
-	Codes [5]uint64
-	// CatRows is, from a FeedSnapshot, how many rows of the row's CAT the
-	// snapshot holds (0 when unknown): a reader may size its storage for
-	// them up front. ReadSince gives none.
-	CatRows int
-}
-
-// InteractionFeed reads the api interactions stored since a position in
-// the log: what a derived store (an in-process index) follows the log by.
-// A feed whose rows can be deleted also implements DeletionFeed.
-type InteractionFeed interface {
-	// ReadSince calls fn with the api interactions committed since the
-	// position after (0: the start of the log) and returns the position
-	// to read from next (after itself when nothing moved). Writers may
-	// commit concurrently and out of id order: a reader that starts at 0
-	// and passes each call the position the previous one returned is
-	// given every committed interaction exactly once, none skipped, none
-	// repeated, though a row may first come a read or two after its
-	// commit (while transactions that began before it are still
-	// running). A position is opaque: an implementation may count ids,
-	// transactions or anything else that only grows. ReadSince stops at
-	// fn's first error and then returns after: a reader must drop what
-	// that call passed to fn, or it counts those rows again.
-	ReadSince(ctx context.Context, after int64, fn func(*FeedRow) error) (int64, error)
-}
-
-// Committed is what one of this process's write transactions added to an
-// InteractionFeed, told once it has committed: its api rows, each with
-// its id (the byte slices are the follower's to keep), and the feed
-// position from which ReadSince has given them all: a follower whose
-// position is GivenAt or beyond has them already. When Complete is false
-// the transaction wrote too many rows to hand over (an import) and Rows
-// is empty: a follower reads them from the feed.
-type Committed struct {
-	Rows     []FeedRow
-	GivenAt  int64
-	Complete bool
-}
-
-// CommitTeller is an InteractionFeed that tells a follower in the same
-// process about that process's writes as they commit, before the write
-// returns to its caller: the follower can count them at once instead of
-// reading them back (and drop them when ReadSince gives them).
-type CommitTeller interface {
-	// TellCommits makes every later commit that wrote api rows call fn,
-	// on the writer's goroutine, after the commit and before the write
-	// returns. One fn at a time; nil stops telling.
-	TellCommits(fn func(Committed))
-}
-
-// FeedSnapshot is the fast first read of an InteractionFeed: every api
-// interaction of one committed state of the log, read from what the store
-// keeps compactly (not row by row), and where to follow the feed from, so
-// that a follower starting from a snapshot gets every committed row
-// exactly once, as one starting from position 0 would.
-type FeedSnapshot interface {
-	// ReadSnapshot calls fn with every api interaction of one committed
-	// state (FeedRow.ID is 0: the rows come without ids, in no particular
-	// order) and returns the feed position to continue from with
-	// ReadSince, and the rows of that state that ReadSince from that
-	// position will give again, by id with their CAT: a follower drops
-	// them when they come (and stops expecting a CAT's when it rebuilds
-	// that CAT with ReadCat up to the position, which leaves them out).
-	// It stops at fn's first error; after any error the reader drops
-	// everything fn was given.
-	ReadSnapshot(ctx context.Context, fn func(*FeedRow) error) (after int64, given map[int64]string, err error)
-}
-
-// DeletionFeed tells a follower of an InteractionFeed which rows it can
-// no longer read: a feed whose rows can be deleted (InteractionEraser)
-// implements it, and a follower that polls it before each ReadSince stays
-// equal to the log. Every committed deletion batch that removes api rows
-// gets a generation, increasing in commit order, and names
-// the CATs that lost rows; a follower that sees a generation above the
-// last it applied rebuilds those CATs (ReadCat, up to the feed position
-// it had reached) from a read that starts after that generation was read, so it
-// never keeps a deleted row nor misses a remaining one.
-type DeletionFeed interface {
-	// ReadDeletions returns the highest deletion generation above after
-	// (after itself when none) and the CATs that lost api rows in the
-	// deletions above after, sorted.
-	ReadDeletions(ctx context.Context, after int64) (generation int64, cats []string, err error)
-	// ReadCat calls fn with every api interaction of the CAT that a
-	// reader of ReadSince had been given once it reached position upTo
-	// (the rows committed before that position), from one read. It
-	// stops at fn's first error.
-	ReadCat(ctx context.Context, cat string, upTo int64, fn func(*FeedRow) error) error
 }

@@ -70,52 +70,6 @@ func countCodes[T codeWidth](counts []int64, pass []uint8, codes []T) {
 	}
 }
 
-// countFiltered adds the rows of [lo, hi) that pass the one filter f to
-// counts, per code of col: with a single filter, one fused loop beats
-// the two passes of a block.
-func countFiltered(counts []int64, col *codeColumn, f filter, lo, hi int) {
-	switch f.col.width {
-	case 1:
-		countWith(counts, col, f.allow, f.col.u8[lo:hi], lo)
-	case 2:
-		countWith(counts, col, f.allow, f.col.u16[lo:hi], lo)
-	default:
-		countWith(counts, col, f.allow, f.col.u32[lo:hi], lo)
-	}
-}
-
-func countWith[F codeWidth](counts []int64, col *codeColumn, allow []uint8, filtered []F, lo int) {
-	hi := lo + len(filtered)
-	switch col.width {
-	case 1:
-		countFused(counts, col.u8[lo:hi], allow, filtered)
-	case 2:
-		countFused(counts, col.u16[lo:hi], allow, filtered)
-	default:
-		countFused(counts, col.u32[lo:hi], allow, filtered)
-	}
-}
-
-// countFused gathers the positions of the rows that pass, without a
-// branch, a block at a time, then counts those alone: a filter passing
-// few rows spares most increments of counts that are megabytes (the
-// questions'), each likely a cache miss.
-func countFused[G, F codeWidth](counts []int64, codes []G, allow []uint8, filtered []F) {
-	filtered = filtered[:len(codes)]
-	var at [blockRows]int32
-	for from := 0; from < len(codes); from += blockRows {
-		to := min(from+blockRows, len(codes))
-		n := 0
-		for k := from; k < to; k++ {
-			at[n] = int32(k) // #nosec G115 -- a CAT holds fewer than 2^31 rows
-			n += int(allow[filtered[k]])
-		}
-		for _, k := range at[:n] {
-			counts[codes[k]]++
-		}
-	}
-}
-
 // countPositions adds one to the count of the code of each row at the
 // positions.
 func countPositions(counts []int64, col *codeColumn, positions []int32) {

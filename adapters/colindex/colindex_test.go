@@ -19,7 +19,7 @@ import (
 	"github.com/catsrv/catsrv/ports/porttest"
 )
 
-// memLog is an in-memory interaction log that is also a ports.InteractionFeed:
+// memLog is an in-memory interaction log that is also a colindex.Feed:
 // the reference memstore decides what is stored (validation, all or
 // nothing), and memLog numbers the stored rows as a database would.
 type memLog struct {
@@ -71,7 +71,7 @@ func (m *memLog) Append(ctx context.Context, in iter.Seq2[analytics.Interaction,
 	return n, nil
 }
 
-func (m *memLog) ReadSince(_ context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+func (m *memLog) ReadSince(_ context.Context, after int64, fn func(*analytics.FeedRow) error) (int64, error) {
 	m.mu.Lock()
 	rows, gone := slices.Clone(m.rows), slices.Clone(m.gone)
 	m.mu.Unlock()
@@ -81,7 +81,7 @@ func (m *memLog) ReadSince(_ context.Context, after int64, fn func(*ports.FeedRo
 		if !i.Counted() || gone[k] {
 			continue
 		}
-		r := ports.FeedRow{ID: int64(k + 1), Micros: i.Time.UnixMicro(), Cat: []byte(i.Cat),
+		r := analytics.FeedRow{ID: int64(k + 1), Micros: i.Time.UnixMicro(), Cat: []byte(i.Cat),
 			Topic: []byte(i.Topic), Model: []byte(i.Model), Persona: []byte(i.Persona),
 			QuestionID: []byte(i.QuestionID), Question: []byte(i.Question),
 			AnswerID: []byte(i.AnswerID), Answer: []byte(i.Answer)}
@@ -133,8 +133,8 @@ func (m *memLog) ReadDeletions(_ context.Context, after int64) (int64, []string,
 	return int64(len(m.dels)), cats, nil
 }
 
-func (m *memLog) ReadCat(ctx context.Context, cat string, upTo int64, fn func(*ports.FeedRow) error) error {
-	_, err := m.ReadSince(ctx, 0, func(r *ports.FeedRow) error {
+func (m *memLog) ReadCat(ctx context.Context, cat string, upTo int64, fn func(*analytics.FeedRow) error) error {
+	_, err := m.ReadSince(ctx, 0, func(r *analytics.FeedRow) error {
 		if r.ID > upTo || string(r.Cat) != cat {
 			return nil
 		}
@@ -143,7 +143,7 @@ func (m *memLog) ReadCat(ctx context.Context, cat string, upTo int64, fn func(*p
 	return err
 }
 
-func build(t *testing.T, src ports.InteractionFeed) *colindex.Index {
+func build(t *testing.T, src colindex.Feed) *colindex.Index {
 	t.Helper()
 	idx, err := colindex.Build(t.Context(), src)
 	if err != nil {
@@ -159,7 +159,7 @@ func TestContract(t *testing.T) {
 	porttest.TestInteractionLog(t, func(t *testing.T) (ports.InteractionLog, ports.Aggregator) {
 		m := newMemLog()
 		idx := build(t, m)
-		return colindex.Log{InteractionLog: m, Index: idx}, idx
+		return refreshingLog{InteractionLog: m, Index: idx}, idx
 	})
 }
 
@@ -171,7 +171,7 @@ func TestEraserContract(t *testing.T) {
 		m := newMemLog()
 		idx := build(t, m)
 		return porttest.Erasable{
-			Log: colindex.Log{InteractionLog: m, Index: idx}, Eraser: colindex.Eraser{InteractionEraser: m, Index: idx},
+			Log: refreshingLog{InteractionLog: m, Index: idx}, Eraser: colindex.Eraser{InteractionEraser: m, Index: idx},
 			Reads: map[string]ports.Aggregator{"memory": m, "index": idx},
 		}
 	})
@@ -202,7 +202,7 @@ func tiedLog(r *rand.Rand, n int) []analytics.Interaction {
 func TestGroupsComeSorted(t *testing.T) {
 	m := newMemLog()
 	idx := build(t, m)
-	log := colindex.Log{InteractionLog: m, Index: idx}
+	log := refreshingLog{InteractionLog: m, Index: idx}
 	r := rand.New(rand.NewPCG(3, 4))
 	for round := range 5 {
 		if _, err := log.Append(t.Context(), analytics.Each(tiedLog(r, 1000))); err != nil {
@@ -284,7 +284,7 @@ func TestFollowCatchesUp(t *testing.T) {
 func TestQueriesDuringRefresh(t *testing.T) {
 	m := newMemLog()
 	idx := build(t, m)
-	log := colindex.Log{InteractionLog: m, Index: idx}
+	log := refreshingLog{InteractionLog: m, Index: idx}
 	r := rand.New(rand.NewPCG(9, 10))
 	batches := make([][]analytics.Interaction, 10)
 	for k := range batches {
@@ -331,7 +331,7 @@ func TestQueriesDuringRefresh(t *testing.T) {
 func TestSelectiveFilters(t *testing.T) {
 	m := newMemLog()
 	idx := build(t, m)
-	log := colindex.Log{InteractionLog: m, Index: idx}
+	log := refreshingLog{InteractionLog: m, Index: idx}
 	r := rand.New(rand.NewPCG(11, 12))
 	for range 3 {
 		rows := tiedLog(r, 2000)
@@ -375,22 +375,22 @@ func TestSelectiveFilters(t *testing.T) {
 
 // flakyFeed fails its reads while fail is set.
 type flakyFeed struct {
-	ports.InteractionFeed
+	colindex.Feed
 	fail atomic.Bool
 }
 
-func (f *flakyFeed) ReadSince(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+func (f *flakyFeed) ReadSince(ctx context.Context, after int64, fn func(*analytics.FeedRow) error) (int64, error) {
 	if f.fail.Load() {
 		return after, errors.New("source down")
 	}
-	return f.InteractionFeed.ReadSince(ctx, after, fn)
+	return f.Feed.ReadSince(ctx, after, fn)
 }
 
 // TestCurrentAt: CurrentAt is the start of the last successful refresh; a
 // failed refresh leaves it where it was.
 func TestCurrentAt(t *testing.T) {
 	m := newMemLog()
-	feed := &flakyFeed{InteractionFeed: m}
+	feed := &flakyFeed{Feed: m}
 	before := time.Now()
 	idx := build(t, feed)
 	built := idx.CurrentAt()
@@ -421,4 +421,21 @@ func TestCurrentAt(t *testing.T) {
 	if _, high := idx.Stats(); high != 50 {
 		t.Fatalf("high-water mark = %d, want 50", high)
 	}
+}
+
+// refreshingLog is an interaction log whose appends reach the index
+// before Append returns, by a refresh after each: read-your-writes for
+// the in-memory reference, which tells no commits (the SQL store is
+// wired with TellCommits(index.Hold) instead).
+type refreshingLog struct {
+	ports.InteractionLog
+	Index *colindex.Index
+}
+
+func (l refreshingLog) Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
+	n, err := l.InteractionLog.Append(ctx, interactions)
+	if err != nil {
+		return n, err
+	}
+	return n, l.Index.Refresh(ctx)
 }

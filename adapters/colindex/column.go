@@ -5,8 +5,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/catsrv/catsrv/ports"
-
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
@@ -34,9 +32,6 @@ type catIndex struct {
 	// shifted counts the rows moved by late inserts since the last
 	// refresh: past lateBudget, late rows are appended and sorted once.
 	shifted int
-	// byCombo holds the question and answer codes' rows per combination
-	// over the whole CAT, built by queries (see combolists.go).
-	byCombo comboCache
 	// buildPostings is set while a CAT no reader sees yet receives its
 	// rows (a catDraft's fresh CAT): put leaves the posting lists and the
 	// classes by total alone, and finishFresh builds them once, each list
@@ -45,9 +40,8 @@ type catIndex struct {
 }
 
 // catRows is a CAT's rows: the code columns, the time column and the
-// posting lists. A large refresh builds the next catRows beside the one
-// readers use and swaps it in (see catDraft.prepareBulk); the swap takes
-// a struct copy under the write lock.
+// posting lists. sortUnsorted builds the next catRows beside the one
+// readers use and swaps it in under the write lock.
 type catRows struct {
 	at timeColumn
 	// combo, question and answer are the code columns: the row's
@@ -108,14 +102,14 @@ func (c *catIndex) fold(d analytics.Dimension, counts []int64) []int64 {
 const lateBudget = 4
 
 // add codes the row and puts it at its place in time order.
-func (c *catIndex) add(r *ports.FeedRow) {
+func (c *catIndex) add(r *analytics.FeedRow) {
 	codes := c.code(r)
 	c.addCoded(r.Micros, &codes)
 }
 
 // code codes the row's values in the CAT's dictionaries, adding the new
 // ones.
-func (c *catIndex) code(r *ports.FeedRow) [dimensions]uint32 {
+func (c *catIndex) code(r *analytics.FeedRow) [dimensions]uint32 {
 	var codes [dimensions]uint32
 	codes[analytics.Topic] = c.dicts[analytics.Topic].code(r.Topic, r.Topic)
 	codes[analytics.Model] = c.dicts[analytics.Model].code(r.Model, r.Model)

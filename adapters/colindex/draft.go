@@ -2,9 +2,6 @@ package colindex
 
 import (
 	"hash/maphash"
-	"slices"
-
-	"github.com/catsrv/catsrv/ports"
 
 	"github.com/catsrv/catsrv/core/analytics"
 )
@@ -15,21 +12,9 @@ import (
 // CAT is built aside in full; the rows of a CAT readers are using are
 // coded against its dictionaries into a catDraft, their new values kept
 // aside in dictDrafts (their bytes already where the dictionary will
-// read them, see dictDraft). For a few rows, one hold of the write lock
-// then merges the new values, puts the coded rows in their columns, posting
-// lists, running totals and cube (about a third of a microsecond a row),
-// and installs the new CATs. For bulkRows rows or more of a CAT, or rows
-// that would move more rows than the CAT has when put in one at a time
-// (late rows, see lateMoves), the CAT's next columns, posting lists and
-// totals are built beside the ones readers use (see prepareBulk), leaving
-// the lock the new values, the cube's new cells and a swap.
-
-// bulkRows is the fewest rows of a CAT in one refresh that are applied
-// by building its next rows beside the ones readers use. Fewer rows are
-// applied so too when most are late, older than the CAT's newest, and
-// inserting them one at a time would move more rows than the CAT has
-// (lateMoves): an HTTP batch of a day's log, say.
-const bulkRows = 4096
+// read them, see dictDraft). One hold of the write lock then merges the
+// new values, puts the coded rows in their columns, posting lists,
+// running totals and cube, and installs the new CATs.
 
 // batch is the rows of one refresh until they are applied.
 type batch struct {
@@ -39,9 +24,6 @@ type batch struct {
 	// given are the ids of rows read that the index already held (see
 	// Index.given): forgotten once the batch applies.
 	given []int64
-	// put, when set, puts the coded rows of new CATs on a goroutine of
-	// its own (see putter); it must be waited for before prepare.
-	put *putter
 }
 
 // catDraft is a batch's rows of one CAT. For a CAT new to the index, c is
@@ -55,9 +37,8 @@ type catDraft struct {
 	combos  [][3]uint32          // new combinations, coded after c's
 	comboOf map[[3]uint32]uint32 // their codes
 	rows    []codedRow
-	bulk    *bulk // the CAT's next rows, for bulkRows rows or more
 	// bySource is, for a new CAT, each dimension's codes by the source's
-	// code (ports.FeedRow.Codes), plus one: a value the source codes is
+	// code (analytics.FeedRow.Codes), plus one: a value the source codes is
 	// looked up in the dictionary once per read, not once per row.
 	bySource [dimensions][]uint32
 }
@@ -67,15 +48,10 @@ type catDraft struct {
 const maxSourceCode = 1 << 24
 
 // addFresh adds a row to a new CAT, coding each value the source coded
-// only the first time it comes; through put when it is set.
-func (cd *catDraft) addFresh(r *ports.FeedRow, put *putter) {
+// only the first time it comes.
+func (cd *catDraft) addFresh(r *analytics.FeedRow) {
 	if r.Codes == [dimensions]uint64{} {
-		if put == nil {
-			cd.c.add(r)
-			return
-		}
-		codes := cd.c.code(r)
-		put.add(cd.c, r.Micros, &codes)
+		cd.c.add(r)
 		return
 	}
 	keys := [dimensions][]byte{r.Topic, r.Model, r.Persona, r.QuestionID, r.AnswerID}
@@ -97,117 +73,11 @@ func (cd *catDraft) addFresh(r *ports.FeedRow, put *putter) {
 			by[src] = codes[d] + 1
 		}
 	}
-	if put != nil {
-		put.add(cd.c, r.Micros, &codes)
-		return
-	}
 	cd.c.addCoded(r.Micros, &codes)
 }
 
-// bulk is a CAT's rows, totals and the new rows' cube cells after a large
-// batch, built without the write lock.
-type bulk struct {
-	rows   catRows
-	totals [dimensions][]int64
-	heavy  [len(postingDims)]heavyCodes
-	cube   cube // the batch's rows only
-}
-
-// combo returns the topic, model and persona codes of a combination.
-func (cd *catDraft) combo(code uint32) [3]uint32 {
-	if n := uint32(len(cd.c.combos)); code >= n { // #nosec G115 -- fewer than 2^32 combinations
-		return cd.combos[code-n]
-	}
-	return cd.c.combos[code]
-}
-
-// prepareBulk builds the CAT's rows with the batch's: the columns are
-// lengthened past their ends (or copied when full), where no reader
-// looks; the posting lists' tables are copied and lengthened likewise
-// when every new row is newer than the CAT's rows, else rebuilt after
-// the rows are sorted into new storage, the CAT's merged with the new.
-func (cd *catDraft) prepareBulk() {
-	c := cd.c
-	b := &bulk{rows: c.catRows}
-	for d := range b.totals {
-		b.totals[d] = make([]int64, cd.dicts[d].to.len()+cd.dicts[d].add.len())
-		copy(b.totals[d], c.totals[d])
-	}
-	next, n := &b.rows, c.at.len()
-	inOrder := next.sorted
-	if inOrder && n > 0 {
-		last := c.at.last()
-		for _, r := range cd.rows {
-			if r.micros < last {
-				inOrder = false
-				break
-			}
-			last = r.micros
-		}
-	}
-	if inOrder {
-		for k := range next.postings {
-			next.postings[k].ref = slices.Clone(next.postings[k].ref)
-			next.postings[k].lists = slices.Clone(next.postings[k].lists)
-		}
-	} else if next.sorted {
-		next.sorted, next.inOrder = false, n
-	}
-	for k, r := range cd.rows {
-		at := n + k
-		next.at.insert(at, r.micros)
-		next.combo.insert(at, r.combo)
-		next.question.insert(at, r.question)
-		next.answer.insert(at, r.answer)
-		combo := cd.combo(r.combo)
-		var codes [dimensions]uint32
-		codes[analytics.Topic], codes[analytics.Model], codes[analytics.Persona] = combo[0], combo[1], combo[2]
-		codes[analytics.Question], codes[analytics.Answer] = r.question, r.answer
-		for d, code := range codes {
-			b.totals[d][code]++
-		}
-		if inOrder {
-			for p, d := range postingDims {
-				next.postings[p].insert(codes[d], at)
-			}
-		}
-		b.cube.add(r.micros, r.combo)
-	}
-	next.sortByTime(&b.totals)
-	for k, d := range postingDims {
-		b.heavy[k] = heavyOf(b.totals[d])
-	}
-	cd.bulk = b
-}
-
-// lateMoves estimates how many of the CAT's rows putting the draft's rows
-// in one at a time would move (catIndex.put): each row older than the
-// CAT's newest is inserted at its place, moving the later rows of every
-// column and shifting their postings. It stops counting past the CAT's
-// size: more moves than that cost more than appending the rows and
-// sorting once, beside the rows readers use (prepareBulk), which is then
-// what the batch does. A CAT whose rows are not in time order is left to
-// put and sortUnsorted.
-func (cd *catDraft) lateMoves() int {
-	c := cd.c
-	n := c.at.len()
-	if n == 0 || !c.sorted {
-		return 0
-	}
-	last, moves := c.at.last(), 0
-	for _, r := range cd.rows {
-		if r.micros >= last {
-			continue
-		}
-		if moves += n - c.at.search(r.micros+1); moves > n {
-			break
-		}
-	}
-	return moves
-}
-
 // add reads one row into the batch; cats are the index's CATs.
-func (b *batch) add(cats map[string]*catIndex, r *ports.FeedRow) {
+func (b *batch) add(cats map[string]*catIndex, r *analytics.FeedRow) {
 	cd := b.cats[string(r.Cat)]
 	if cd == nil {
 		cd = &catDraft{c: cats[string(r.Cat)]}
@@ -226,7 +96,7 @@ func (b *batch) add(cats map[string]*catIndex, r *ports.FeedRow) {
 	}
 	b.rows++
 	if cd.fresh {
-		cd.addFresh(r, b.put)
+		cd.addFresh(r)
 		return
 	}
 	combo := [3]uint32{
@@ -251,8 +121,7 @@ func (b *batch) add(cats map[string]*catIndex, r *ports.FeedRow) {
 }
 
 // prepare does, before the write lock, what readers cannot see: it ranks
-// and sorts the new CATs, grows the hash tables the drafts will need and
-// builds the next rows of the CATs that receive bulkRows rows or more.
+// and sorts the new CATs and grows the hash tables the drafts will need.
 func (b *batch) prepare() {
 	for _, cd := range b.cats {
 		if cd.fresh {
@@ -261,9 +130,6 @@ func (b *batch) prepare() {
 		}
 		for d := range cd.dicts {
 			cd.dicts[d].prepare()
-		}
-		if len(cd.rows) >= bulkRows || cd.lateMoves() > cd.c.at.len() {
-			cd.prepareBulk()
 		}
 	}
 }
@@ -280,11 +146,6 @@ func (b *batch) apply(cats map[string]*catIndex) {
 		}
 		for _, combo := range cd.combos {
 			cd.c.newCombo(combo)
-		}
-		if b := cd.bulk; b != nil {
-			cd.c.catRows, cd.c.totals, cd.c.heavy = b.rows, b.totals, b.heavy
-			cd.c.cube.merge(&b.cube)
-			continue
 		}
 		for _, r := range cd.rows {
 			cd.c.put(r)

@@ -12,20 +12,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catsrv/catsrv/ports"
-
 	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
-// benchData is a ports.InteractionFeed shaped like the load benchmark's demo logs: rows
+// benchData is a colindex.Feed shaped like the load benchmark's demo logs: rows
 // interactions over 365 days in two CATs, questions Zipf-distributed
 // (s = 1.1) over 10k texts plus 5% one-off questions with their own ids,
 // answers over 2k texts, 8 topics, 4 models, 5 personas, texts of 30–90
 // bytes and ids of "q-" or "a-" and 16 hex digits.
 type benchData struct{ rows int }
 
-func (s benchData) ReadSince(_ context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+func (s benchData) ReadSince(_ context.Context, after int64, fn func(*analytics.FeedRow) error) (int64, error) {
 	if after > 0 {
 		return after, nil
 	}
@@ -51,7 +49,7 @@ func (s benchData) ReadSince(_ context.Context, after int64, fn func(*ports.Feed
 	}
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
 	step := int64(365*24*time.Hour/time.Microsecond) / int64(s.rows)
-	var row ports.FeedRow
+	var row analytics.FeedRow
 	for k := range s.rows {
 		q := zipf.Uint64()
 		row.QuestionID, row.Question = questionIDs[q], questions[q]
@@ -103,14 +101,12 @@ func writeHeapProfile(b *testing.B, path string) {
 // BenchmarkBuildHeap builds the index from demo-shaped rows and reports
 // the live heap it holds (heapMiB, after a collection), the heap the
 // runtime holds from the OS then (heapHeldMiB), the process's peak RSS
-// (maxRSSMiB, the source's rows included) and the build time, then what
-// a query over the whole CAT with a model filter adds (byComboMiB: the
-// question and answer rows per combination of one of the two CATs). The rows are 1M by default; COLINDEX_BENCH_ROWS sets another
-// count, such as 10000000 for issue 5's 10M target, and
+// (maxRSSMiB, the source's rows included) and the build time. The rows
+// are 1M by default; COLINDEX_BENCH_ROWS sets another count, and
 // COLINDEX_HEAP_PROFILE a file to write the heap's profile to.
 func BenchmarkBuildHeap(b *testing.B) {
 	rows := benchRows(b)
-	var before, after, byCombo runtime.MemStats
+	var before, after runtime.MemStats
 	for b.Loop() {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
@@ -123,20 +119,9 @@ func BenchmarkBuildHeap(b *testing.B) {
 		if path := os.Getenv("COLINDEX_HEAP_PROFILE"); path != "" {
 			writeHeapProfile(b, path)
 		}
-		// A model filter over the whole CAT, asked twice, builds the
-		// CATs' question and answer rows per combination.
-		q := analytics.Query{Cat: "support", Limit: 100, Filters: analytics.Filters{Models: []string{"gpt-4o"}}}
-		for range 2 {
-			if _, err := idx.Answer(b.Context(), q, analytics.AllParts); err != nil {
-				b.Fatal(err)
-			}
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&byCombo)
 		runtime.KeepAlive(idx)
 	}
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heapMiB")
-	b.ReportMetric((float64(byCombo.HeapAlloc)-float64(after.HeapAlloc))/(1<<20), "byComboMiB")
 	b.ReportMetric(float64(after.HeapSys-after.HeapReleased)/(1<<20), "heapHeldMiB")
 	var usage syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err == nil {

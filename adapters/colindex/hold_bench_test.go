@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catsrv/catsrv/ports"
-
 	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/core/analytics"
 )
@@ -57,7 +55,7 @@ type growingSource struct {
 	grown      bool
 }
 
-func (s *growingSource) ReadSince(_ context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+func (s *growingSource) ReadSince(_ context.Context, after int64, fn func(*analytics.FeedRow) error) (int64, error) {
 	n := s.base
 	if s.grown {
 		n += s.more
@@ -68,7 +66,7 @@ func (s *growingSource) ReadSince(_ context.Context, after int64, fn func(*ports
 	zipf := rand.NewZipf(r, 1.1, 1, 9_999)
 	models := []string{"gpt-4o", "gpt-4o-mini", "claude-3-5-sonnet", "llama-3-70b"}
 	personas := []string{"customer", "agent", "developer", "admin"}
-	var row ports.FeedRow
+	var row analytics.FeedRow
 	for k := int(after); k < n; k++ {
 		micros := benchStart.UnixMicro() + int64(k)*step
 		switch {
@@ -83,7 +81,7 @@ func (s *growingSource) ReadSince(_ context.Context, after int64, fn func(*ports
 		}
 		a := r.IntN(2000)
 		qi := analytics.Interaction{Question: q, Answer: "Answer " + strconv.Itoa(a)}.Normalize()
-		row = ports.FeedRow{ID: int64(k + 1), Micros: micros, Cat: []byte("support"),
+		row = analytics.FeedRow{ID: int64(k + 1), Micros: micros, Cat: []byte("support"),
 			Topic: []byte("topic-" + strconv.Itoa(a%8)), Model: []byte(models[r.IntN(4)]), Persona: []byte(personas[r.IntN(4)]),
 			QuestionID: []byte(qi.QuestionID), Question: []byte(q), AnswerID: []byte(qi.AnswerID), Answer: []byte(qi.Answer)}
 		if err := fn(&row); err != nil {

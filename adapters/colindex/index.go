@@ -7,34 +7,33 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/errs"
-	"github.com/catsrv/catsrv/ports"
 )
 
 // Index is the columnar index of one database's api interactions. Safe
-// for concurrent use: queries share a read lock, refreshes take turns.
+// for concurrent use: queries share the read lock of mu; whatever changes
+// the index (a refresh, a Hold, a rebuild) takes turns on turn, reads the
+// database without mu and makes its change visible under one hold of it.
 type Index struct {
-	src ports.InteractionFeed
+	src Feed
 	// dels is src's deletion feed, nil when its rows are never deleted;
 	// delGen is the last deletion generation the index reflects (read
 	// before the rows it holds).
-	dels   ports.DeletionFeed
+	dels   Deletions
 	delGen int64
 
-	// readMu makes refreshes take turns; changeMu is held by the one
-	// goroutine changing the index (a refresh's apply, a Hold, a
-	// rebuild): see Refresh.
-	readMu   sync.Mutex
-	changeMu sync.Mutex
+	turn sync.Mutex
 
 	mu   sync.RWMutex
 	cats map[string]*catIndex
 	high int64 // the feed position after the rows applied
 	rows int
-	// given are the rows the snapshot the index was built from held
-	// that the feed will give again (ports.FeedSnapshot), and the rows
-	// this process's writes handed over (Hold), by id: dropped when they
-	// come. Only changeMu's holder uses it.
+	// given are the rows the index counts before the feed gives them, by
+	// id: those of the snapshot it started from that the feed gives again
+	// (Snapshot), and those this process's writes handed over (Hold).
+	// They are dropped when the feed gives them, and forgotten when their
+	// CAT is rebuilt. Only turn's holder uses it.
 	given map[int64]givenRow
 	// held is len(given), for readers (FeedPosition): set under mu.
 	held int
@@ -47,21 +46,21 @@ type Index struct {
 
 // givenRow is a row the index holds before the feed gives it: its CAT
 // and, for a row Hold took, the feed position at which the feed has given
-// it (ports.Committed.GivenAt; 0 for a snapshot's row): one the position
-// passes without giving it was deleted in between (see dropDeleted).
+// it (0 for a snapshot's row): one the position passes without giving it
+// was deleted in between (see dropDeleted).
 type givenRow struct {
 	cat string
 	at  int64
 }
 
 // Build reads every api interaction from the source (the database's
-// ports.InteractionFeed) into a new index: when the source also
-// implements ports.FeedSnapshot, from one snapshot of the log and then
+// Feed) into a new index: when the source also
+// implements Snapshot, from one snapshot of the log and then
 // the feed above it (see start), else from the whole feed.
-func Build(ctx context.Context, src ports.InteractionFeed) (*Index, error) {
+func Build(ctx context.Context, src Feed) (*Index, error) {
 	x := &Index{src: src, cats: map[string]*catIndex{}}
-	x.dels, _ = src.(ports.DeletionFeed)
-	if snap, ok := src.(ports.FeedSnapshot); ok {
+	x.dels, _ = src.(Deletions)
+	if snap, ok := src.(Snapshot); ok {
 		if err := x.start(ctx, snap); err != nil {
 			return nil, err
 		}
@@ -84,7 +83,7 @@ func Build(ctx context.Context, src ports.InteractionFeed) (*Index, error) {
 // rows of one state and the feed position of that state, from which
 // Refresh goes on, dropping the rows the snapshot held that the feed
 // gives again.
-func (x *Index) start(ctx context.Context, snap ports.FeedSnapshot) error {
+func (x *Index) start(ctx context.Context, snap Snapshot) error {
 	if x.dels != nil {
 		gen, _, err := x.dels.ReadDeletions(ctx, 0)
 		if err != nil {
@@ -92,40 +91,35 @@ func (x *Index) start(ctx context.Context, snap ports.FeedSnapshot) error {
 		}
 		x.delGen = gen
 	}
-	b := batch{cats: map[string]*catDraft{}, put: newPutter()}
-	high, given, err := snap.ReadSnapshot(ctx, func(r *ports.FeedRow) error {
+	b := batch{cats: map[string]*catDraft{}}
+	high, given, err := snap.ReadSnapshot(ctx, func(r *analytics.FeedRow) error {
 		b.add(x.cats, r)
 		return nil
 	})
-	b.put.wait()
-	b.put = nil
 	if err != nil {
 		return errs.Wrap(errs.KindUnavailable, err, "column index build failed")
 	}
 	b.high = high
-	b.prepare()
 	x.apply(&b)
-	if len(given) > 0 {
-		x.given = make(map[int64]givenRow, len(given))
-		for id, cat := range given {
-			x.given[id] = givenRow{cat: cat}
-		}
-		x.held = len(given)
+	x.given = make(map[int64]givenRow, len(given))
+	for id, cat := range given {
+		x.given[id] = givenRow{cat: cat}
 	}
+	x.held = len(given)
 	return nil
 }
 
 // catFeed is the feed of one CAT's rows up to an id: what rebuildCat
 // reads.
 type catFeed struct {
-	src  ports.DeletionFeed
+	src  Deletions
 	cat  string
 	upTo int64
 }
 
-func (f catFeed) ReadSince(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+func (f catFeed) ReadSince(ctx context.Context, after int64, fn func(*analytics.FeedRow) error) (int64, error) {
 	last := after
-	err := f.src.ReadCat(ctx, f.cat, f.upTo, func(r *ports.FeedRow) error {
+	err := f.src.ReadCat(ctx, f.cat, f.upTo, func(r *analytics.FeedRow) error {
 		if r.ID <= after {
 			return nil
 		}
@@ -139,7 +133,8 @@ func (f catFeed) ReadSince(ctx context.Context, after int64, fn func(*ports.Feed
 // still holds up to the high-water mark (later ones come with the next
 // read as usual), built beside the old ones and swapped in under one hold
 // of the write lock: a query, which reads one CAT, sees the CAT before the
-// deletion or after it. The caller holds changeMu.
+// deletion or after it. The CAT's given rows are forgotten: those above
+// the mark come from the feed again. The caller holds turn.
 func (x *Index) rebuildCat(ctx context.Context, cat string) error {
 	y := &Index{src: catFeed{src: x.dels, cat: cat, upTo: x.high}, cats: map[string]*catIndex{}}
 	if err := y.readApply(ctx); err != nil {
@@ -150,7 +145,7 @@ func (x *Index) rebuildCat(ctx context.Context, cat string) error {
 		c.trim()
 	}
 	for id, g := range x.given {
-		if g.cat == cat { // not in the rebuilt CAT (above its mark): the feed gives them again
+		if g.cat == cat {
 			delete(x.given, id)
 		}
 	}
@@ -172,33 +167,24 @@ func (x *Index) rebuildCat(ctx context.Context, cat string) error {
 // Refresh applies the interactions stored since the last refresh, all
 // that one read of the source returns (one snapshot of the database)
 // becoming visible to queries at once, under one hold of the write lock,
-// or, when the read fails, none (see draft.go). Refreshes take turns
-// (readMu); the database is read without changeMu, so that a Hold (a
-// write of this process) does not wait for the read: the rows of a short
-// read are kept aside and taken in under changeMu, those of a long one
-// (past readAside rows) from then on under it. Only changeMu's holder
-// changes the index, so it reads the index without the lock until it
-// applies.
+// or, when the read fails, none (see draft.go).
 //
 // When the source reports deletions the index has not applied (a
-// ports.DeletionFeed generation above its own), the refresh first
-// rebuilds each CAT that lost rows from a new read of its rows up to the
-// high-water mark, made after the generation was read, and swaps it in
-// under one hold of the write lock (rebuildCat): queries see a CAT before
-// the deletion or after it, never a part.
+// generation above its own), the refresh first rebuilds each CAT that
+// lost rows from a read of its rows up to the high-water mark, made after
+// the generation was read (rebuildCat).
 func (x *Index) Refresh(ctx context.Context) error {
-	x.readMu.Lock()
-	defer x.readMu.Unlock()
+	x.turn.Lock()
+	defer x.turn.Unlock()
 	if x.dels != nil {
 		gen, cats, err := x.dels.ReadDeletions(ctx, x.delGen)
 		if err != nil {
 			return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed")
 		}
 		if gen > x.delGen {
-			// Before the first read nothing is held, so nothing to forget.
-			if x.high > 0 {
-				if err := x.rebuildCats(ctx, cats); err != nil {
-					return err // delGen unchanged: the next refresh rebuilds them again
+			for _, cat := range cats {
+				if err := x.rebuildCat(ctx, cat); err != nil {
+					return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed") // delGen unchanged: the next refresh rebuilds them again
 				}
 			}
 			x.delGen = gen
@@ -207,42 +193,25 @@ func (x *Index) Refresh(ctx context.Context) error {
 	return x.readApply(ctx)
 }
 
-// rebuildCats rebuilds the CATs (rebuildCat) under changeMu.
-func (x *Index) rebuildCats(ctx context.Context, cats []string) error {
-	x.changeMu.Lock()
-	defer x.changeMu.Unlock()
-	for _, cat := range cats {
-		if err := x.rebuildCat(ctx, cat); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // readApply applies the rows stored since the last refresh (Refresh,
-// without the deletion check); the caller holds readMu or owns x.
+// without the deletion check); the caller holds turn or owns x.
 func (x *Index) readApply(ctx context.Context) error {
 	began := time.Now()
-	b, err := x.read(ctx)
+	b := batch{cats: map[string]*catDraft{}}
+	high, err := x.src.ReadSince(ctx, x.high, func(r *analytics.FeedRow) error {
+		if _, ok := x.given[r.ID]; ok {
+			b.given = append(b.given, r.ID)
+			return nil
+		}
+		b.add(x.cats, r)
+		return nil
+	})
 	if err != nil {
 		return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed")
 	}
-	defer x.changeMu.Unlock()
-	if b.rows == 0 {
-		// Nothing new, but the position may have moved past transactions
-		// that wrote no api rows.
-		x.mu.Lock()
-		x.high = max(x.high, b.high)
-		for _, id := range b.given {
-			delete(x.given, id)
-		}
-		x.held = len(x.given)
-		x.mu.Unlock()
-	} else {
-		b.prepare()
-		x.apply(&b)
-		x.sortUnsorted()
-	}
+	b.high = high
+	x.apply(&b)
+	x.sortUnsorted()
 	if err := x.dropDeleted(ctx); err != nil {
 		return err
 	}
@@ -252,11 +221,10 @@ func (x *Index) readApply(ctx context.Context) error {
 }
 
 // dropDeleted forgets the held rows the feed's position has passed
-// without giving them: a deletion removed them after their commit and
-// before Hold took them, and a refresh applied that deletion in between
-// (on PostgreSQL, where a deletion need not wait for Hold). Their CATs
-// are rebuilt from the database up to the position, which leaves them
-// out. The caller holds changeMu.
+// without giving them: a deletion removed them after their commit, and a
+// refresh applied it, before Hold took them. Their CATs are rebuilt from
+// the database up to the position, which leaves them out. The caller
+// holds turn.
 func (x *Index) dropDeleted(ctx context.Context) error {
 	if x.dels == nil { // a feed without deletions gives every row
 		return nil
@@ -271,91 +239,21 @@ func (x *Index) dropDeleted(ctx context.Context) error {
 		}
 	}
 	for _, cat := range cats {
-		if err := x.rebuildCat(ctx, cat); err != nil { // it counts held anew
+		if err := x.rebuildCat(ctx, cat); err != nil {
 			return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed")
 		}
 	}
 	return nil
 }
 
-// readAside is how many rows a refresh reads before it takes changeMu:
-// a longer read (a catch-up after an import by another process) keeps
-// Hold waiting from then on rather than its rows in memory twice.
-const readAside = 8192
-
-// read reads the interactions stored since the last refresh into a batch,
-// without the rows the index already holds (given). When it returns nil
-// the caller holds changeMu (and must release it); on an error it does
-// not.
-func (x *Index) read(ctx context.Context) (batch, error) {
-	b := batch{cats: map[string]*catDraft{}}
-	var (
-		aside  []ports.FeedRow
-		locked bool
-	)
-	take := func(r *ports.FeedRow) {
-		if _, ok := x.given[r.ID]; ok {
-			b.given = append(b.given, r.ID)
-			return
-		}
-		b.add(x.cats, r)
-	}
-	next, err := x.src.ReadSince(ctx, x.high, func(r *ports.FeedRow) error {
-		if !locked {
-			if len(aside) < readAside {
-				aside = append(aside, keepRow(r))
-				return nil
-			}
-			x.changeMu.Lock()
-			locked = true
-			for i := range aside {
-				take(&aside[i])
-			}
-			aside = nil
-		}
-		take(r)
-		return nil
-	})
-	if err != nil {
-		if locked {
-			x.changeMu.Unlock()
-		}
-		return batch{}, err
-	}
-	if !locked {
-		x.changeMu.Lock()
-		for i := range aside {
-			take(&aside[i])
-		}
-	}
-	b.high = next
-	return b, nil
-}
-
-// keepRow copies a row the feed gives (its bytes are the feed's only
-// during the call) into one allocation of its own.
-func keepRow(r *ports.FeedRow) ports.FeedRow {
-	buf := make([]byte, 0, len(r.Cat)+len(r.Topic)+len(r.Model)+len(r.Persona)+
-		len(r.QuestionID)+len(r.Question)+len(r.AnswerID)+len(r.Answer))
-	field := func(b []byte) []byte {
-		buf = append(buf, b...)
-		return buf[len(buf)-len(b) : len(buf) : len(buf)]
-	}
-	k := *r
-	k.Cat, k.Topic, k.Model, k.Persona = field(r.Cat), field(r.Topic), field(r.Model), field(r.Persona)
-	k.QuestionID, k.Question = field(r.QuestionID), field(r.Question)
-	k.AnswerID, k.Answer = field(r.AnswerID), field(r.Answer)
-	return k
-}
-
 // apply makes the batch's rows visible, under one hold of the write lock.
+// The caller holds turn.
 func (x *Index) apply(b *batch) {
+	b.prepare()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	b.apply(x.cats)
-	if b.high > x.high { // only refreshes move it (Hold reads it under changeMu alone)
-		x.high = b.high
-	}
+	x.high = max(x.high, b.high)
 	x.rows += b.rows
 	for _, id := range b.given {
 		delete(x.given, id)
@@ -366,7 +264,7 @@ func (x *Index) apply(b *batch) {
 // rank orders the entries refreshes and holds added to the dictionaries
 // of CATs readers were using: the order is computed without the write
 // lock and swapped in under it. Until then their lists order the new
-// entries per query (see sortedGroups). The caller holds changeMu.
+// entries per query (see sortedGroups). The caller holds turn.
 func (x *Index) rank() {
 	type ranks struct {
 		d              *dictionary

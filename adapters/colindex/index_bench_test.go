@@ -7,20 +7,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catsrv/catsrv/ports"
-
 	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
-// synthetic is a ports.InteractionFeed of n demo-like api rows of one CAT over a year:
+// synthetic is a colindex.Feed of n demo-like api rows of one CAT over a year:
 // questions Zipf-distributed (s = 1.1) over 10k texts plus 5% one-offs,
 // answers over 2k texts, 8 topics, 4 models, 4 personas.
 type synthetic struct{ n int }
 
 var benchStart = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func (s synthetic) ReadSince(_ context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+func (s synthetic) ReadSince(_ context.Context, after int64, fn func(*analytics.FeedRow) error) (int64, error) {
 	if after > 0 {
 		return after, nil
 	}
@@ -29,7 +27,7 @@ func (s synthetic) ReadSince(_ context.Context, after int64, fn func(*ports.Feed
 	step := int64(365*24*time.Hour/time.Microsecond) / int64(s.n)
 	models := []string{"gpt-4o", "gpt-4o-mini", "claude-3-5-sonnet", "llama-3-70b"}
 	personas := []string{"customer", "agent", "developer", "admin"}
-	var row ports.FeedRow
+	var row analytics.FeedRow
 	for k := range s.n {
 		q := "How do I fix problem " + strconv.FormatUint(zipf.Uint64(), 10) + "?"
 		if r.IntN(20) == 0 {
@@ -37,7 +35,7 @@ func (s synthetic) ReadSince(_ context.Context, after int64, fn func(*ports.Feed
 		}
 		a := r.IntN(2000)
 		qi := analytics.Interaction{Question: q, Answer: "Answer " + strconv.Itoa(a)}.Normalize()
-		row = ports.FeedRow{ID: int64(k + 1), Micros: benchStart.UnixMicro() + int64(k)*step, Cat: []byte("support"),
+		row = analytics.FeedRow{ID: int64(k + 1), Micros: benchStart.UnixMicro() + int64(k)*step, Cat: []byte("support"),
 			Topic: []byte("topic-" + strconv.Itoa(a%8)), Model: []byte(models[r.IntN(4)]), Persona: []byte(personas[r.IntN(4)]),
 			QuestionID: []byte(qi.QuestionID), Question: []byte(q), AnswerID: []byte(qi.AnswerID), Answer: []byte(qi.Answer)}
 		if err := fn(&row); err != nil {
@@ -107,10 +105,10 @@ func BenchmarkBuild(b *testing.B) {
 // benchmark, numbered after them.
 type lateSource struct {
 	synthetic
-	late []ports.FeedRow
+	late []analytics.FeedRow
 }
 
-func (s *lateSource) ReadSince(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+func (s *lateSource) ReadSince(ctx context.Context, after int64, fn func(*analytics.FeedRow) error) (int64, error) {
 	high, err := s.synthetic.ReadSince(ctx, after, fn)
 	if err != nil {
 		return high, err
@@ -150,7 +148,7 @@ func BenchmarkLateAppend(b *testing.B) {
 			id := int64(rows)
 			for b.Loop() {
 				id++
-				src.late = append(src.late[:0], ports.FeedRow{ID: id, Micros: c.micros,
+				src.late = append(src.late[:0], analytics.FeedRow{ID: id, Micros: c.micros,
 					Cat: []byte("support"), Topic: []byte("topic-1"), Model: []byte("gpt-4o"), Persona: []byte("agent"),
 					QuestionID: []byte("late-q"), Question: []byte("a late question"), AnswerID: []byte("late-a"), Answer: []byte("a late answer")})
 				if err := idx.Refresh(b.Context()); err != nil {

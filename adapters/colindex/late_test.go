@@ -42,7 +42,7 @@ func TestLateRows(t *testing.T) {
 	}
 	m := newMemLog()
 	idx := build(t, m)
-	log := colindex.Log{InteractionLog: m, Index: idx}
+	log := refreshingLog{InteractionLog: m, Index: idx}
 	steps := []struct {
 		name string
 		rows []analytics.Interaction
@@ -68,14 +68,12 @@ func TestLateRows(t *testing.T) {
 		{"a late batch larger than the CAT", series("b", day.AddDate(0, 0, -2), 3*time.Minute, 900, 40)},
 		{"late again after the re-sort", series("b", day.AddDate(0, 0, -1), 31*time.Minute, 20, 50)},
 		{"new newest rows", series("a", day.AddDate(0, 0, 2), time.Minute, 30, 60)},
-		// Refreshes of more than bulkRows rows of a CAT build its next
-		// rows beside the old (in order: lengthened; late: merged).
+		// Refreshes of thousands of rows of a CAT, newer and late.
 		{"a bulk of newer rows, new values", withNew(series("a", day.AddDate(0, 0, 3), 10*time.Second, 5000, 70), "bulk a")},
 		{"a late bulk, new values", withNew(series("b", day.AddDate(0, 0, -1).Add(17*time.Second), 37*time.Second, 5000, 80), "bulk b")},
 		{"late after the bulk", []analytics.Interaction{row("b", day.Add(9*time.Hour), 90)}},
-		// Fewer than bulkRows rows spread over the CAT's days, which one
-		// at a time would move more rows than the CAT has: appended and
-		// sorted in once, beside the old rows (lateMoves).
+		// Rows spread over the CAT's days, which one at a time would
+		// move more rows than the CAT has: appended and sorted once.
 		{"a small late batch across the CAT, new values", withNew(series("a", day.Add(-20*time.Hour), 97*time.Minute, 60, 95), "spread a")},
 	}
 	ranges := map[string]analytics.Range{

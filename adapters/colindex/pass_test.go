@@ -11,17 +11,16 @@ import (
 	"time"
 
 	"github.com/catsrv/catsrv/core/analytics"
-	"github.com/catsrv/catsrv/ports"
 )
 
-// rowSource is a ports.InteractionFeed over rows held in memory; rows can be added
+// rowSource is a colindex.Feed over rows held in memory; rows can be added
 // between refreshes, as another writer would.
 type rowSource struct {
 	mu   sync.Mutex
-	rows []ports.FeedRow // row k has id k+1
+	rows []analytics.FeedRow // row k has id k+1
 }
 
-func (s *rowSource) ReadSince(_ context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+func (s *rowSource) ReadSince(_ context.Context, after int64, fn func(*analytics.FeedRow) error) (int64, error) {
 	s.mu.Lock()
 	rows := slices.Clone(s.rows)
 	s.mu.Unlock()
@@ -49,7 +48,7 @@ func (s *rowSource) add(r *rand.Rand, n int) {
 			q = "q-0"
 		}
 		a := fmt.Sprintf("a-%d", r.IntN(20))
-		s.rows = append(s.rows, ports.FeedRow{
+		s.rows = append(s.rows, analytics.FeedRow{
 			ID: int64(len(s.rows) + 1), Micros: passDay.Add(time.Duration(r.IntN(48*3600)) * time.Second).UnixMicro(),
 			Cat: []byte("c"), Topic: []byte(fmt.Sprintf("t%d", r.IntN(4))), Model: []byte(fmt.Sprintf("m%d", r.IntN(3))),
 			Persona: []byte(fmt.Sprintf("p%d", r.IntN(3))), QuestionID: []byte(q), Question: []byte("text of " + q),
@@ -58,31 +57,29 @@ func (s *rowSource) add(r *rand.Rand, n int) {
 	}
 }
 
-// passSelections are selections whose lists read the same rows, each
-// with whether their whole answer should be counted in one pass.
+// passSelections are selections whose lists read the same rows.
 var passSelections = []struct {
-	name     string
-	sel      analytics.Selection
-	wantPass bool
+	name string
+	sel  analytics.Selection
 }{
 	{"two models and a persona, whole days", analytics.Selection{Cat: "c", Filters: analytics.Filters{
-		Models: []string{"m0", "m2"}, Personas: []string{"p1"}}}, false},
+		Models: []string{"m0", "m2"}, Personas: []string{"p1"}}}},
 	{"two models and a persona, not whole days", analytics.Selection{Cat: "c",
 		Range:   analytics.Range{Start: passDay.Add(90 * time.Minute), End: passDay.Add(30 * time.Hour)},
-		Filters: analytics.Filters{Models: []string{"m0", "m2"}, Personas: []string{"p1"}}}, true},
-	{"popular question", analytics.Selection{Cat: "c", Filters: analytics.Filters{QuestionIDs: []string{"q-0"}}}, true},
+		Filters: analytics.Filters{Models: []string{"m0", "m2"}, Personas: []string{"p1"}}}},
+	{"popular question", analytics.Selection{Cat: "c", Filters: analytics.Filters{QuestionIDs: []string{"q-0"}}}},
 	{"popular question and a topic", analytics.Selection{Cat: "c", Range: analytics.Range{End: passDay.Add(20 * time.Hour)},
-		Filters: analytics.Filters{QuestionIDs: []string{"q-0", "q-7"}, Topics: []string{"t1"}}}, true},
+		Filters: analytics.Filters{QuestionIDs: []string{"q-0", "q-7"}, Topics: []string{"t1"}}}},
 	{"every dimension", analytics.Selection{Cat: "c", Filters: analytics.Filters{
 		Topics: []string{"t0", "t1", "t3"}, Models: []string{"m1", "m2"}, Personas: []string{"p0", "p2"},
-		QuestionIDs: []string{"q-0", "q-1", "q-2", "q-3"}, AnswerIDs: []string{"a-1", "a-2", "a-3", "a-4", "a-5"}}}, true},
+		QuestionIDs: []string{"q-0", "q-1", "q-2", "q-3"}, AnswerIDs: []string{"a-1", "a-2", "a-3", "a-4", "a-5"}}}},
 	{"many questions and answers", analytics.Selection{Cat: "c", Range: analytics.Range{Start: passDay.Add(5 * time.Hour)},
-		Filters: analytics.Filters{QuestionIDs: manyQuestions, AnswerIDs: []string{"a-1", "a-2", "a-3", "a-4", "a-5", "a-6"}}}, true},
-	{"start only", analytics.Selection{Cat: "c", Range: analytics.Range{Start: passDay.Add(23 * time.Hour)}}, true},
-	{"end only, most rows", analytics.Selection{Cat: "c", Range: analytics.Range{End: passDay.Add(40 * time.Hour)}}, false},
-	{"a topic over the full range", analytics.Selection{Cat: "c", Filters: analytics.Filters{Topics: []string{"t2"}}}, false},
+		Filters: analytics.Filters{QuestionIDs: manyQuestions, AnswerIDs: []string{"a-1", "a-2", "a-3", "a-4", "a-5", "a-6"}}}},
+	{"start only", analytics.Selection{Cat: "c", Range: analytics.Range{Start: passDay.Add(23 * time.Hour)}}},
+	{"end only, most rows", analytics.Selection{Cat: "c", Range: analytics.Range{End: passDay.Add(40 * time.Hour)}}},
+	{"a topic over the full range", analytics.Selection{Cat: "c", Filters: analytics.Filters{Topics: []string{"t2"}}}},
 	{"a topic, not whole days", analytics.Selection{Cat: "c", Range: analytics.Range{End: passDay.Add(30 * time.Hour)},
-		Filters: analytics.Filters{Topics: []string{"t2"}}}, true},
+		Filters: analytics.Filters{Topics: []string{"t2"}}}},
 }
 
 // manyQuestions are enough questions for a scan rather than their rows.
@@ -108,61 +105,63 @@ func queryOf(sel analytics.Selection, limit int) analytics.Query {
 	return analytics.Query{Cat: sel.Cat, Range: sel.Range, Filters: sel.Filters, Limit: limit}
 }
 
-// withoutPass answers the query as if no pass were worth it: the total
-// and each list counted alone.
-func withoutPass(x *Index, q analytics.Query) analytics.Counts {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	c := analytics.Counts{Groups: map[analytics.Dimension][]analytics.Group{}}
-	if p, ok := x.plan(q.Selection()); ok {
-		c.Total = p.total()
+// interactions are the source's rows as the reference counts them.
+func (s *rowSource) interactions() []analytics.Interaction {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]analytics.Interaction, len(s.rows))
+	for k, r := range s.rows {
+		out[k] = analytics.Interaction{Time: time.UnixMicro(r.Micros).UTC(), Cat: string(r.Cat), EventKind: analytics.EventKindAPI,
+			Topic: string(r.Topic), Model: string(r.Model), Persona: string(r.Persona),
+			QuestionID: string(r.QuestionID), Question: string(r.Question), AnswerID: string(r.AnswerID), Answer: string(r.Answer)}
 	}
-	for _, d := range analytics.Dimensions {
-		c.Groups[d] = x.groups(q.SelectionFor(d), d, q.LimitOf(d), false)
-	}
-	return c
+	return out
 }
 
 // checkLists asks idx for sel's answer, whole and part by part, with and
 // without limits on the question and answer lists, and compares it with
-// the answer counted without a pass.
-func checkLists(t *testing.T, idx *Index, sel analytics.Selection) {
+// the reference's over the source's rows (in SortGroups order, which the
+// reference leaves to the caller).
+func checkLists(t *testing.T, idx *Index, src *rowSource, sel analytics.Selection) {
 	t.Helper()
+	rows := src.interactions()
+	sorted := func(g []analytics.Group) []analytics.Group {
+		g = slices.Clone(g)
+		analytics.SortGroups(g)
+		return g
+	}
 	for _, limit := range []int{0, 3} {
 		q := queryOf(sel, limit)
-		want := withoutPass(idx, q)
-		got, _ := idx.answer(q, analytics.AllParts)
+		want := analytics.CountAnswer(rows, q, analytics.AllParts)
+		got := idx.answer(q, analytics.AllParts)
 		if got.Total != want.Total {
-			t.Errorf("total (limit %d) = %d, without a pass %d", limit, got.Total, want.Total)
+			t.Errorf("total (limit %d) = %d, the reference %d", limit, got.Total, want.Total)
 		}
 		for _, d := range analytics.Dimensions {
+			want.Groups[d] = sorted(want.Groups[d])
 			if !slices.Equal(got.Groups[d], want.Groups[d]) {
 				t.Errorf("list %v (limit %d):\n got  %v\n want %v", d, limit, got.Groups[d], want.Groups[d])
 			}
-			one, _ := idx.answer(q, analytics.ListOf(d))
+			one := idx.answer(q, analytics.ListOf(d))
 			if !slices.Equal(one.Groups[d], want.Groups[d]) || one.Total != 0 || len(one.Groups) != 1 {
 				t.Errorf("list %v alone (limit %d):\n got  %+v\n want %v", d, limit, one, want.Groups[d])
 			}
 		}
-		if one, _ := idx.answer(q, analytics.PartTotal); one.Total != want.Total || len(one.Groups) != 0 {
+		if one := idx.answer(q, analytics.PartTotal); one.Total != want.Total || len(one.Groups) != 0 {
 			t.Errorf("total alone (limit %d): %+v, want %d", limit, one, want.Total)
 		}
 	}
 }
 
-// TestPassListsEqualGroups checks that the lists one pass counts equal
-// those counted alone, for filtered selections, over enough rows that
-// the pass splits them.
-func TestPassListsEqualGroups(t *testing.T) {
+// TestFilteredLists checks the lists of filtered selections over enough
+// rows that their counts are split over the cores.
+func TestFilteredLists(t *testing.T) {
 	src := &rowSource{}
 	src.add(rand.New(rand.NewPCG(5, 6)), 2*parallelMin+1000)
 	idx := buildFrom(t, src)
 	for _, tc := range passSelections {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, pass := idx.answer(queryOf(tc.sel, 0), analytics.AllParts); (pass != nil) != tc.wantPass {
-				t.Fatalf("counted in one pass: %v, want %v", pass != nil, tc.wantPass)
-			}
-			checkLists(t, idx, tc.sel)
+			checkLists(t, idx, src, tc.sel)
 		})
 	}
 }
@@ -178,9 +177,9 @@ func TestAnswerCountsOneState(t *testing.T) {
 			src.add(r, 5000)
 			idx := buildFrom(t, src)
 			q := queryOf(tc.sel, 3)
-			before, _ := buildFrom(t, src).answer(q, analytics.AllParts)
+			before := buildFrom(t, src).answer(q, analytics.AllParts)
 			src.add(r, 3000)
-			after, _ := buildFrom(t, src).answer(q, analytics.AllParts)
+			after := buildFrom(t, src).answer(q, analytics.AllParts)
 			if reflect.DeepEqual(before, after) {
 				t.Fatalf("the added rows change nothing in the answer: no test")
 			}
@@ -207,37 +206,5 @@ func TestAnswerCountsOneState(t *testing.T) {
 				t.Errorf("after the refresh:\n got  %+v\n want %+v", got, after)
 			}
 		})
-	}
-}
-
-// TestPositionParts: a pass over posting lists split in parts (as over
-// the cores when the positions are many) counts what one part counts,
-// for lists cut anywhere, one or several of them.
-func TestPositionParts(t *testing.T) {
-	src := &rowSource{}
-	src.add(rand.New(rand.NewPCG(9, 10)), 20000)
-	idx := buildFrom(t, src)
-	for _, f := range []analytics.Filters{
-		{QuestionIDs: []string{"q-0"}},
-		{QuestionIDs: []string{"q-0", "q-5", "q-9"}, Models: []string{"m1"}, AnswerIDs: []string{"a-1", "a-2", "a-3"}},
-		{AnswerIDs: []string{"a-4"}, Personas: []string{"p0", "p1"}},
-	} {
-		p, ok := idx.plan(analytics.Selection{Cat: "c", Filters: f})
-		if !ok || p.postings == nil {
-			t.Fatalf("%+v: no posting lists to count", f)
-		}
-		want := [dimensions]bool{analytics.Topic: true, analytics.Answer: true, analytics.Question: f.AnswerIDs != nil}
-		pf := passFilters{combo: orAll(p.comboAllowed, len(p.cat.combos)),
-			question: orAll(p.allowBy[analytics.Question], p.cat.dicts[analytics.Question].len()),
-			answer:   orAll(p.allowBy[analytics.Answer], p.cat.dicts[analytics.Answer].len()), questions: want[analytics.Question]}
-		one := p.positionParts(pf, 1)
-		if slices.Max(one.answer) == 0 {
-			t.Fatalf("%+v: nothing counted: no test", f)
-		}
-		for _, parts := range []int{2, 3, 7} {
-			if got := p.positionParts(pf, parts); !reflect.DeepEqual(got, one) {
-				t.Errorf("%+v in %d parts:\n got  %+v\n want %+v", f, parts, got, one)
-			}
-		}
 	}
 }

@@ -104,32 +104,6 @@ func (p *postingLists) trim() {
 	}
 }
 
-// countRange returns, per code, how many of its positions are in
-// [lo, hi), in counts (at least len(p.ref) long, zeroed): a code with one
-// row is one comparison, a list two binary searches, or none when the
-// list lies wholly inside or outside the range. It reads the tables, not
-// the rows: for a long range with no filter, far less than a scan.
-func (p *postingLists) countRange(counts []int64, lo, hi int) {
-	from, to := int32(lo), int32(hi) // #nosec G115 -- a CAT holds fewer than 2^31 rows
-	for code, r := range p.ref {
-		if r < 0 {
-			pos := -1 - r
-			if pos >= from && pos < to {
-				counts[code] = 1
-			}
-			continue
-		}
-		l := p.lists[r]
-		switch {
-		case l[0] >= to || l[len(l)-1] < from:
-		case l[0] >= from && l[len(l)-1] < to:
-			counts[code] = int64(len(l))
-		default:
-			counts[code] = int64(firstAtLeast(l, to) - firstAtLeast(l, from))
-		}
-	}
-}
-
 // countIn returns how many of code's positions are in [lo, hi).
 func (p *postingLists) countIn(code uint32, lo, hi int) int64 {
 	r := p.ref[code]
@@ -142,12 +116,6 @@ func (p *postingLists) countIn(code uint32, lo, hi int) int64 {
 	l := p.lists[r]
 	from, to := int32(lo), int32(hi) // #nosec G115 -- a CAT holds fewer than 2^31 rows
 	return int64(firstAtLeast(l, to) - firstAtLeast(l, from))
-}
-
-// rangeCost is what countRange reads, in rows of a scan: a table entry
-// per code and a few dozen for a list's binary searches.
-func (p *postingLists) rangeCost() int {
-	return len(p.ref) + 32*len(p.lists)
 }
 
 // firstAtLeast returns the index of the first position at least pos in

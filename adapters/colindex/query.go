@@ -18,79 +18,31 @@ var _ ports.RollupStore = (*Index)(nil)
 
 // Answer counts the wanted parts of the query's answer, all under one hold
 // of the read lock, so that one answer counts one state of the index: a
-// refresh applies before or after it, never between its parts. When the
-// lists would each read the same rows again, one pass counts them with the
-// total (see pass.go); the others come from the shortcuts (running totals,
-// the cube, postings) or a count of their own.
+// refresh applies before or after it, never between its parts.
 func (x *Index) Answer(_ context.Context, q analytics.Query, want analytics.Parts) (analytics.Counts, error) {
-	out, _ := x.answer(q, want)
-	return out, nil
+	return x.answer(q, want), nil
 }
 
-// answer is Answer, also returning the pass it counted, if any.
-func (x *Index) answer(q analytics.Query, want analytics.Parts) (analytics.Counts, *onePass) {
+// answer is Answer.
+func (x *Index) answer(q analytics.Query, want analytics.Parts) analytics.Counts {
 	out := analytics.Counts{Groups: map[analytics.Dimension][]analytics.Group{}}
 	if want == 0 {
-		return out, nil
+		return out
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	lists := want.Lists()
-	p, ok := x.plan(q.Selection())
-	var (
-		pass  *onePass
-		tried [dimensions]bool // p.top was asked for the list
-	)
-	if ok {
-		for _, d := range postingDims {
-			// Cut to a limit over an unfiltered range: the codes counted
-			// most, kept out of a pass.
-			if !lists[d] {
-				continue
-			}
-			if top, found := p.top(d, q.LimitOf(d)); found {
-				out.Groups[d], lists[d] = top, false
-			}
-			// Without filters the list's plan is p's: it was tried. With
-			// some (such as the list's own), groups tries its own plan.
-			tried[d] = len(p.filters) == 0
-		}
-		counted := false
-		if want.Has(analytics.PartTotal) && p.totalScans() {
-			// Count the lists in the total's pass if they read the rows too.
-			if pass = newPass(p, lists, p.hi-p.lo); pass != nil {
-				pass.forTotal = true
-				pass.run()
-				out.Total, counted = pass.total, true
-			}
-		}
-		if want.Has(analytics.PartTotal) && !counted {
+	if want.Has(analytics.PartTotal) {
+		if p, ok := x.plan(q.Selection()); ok {
 			out.Total = p.total()
 		}
-		if pass == nil {
-			// The total read few rows or none: a pass of the lists alone.
-			if pass = newPass(p, lists, 0); pass != nil {
-				pass.run()
-			}
-		}
 	}
+	lists := want.Lists()
 	for _, d := range analytics.Dimensions {
-		if !lists[d] {
-			continue
+		if lists[d] {
+			out.Groups[d] = x.groups(q.SelectionFor(d), d, q.LimitOf(d), true)
 		}
-		if pass != nil && pass.want[d] {
-			out.Groups[d] = p.cat.dicts[d].sortedGroups(pass.lists[d], q.LimitOf(d))
-			continue
-		}
-		out.Groups[d] = x.groups(q.SelectionFor(d), d, q.LimitOf(d), !tried[d])
 	}
-	return out, pass
-}
-
-// totalScans reports whether the plan's total reads its rows one by one
-// (no running total, cube or postings answers it).
-func (p plan) totalScans() bool {
-	return len(p.filters) > 0 && !p.checkTime && !p.usesCube() && p.postings == nil
+	return out
 }
 
 // total counts the plan's rows.
@@ -134,17 +86,6 @@ func (x *Index) groups(sel analytics.Selection, d analytics.Dimension, limit int
 		p.fromCube(own, counts)
 		return dict.sortedGroups(counts, limit)
 	}
-	if counts, ok := p.byComboOnly(d); ok {
-		return dict.sortedGroups(counts, limit)
-	}
-	if k := slices.Index(postingDims[:], d); k >= 0 && unfiltered &&
-		p.cat.postings[k].rangeCost() < min(p.hi-p.lo, rows-(p.hi-p.lo)) {
-		// A long range with no filter: count each code's positions in it
-		// from the posting lists' tables instead of reading its rows.
-		counts := make([]int64, dict.len())
-		p.cat.postings[k].countRange(counts, p.lo, p.hi)
-		return dict.sortedGroups(counts, limit)
-	}
 	if unfiltered && rows-(p.hi-p.lo) < p.hi-p.lo {
 		// Most of the CAT: count the rows outside the range and take them
 		// from the CAT's running totals (the full range reads no row).
@@ -177,7 +118,7 @@ func (p plan) top(d analytics.Dimension, limit int) ([]analytics.Group, bool) {
 		// limit codes with 2^heavyFloor rows each would not fit.
 		return nil, false
 	}
-	reads := p.cat.dicts[d].len() + min(span, rows-span, p.cat.postings[k].rangeCost())
+	reads := p.cat.dicts[d].len() + min(span, rows-span)
 	return p.topOfRange(k, limit, reads/heavyVisitCost)
 }
 
@@ -349,10 +290,6 @@ func (p plan) count(counts []int64, col *codeColumn, lo, hi int) {
 			return
 		}
 		countBlock(counts, nil, col, lo, hi)
-		return
-	}
-	if len(p.filters) == 1 && !p.checkTime && col != nil {
-		countFiltered(counts, col, p.filters[0], lo, hi)
 		return
 	}
 	pass := make([]uint8, blockRows)

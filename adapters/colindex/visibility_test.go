@@ -7,29 +7,27 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/catsrv/catsrv/ports"
-
 	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
-// pausingSource is a ports.InteractionFeed that, once armed, stops in the middle of its
+// pausingSource is a colindex.Feed that, once armed, stops in the middle of its
 // next ReadSince, after pauseAt rows, until resume is closed: a refresh
 // caught between two of the rows one SQL snapshot returned.
 type pausingSource struct {
-	ports.InteractionFeed
+	colindex.Feed
 	pauseAt int
 	armed   atomic.Bool
 	paused  chan struct{} // closed when the read has stopped
 	resume  chan struct{} // closed by the test to let it go on
 }
 
-func (s *pausingSource) ReadSince(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+func (s *pausingSource) ReadSince(ctx context.Context, after int64, fn func(*analytics.FeedRow) error) (int64, error) {
 	if !s.armed.CompareAndSwap(true, false) {
-		return s.InteractionFeed.ReadSince(ctx, after, fn)
+		return s.Feed.ReadSince(ctx, after, fn)
 	}
 	n := 0
-	return s.InteractionFeed.ReadSince(ctx, after, func(r *ports.FeedRow) error {
+	return s.Feed.ReadSince(ctx, after, func(r *analytics.FeedRow) error {
 		if n == s.pauseAt {
 			close(s.paused)
 			<-s.resume
@@ -83,7 +81,7 @@ func TestRefreshIsAtomic(t *testing.T) {
 	if _, err := m.Append(ctx, analytics.Each(tiedLog(r, 1000))); err != nil {
 		t.Fatalf("Append: %v", err)
 	}
-	src := &pausingSource{InteractionFeed: m, pauseAt: 5000, paused: make(chan struct{}), resume: make(chan struct{})}
+	src := &pausingSource{Feed: m, pauseAt: 5000, paused: make(chan struct{}), resume: make(chan struct{})}
 	idx := build(t, src)
 	cats := [2]string{"c", "new"}
 	before := observe(ctx, t, idx, cats)

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
@@ -23,7 +22,7 @@ func TestWideCodes(t *testing.T) {
 		}
 	}
 	m := newMemLog()
-	log := colindex.Log{InteractionLog: m, Index: build(t, m)}
+	log := refreshingLog{InteractionLog: m, Index: build(t, m)}
 	batch := func(from, n int, at func(k int) time.Time) []analytics.Interaction {
 		out := make([]analytics.Interaction, n)
 		for k := range out {

@@ -185,7 +185,13 @@ func TestUnreachableUserEndpointKeepsTokenOutOfErrors(t *testing.T) {
 			idp.Config.Handler.ServeHTTP(w, r)
 			return
 		}
-		userinfo <- r.URL.RawQuery
+		// The transport retries a GET whose connection was hung up: a
+		// retry must not block on the full channel until the client's
+		// time-out.
+		select {
+		case userinfo <- r.URL.RawQuery:
+		default:
+		}
 		hj, ok := w.(http.Hijacker)
 		if !ok {
 			t.Error("cannot hijack")

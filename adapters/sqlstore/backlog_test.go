@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/catsrv/catsrv/core/analytics"
-	"github.com/catsrv/catsrv/ports"
 )
 
 // TestCountSince: CountSince counts exactly the api rows ReadSince would
@@ -36,7 +35,7 @@ func TestCountSince(t *testing.T) {
 				t.Fatalf("CountSince(0) = %d, want the %d api rows", n, api)
 			}
 			var ids []int64
-			high, err := s.ReadSince(t.Context(), 0, func(r *ports.FeedRow) error {
+			high, err := s.ReadSince(t.Context(), 0, func(r *analytics.FeedRow) error {
 				ids = append(ids, r.ID)
 				return nil
 			})

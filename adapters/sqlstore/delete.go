@@ -20,14 +20,13 @@ import (
 // rebuilds what the rows fed: the dims_blocks and rollup_cube rows of every
 // (CAT, UTC day) that lost api rows are recomputed from the api rows that
 // remain there, and the CATs that lost api rows are recorded in
-// interaction_deletions, the deletion feed (ports.DeletionFeed) a column
+// interaction_deletions, the deletion feed (colindex.Deletions) a column
 // index polls to learn that it must rebuild them. When the deletion ends,
 // the dictionary entries only deleted rows used are deleted too
 // (deletegc.go), so no erased text stays behind.
 
 var (
 	_ ports.InteractionEraser = (*Store)(nil)
-	_ ports.DeletionFeed      = (*Store)(nil)
 )
 
 // DefaultDeleteBatch is how many interactions a deletion removes per
@@ -302,7 +301,7 @@ func (s *Store) readDay(ctx context.Context, tx *sql.Tx, k blockKey, w *writer) 
 }
 
 // ReadDeletions reports the deletions committed after the generation
-// after (ports.DeletionFeed): the highest generation (after itself when
+// after (colindex.Deletions): the highest generation (after itself when
 // none) and the CATs that lost api rows in them, sorted.
 func (s *Store) ReadDeletions(ctx context.Context, after int64) (int64, []string, error) {
 	type result struct {

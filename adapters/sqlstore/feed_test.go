@@ -15,24 +15,23 @@ import (
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/sqltest"
 	"github.com/catsrv/catsrv/core/analytics"
-	"github.com/catsrv/catsrv/ports"
 )
 
 // follower reads a feed the way the column index does: from the position
 // the previous read returned, counting how often it was given each id.
 type follower struct {
-	feed ports.InteractionFeed
+	feed colindex.Feed
 	pos  int64
 	seen map[int64]int
 }
 
-func newFollower(feed ports.InteractionFeed) *follower {
+func newFollower(feed colindex.Feed) *follower {
 	return &follower{feed: feed, seen: map[int64]int{}}
 }
 
 func (f *follower) read(t *testing.T) {
 	t.Helper()
-	next, err := f.feed.ReadSince(t.Context(), f.pos, func(r *ports.FeedRow) error {
+	next, err := f.feed.ReadSince(t.Context(), f.pos, func(r *analytics.FeedRow) error {
 		f.seen[r.ID]++
 		return nil
 	})

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 
 	"github.com/catsrv/catsrv/core/analytics"
-	"github.com/catsrv/catsrv/ports"
 )
 
 // Writers on PostgreSQL take no common lock: chat turns and imports from
@@ -125,7 +124,7 @@ type feedCursor struct {
 // transactions from position after up to the horizon, in
 // (xact, id) order; it returns that horizon, the next position. A read cut
 // short by a lost connection goes on after the last row fn was given.
-func (s *Store) readSincePostgres(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+func (s *Store) readSincePostgres(ctx context.Context, after int64, fn func(*analytics.FeedRow) error) (int64, error) {
 	c := feedCursor{xact: after}
 	for attempt := 1; ; attempt++ {
 		err := s.readFeedRange(ctx, &c, fn)
@@ -140,7 +139,7 @@ func (s *Store) readSincePostgres(ctx context.Context, after int64, fn func(*por
 
 // readFeedRange reads the rows after the cursor below its horizon (taken
 // now, on the first call) and moves the cursor on.
-func (s *Store) readFeedRange(ctx context.Context, c *feedCursor, fn func(*ports.FeedRow) error) error {
+func (s *Store) readFeedRange(ctx context.Context, c *feedCursor, fn func(*analytics.FeedRow) error) error {
 	if c.horizon == 0 {
 		// Every transaction that ended before this statement is visible
 		// to the read that follows it, in its later snapshot.
@@ -169,7 +168,7 @@ func (s *Store) readFeedRange(ctx context.Context, c *feedCursor, fn func(*ports
 	}
 	defer rows.Close()
 	var (
-		r                                          ports.FeedRow
+		r                                          analytics.FeedRow
 		xact                                       int64
 		cat, topic, model, persona, qid, q, aid, a sql.RawBytes
 	)

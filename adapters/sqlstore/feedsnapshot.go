@@ -8,12 +8,9 @@ import (
 	"slices"
 
 	"github.com/catsrv/catsrv/core/analytics"
-	"github.com/catsrv/catsrv/ports"
 )
 
-var _ ports.FeedSnapshot = (*Store)(nil)
-
-// ReadSnapshot is the fast first read of the feed (ports.FeedSnapshot):
+// ReadSnapshot is the fast first read of the feed (colindex.Snapshot):
 // the api rows of one committed state decoded from dims_blocks, their
 // codes looked up in the five dictionaries read whole once, instead of
 // every row's texts from interactions. At 10M rows that is some 100 MB of
@@ -30,7 +27,7 @@ var _ ports.FeedSnapshot = (*Store)(nil)
 // (while an older writer was still running), which ReadSince will give
 // again: those are returned as given, read in the same transaction (few:
 // the rows committed while the oldest running writer runs).
-func (s *Store) ReadSnapshot(ctx context.Context, fn func(*ports.FeedRow) error) (int64, map[int64]string, error) {
+func (s *Store) ReadSnapshot(ctx context.Context, fn func(*analytics.FeedRow) error) (int64, map[int64]string, error) {
 	var horizon int64
 	if s.dialect == postgresDialect {
 		if err := s.db.DB.QueryRowContext(ctx, feedHorizon).Scan(&horizon); err != nil {
@@ -120,7 +117,7 @@ type snapshotRow struct {
 // order (the blocks come in the primary key's order, day by day), which
 // it adds fastest, and the two cores share the work. Each row carries
 // its CAT's row count in the snapshot (FeedRow.CatRows), read first.
-func readSnapshotBlocks(ctx context.Context, q queryer, dicts *[dimsCodes]snapshotDict, fn func(*ports.FeedRow) error) error {
+func readSnapshotBlocks(ctx context.Context, q queryer, dicts *[dimsCodes]snapshotDict, fn func(*analytics.FeedRow) error) error {
 	catRows, err := readCatRows(ctx, q)
 	if err != nil {
 		return err
@@ -137,7 +134,7 @@ func readSnapshotBlocks(ctx context.Context, q queryer, dicts *[dimsCodes]snapsh
 		errc <- decodeSnapshotDays(ctx, q, free, days)
 	}()
 	var (
-		r         ports.FeedRow
+		r         analytics.FeedRow
 		addErr    error
 		keys      [dimsCodes][]byte
 		texts     [dimsCodes][]byte

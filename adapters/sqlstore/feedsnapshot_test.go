@@ -9,18 +9,17 @@ import (
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/sqltest"
 	"github.com/catsrv/catsrv/core/analytics"
-	"github.com/catsrv/catsrv/ports"
 	"github.com/catsrv/catsrv/ports/porttest"
 )
 
-// feedOnly hides the store's ports.FeedSnapshot: an index built over it
+// feedOnly hides the store's colindex.Snapshot: an index built over it
 // reads the whole feed, the way it started before snapshots.
 type feedOnly struct {
-	ports.InteractionFeed
-	ports.DeletionFeed
+	colindex.Feed
+	colindex.Deletions
 }
 
-func buildIndex(t *testing.T, src ports.InteractionFeed) *colindex.Index {
+func buildIndex(t *testing.T, src colindex.Feed) *colindex.Index {
 	t.Helper()
 	idx, err := colindex.Build(t.Context(), src)
 	if err != nil {
@@ -69,7 +68,7 @@ func TestIndexFromSnapshot(t *testing.T) {
 
 			rows := 0
 			perCat, catRows := map[string]int{}, map[string]map[int]bool{}
-			high, given, err := s.ReadSnapshot(t.Context(), func(r *ports.FeedRow) error {
+			high, given, err := s.ReadSnapshot(t.Context(), func(r *analytics.FeedRow) error {
 				rows++
 				perCat[string(r.Cat)]++
 				if catRows[string(r.Cat)] == nil {
@@ -142,7 +141,7 @@ func TestIndexFromSnapshotWhileWritersRun(t *testing.T) {
 	turn(t, s, log[4:12])
 	committed := append(append([]analytics.Interaction{}, log[20:30]...), log[4:12]...)
 
-	_, given, err := s.ReadSnapshot(t.Context(), func(*ports.FeedRow) error { return nil })
+	_, given, err := s.ReadSnapshot(t.Context(), func(*analytics.FeedRow) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +210,7 @@ func TestIndexFromSnapshotRebuildsGivenCat(t *testing.T) {
 	expectMatchesReference(t, "raw", s, normalized(committed))
 }
 
-var _ ports.FeedSnapshot = (*sqlstore.Store)(nil)
+var _ colindex.Snapshot = (*sqlstore.Store)(nil)
 
 func TestFeedSnapshotContract(t *testing.T) {
 	for _, b := range backends {
@@ -238,7 +237,7 @@ func TestSnapshotConnectionNotKept(t *testing.T) {
 				t.Fatal("no idle connection to take")
 			}
 			rows := 0
-			if _, _, err := s.ReadSnapshot(t.Context(), func(*ports.FeedRow) error { rows++; return nil }); err != nil {
+			if _, _, err := s.ReadSnapshot(t.Context(), func(*analytics.FeedRow) error { rows++; return nil }); err != nil {
 				t.Fatalf("ReadSnapshot: %v", err)
 			}
 			if rows == 0 {

@@ -12,8 +12,13 @@ import (
 	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/adapters/sqlstore/sqltest"
 	"github.com/catsrv/catsrv/core/analytics"
-	"github.com/catsrv/catsrv/ports"
 )
+
+// committed is what a commit told TellCommits's function.
+type committed struct {
+	rows     []analytics.FeedRow
+	complete bool
+}
 
 // indexTotal is the column index's count of every api row, both CATs.
 func indexTotal(t *testing.T, idx *colindex.Index) int64 {
@@ -47,18 +52,18 @@ func TestToldCommitsCountedOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			var (
-				told         []ports.Committed
+				told         []committed
 				refreshFirst bool
 			)
-			s.TellCommits(func(c ports.Committed) {
-				told = append(told, c)
+			s.TellCommits(func(rows []analytics.FeedRow, givenAt int64, complete bool) {
+				told = append(told, committed{rows, complete})
 				if refreshFirst {
 					// A refresh reads the rows between the commit and the hold.
 					if err := idx.Refresh(t.Context()); err != nil {
 						t.Error(err)
 					}
 				}
-				idx.Hold(c)
+				idx.Hold(rows, givenAt, complete)
 			})
 			var written []analytics.Interaction
 			check := func(step string) {
@@ -78,7 +83,7 @@ func TestToldCommitsCountedOnce(t *testing.T) {
 			}
 			written = append(written, in...)
 			check("a turn of two AppendTx calls")
-			if len(told) != 1 || len(told[0].Rows) != len(apiOnly(in)) || !told[0].Complete {
+			if len(told) != 1 || len(told[0].rows) != len(apiOnly(in)) || !told[0].complete {
 				t.Fatalf("told %+v, want one complete commit of %d rows", told, len(apiOnly(in)))
 			}
 			batch := sampleLog(1000, 2)
@@ -101,8 +106,8 @@ func TestToldCommitsCountedOnce(t *testing.T) {
 			}
 			written = append(written, long...)
 			check("an Append of 12000")
-			if last := told[len(told)-1]; last.Complete || len(last.Rows) != 0 {
-				t.Fatalf("an Append of 12000 was told with %d rows (complete %v), want none, incomplete", len(last.Rows), last.Complete)
+			if last := told[len(told)-1]; last.complete || len(last.rows) != 0 {
+				t.Fatalf("an Append of 12000 was told with %d rows (complete %v), want none, incomplete", len(last.rows), last.complete)
 			}
 			for k := range 5 {
 				turn(t, s, sampleLog(1+k, 10+k))

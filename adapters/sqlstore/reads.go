@@ -5,7 +5,6 @@ import (
 
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/analytics/chatlog"
-	"github.com/catsrv/catsrv/ports"
 )
 
 // The reads of the ports, each retried as a whole (Retry) when its
@@ -41,7 +40,7 @@ func (r *Rollups) Answer(ctx context.Context, q analytics.Query, want analytics.
 // (readSincePostgres, feedorder.go), on SQLite those above the id, in id
 // order (readSince). A read cut short by a lost connection goes on after
 // the last row fn was given, so fn sees each row once.
-func (s *Store) ReadSince(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+func (s *Store) ReadSince(ctx context.Context, after int64, fn func(*analytics.FeedRow) error) (int64, error) {
 	if s.dialect == postgresDialect {
 		return s.readSincePostgres(ctx, after, fn)
 	}
@@ -58,9 +57,9 @@ func (s *Store) ReadSince(ctx context.Context, after int64, fn func(*ports.FeedR
 }
 
 // ReadCat streams the CAT's api interactions with ids up to upTo, in id
-// order, to fn (ports.DeletionFeed). A read cut short by a lost connection
+// order, to fn (colindex.Deletions). A read cut short by a lost connection
 // goes on after the last row fn was given, so fn sees each row once.
-func (s *Store) ReadCat(ctx context.Context, cat string, upTo int64, fn func(*ports.FeedRow) error) error {
+func (s *Store) ReadCat(ctx context.Context, cat string, upTo int64, fn func(*analytics.FeedRow) error) error {
 	if upTo <= 0 {
 		return nil
 	}

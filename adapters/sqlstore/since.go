@@ -5,23 +5,20 @@ import (
 	"database/sql"
 
 	"github.com/catsrv/catsrv/core/analytics"
-	"github.com/catsrv/catsrv/ports"
 )
 
-var _ ports.InteractionFeed = (*Store)(nil)
-
 // readSince streams the api interactions stored after the id, in id
-// order, to fn (ports.InteractionFeed on SQLite, which the column index
+// order, to fn (the feed on SQLite, which the column index
 // follows). SQLite runs one write transaction at a time, so ids commit in
 // increasing order and a reader that remembers the last id it saw never
 // misses a row. PostgreSQL writers commit concurrently: see feedorder.go.
-func (s *Store) readSince(ctx context.Context, after int64, fn func(*ports.FeedRow) error) (int64, error) {
+func (s *Store) readSince(ctx context.Context, after int64, fn func(*analytics.FeedRow) error) (int64, error) {
 	return s.readFeed(ctx, "", after, 0, fn)
 }
 
 // readFeed streams the api interactions with ids in (after, upTo] (upTo 0:
 // no bound) to fn in id order: of one CAT, or of all when cat is "".
-func (s *Store) readFeed(ctx context.Context, cat string, after, upTo int64, fn func(*ports.FeedRow) error) (int64, error) {
+func (s *Store) readFeed(ctx context.Context, cat string, after, upTo int64, fn func(*analytics.FeedRow) error) (int64, error) {
 	micros := "occurred_at"
 	if s.dialect == postgresDialect {
 		micros = "CAST(EXTRACT(EPOCH FROM occurred_at) * 1000000 AS BIGINT)"
@@ -52,7 +49,7 @@ func (s *Store) readFeed(ctx context.Context, cat string, after, upTo int64, fn 
 	}
 	defer rows.Close()
 	var (
-		r                                             ports.FeedRow
+		r                                             analytics.FeedRow
 		rowCat, topic, model, persona, qid, q, aid, a sql.RawBytes
 	)
 	last := after

@@ -7,7 +7,7 @@
 // same transaction as the raw rows, so the two paths can never disagree.
 // Both must answer exactly as the core reference (analytics.CountAnswer)
 // does, each answer from one committed state. The raw log is also the
-// [ports.InteractionFeed] the column index follows.
+// feed (ReadSince) the column index follows.
 package sqlstore
 
 import (
@@ -27,6 +27,7 @@ import (
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/driver/sqliteshim"
 
+	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/errs"
 	"github.com/catsrv/catsrv/ports"
 )
@@ -113,7 +114,7 @@ type Store struct {
 	// write on: writerCache or, with BulkWrites, bulkWriterCache.
 	writerCache string
 	// tell is the follower told of each committed write (tell.go).
-	tell atomic.Pointer[func(ports.Committed)]
+	tell atomic.Pointer[func(rows []analytics.FeedRow, givenAt int64, complete bool)]
 }
 
 // Open connects to the database the DSN names and brings its schema up to

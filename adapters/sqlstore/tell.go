@@ -6,11 +6,10 @@ import (
 	"time"
 
 	"github.com/catsrv/catsrv/core/analytics"
-	"github.com/catsrv/catsrv/ports"
 )
 
 // A follower in this process (the column index) is told of the api rows
-// each of the store's write transactions committed (ports.CommitTeller),
+// each of the store's write transactions committed (TellCommits),
 // with their ids, before the write returns: it counts them at once,
 // instead of reading them back from the feed. The rows' feed position
 // (GivenAt) tells the follower whether a read of the feed has given them
@@ -33,14 +32,17 @@ const heldMax = copyBatchRows
 
 // held gathers what a write transaction tells the follower.
 type held struct {
-	rows     []ports.FeedRow
+	rows     []analytics.FeedRow
 	givenAt  int64
 	overflow bool
 }
 
-// TellCommits implements ports.CommitTeller: fn is called after every
-// commit of Append and WriteTx that wrote api rows.
-func (s *Store) TellCommits(fn func(ports.Committed)) {
+// TellCommits makes every later commit of Append and WriteTx that wrote
+// api rows call fn, on the writer's goroutine, before the write returns:
+// the rows with their ids (the follower's to keep), the feed position
+// from which ReadSince has given them all, and complete false (no rows)
+// for a transaction with too many rows to hand over. nil stops telling.
+func (s *Store) TellCommits(fn func(rows []analytics.FeedRow, givenAt int64, complete bool)) {
 	if fn == nil {
 		s.tell.Store(nil)
 		return
@@ -63,11 +65,7 @@ func (s *Store) told(h *held) {
 	if fn == nil || h == nil || (len(h.rows) == 0 && !h.overflow) {
 		return
 	}
-	c := ports.Committed{Rows: h.rows, GivenAt: h.givenAt, Complete: !h.overflow}
-	if h.overflow {
-		c.Rows = nil
-	}
-	(*fn)(c)
+	(*fn)(h.rows, h.givenAt, !h.overflow)
 }
 
 // lose marks the transaction's rows as not handed over (the COPY
@@ -111,7 +109,7 @@ func (h *held) add(batch []analytics.Interaction, ids []int64, xactPos int64) {
 			h.lose()
 			continue
 		}
-		h.rows = append(h.rows, ports.FeedRow{
+		h.rows = append(h.rows, analytics.FeedRow{
 			ID: ids[k], Micros: i.Time.UTC().Truncate(time.Microsecond).UnixMicro(),
 			Cat: field(i.Cat), Topic: field(i.Topic), Model: field(i.Model), Persona: field(i.Persona),
 			QuestionID: field(i.QuestionID), Question: field(i.Question),

@@ -4,9 +4,10 @@
 // `catsrv serve` and drives every analytics route and query mix, then
 // legacy-mode chat from many users, over loopback with its own load
 // generator, and ingestion over HTTP in batches of 1000 (last: it adds
-// to the log). It prints one table per back end
-// and scale and writes them into docs/benchmarks.md between markers, so
-// the hand-written analysis around them survives a re-run.
+// to the log). For each back end and scale it prints the targets, a
+// summary per route and every route × mix measured, and writes the first
+// two into docs/benchmarks.md between markers, so the text around them
+// survives a re-run.
 //
 // It is a benchmark, not a test: figures depend on the machine and on
 // whatever else runs on it.
@@ -60,6 +61,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:])
 	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		return // --help printed the flags
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "catbench:", err)
 		os.Exit(1)
@@ -89,6 +93,7 @@ func run(ctx context.Context, args []string) error {
 		text := rep.markdown()
 		fmt.Println()
 		fmt.Print(text)
+		fmt.Print(rep.cellTable())
 		if cfg.doc != "" {
 			if err := writeSection(cfg.doc, rep.sectionName(), text); err != nil {
 				return err

@@ -18,6 +18,7 @@ import (
 // real server; then catsrv audit must print every event on one line with
 // those characters escaped, and --json must give them back unchanged.
 func TestAuditEscapesHostileText(t *testing.T) {
+	t.Parallel()
 	idp := fakeGoogle(t, "gclient", "gsecret")
 	cfg := t.TempDir()
 	if err := os.WriteFile(filepath.Join(cfg, "shop.yaml"), []byte("security:\n  providers:\n    provider_b: {enabled: true}\n"), 0o600); err != nil {
@@ -118,6 +119,7 @@ func TestAuditEscapesHostileText(t *testing.T) {
 }
 
 func TestPrintable(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"plain text, accents: é ü 猫 🐱": "plain text, accents: é ü 猫 🐱",
 		"tab\tnul\x00bel\x07del\x7f":   `tab\x09nul\x00bel\x07del\x7f`,

@@ -15,6 +15,7 @@ import (
 )
 
 func TestAuditCommand(t *testing.T) {
+	t.Parallel()
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "catsrv.db")
 	store, err := sqlstore.Open(t.Context(), dsn)
 	if err != nil {
@@ -80,6 +81,7 @@ func TestAuditCommand(t *testing.T) {
 }
 
 func TestAuthEnvironment(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		env  environ

@@ -62,6 +62,7 @@ func fakeGoogle(t *testing.T, clientID, secret string) *httptest.Server {
 // TestServeLogin drives the real binary: a provider_b login against a
 // local provider, the session cookie on /memory, and the audit command.
 func TestServeLogin(t *testing.T) {
+	t.Parallel()
 	idp := fakeGoogle(t, "gclient", "gsecret")
 	cfg := t.TempDir()
 	if err := os.WriteFile(filepath.Join(cfg, "shop.yaml"), []byte("security:\n  providers:\n    provider_a: {enabled: true}\n    provider_b: {enabled: true}\n  cors:\n    allowed_origins: [\"https://app.example.com\"]\n"), 0o600); err != nil {
@@ -130,6 +131,7 @@ func TestServeLogin(t *testing.T) {
 // answers 503 (audited) while corp's whole login works, and CATSRV_ADMINS
 // makes corp's user an admin.
 func TestServeOIDCLogin(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	base := "http://" + addr
 	op := oidctest.NewOP(t, "catsrv", "the-corp-client-secret", base+"/api/v1/auth/corp/callback")

@@ -10,6 +10,7 @@ import (
 // TestShippedConfiguration keeps the demo CAT that `make run` serves
 // loadable, with a knowledge base that answers a question offline.
 func TestShippedConfiguration(t *testing.T) {
+	t.Parallel()
 	cats, err := catfiles.Load("../../configs", nil)
 	if err != nil {
 		t.Fatal(err)

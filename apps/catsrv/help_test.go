@@ -10,6 +10,7 @@ import (
 // an unknown flag prints the error and that command's usage on stderr and
 // exits 2.
 func TestCommandHelpAndBadFlags(t *testing.T) {
+	t.Parallel()
 	flags := map[string][]string{
 		"serve":   {"-config", "-db", "-addr"},
 		"import":  {"-config", "-db", "-skip-invalid"},

@@ -19,6 +19,7 @@ import (
 // an audited User-Agent, a conversation id, a rename and analytics
 // filters. None may run SQL, read or change another user's data.
 func TestServeOnPostgresWithoutStandardStrings(t *testing.T) {
+	t.Parallel()
 	dbDSN := sqltest.PostgresDatabaseDSN(t, map[string]string{"standard_conforming_strings": "off"})
 	dsn := dbDSN + "&options=-c%20standard_conforming_strings%3Doff"
 	probe, err := sql.Open("pgx", dsn)

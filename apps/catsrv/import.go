@@ -21,15 +21,10 @@ import (
 const importGCPercent = 400
 
 // importMemLimit is the import's soft memory limit (GOMEMLIMIT) when the
-// operator sets none, so that its peak RSS stays flat (190 MiB at 10M
-// lines on PostgreSQL, 222 MiB on SQLite; docs/benchmarks.md). With GOGC
-// at 400 the heap may otherwise grow to five times what is live (a few
-// batches, pending rollups and blocks, dictionary entries: 30-95 MiB):
-// 1.1 GB peak RSS at 10M lines. Near the limit the collector runs as often
-// as it must. SQLite gets less: its page cache (32 MiB for the writer) and
-// its other allocations are outside the Go heap, about 150 MiB in all, and
-// grow at the end of a long import (the commit's checkpoint and ANALYZE):
-// 64 MiB rather than 80 MiB took 16 MiB off the peak at the same CPU.
+// operator sets none: with GOGC at 400 the heap could grow to five times
+// what is live, so the limit keeps the peak RSS flat whatever the input's
+// length. SQLite gets less, since its page cache and other allocations
+// are outside the Go heap.
 const (
 	importMemLimit       = 160 << 20
 	importMemLimitSQLite = 64 << 20

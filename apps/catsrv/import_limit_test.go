@@ -5,6 +5,7 @@ import "testing"
 // The import's soft memory limit leaves room for SQLite's memory outside
 // the Go heap; PostgreSQL's is in another process.
 func TestImportMemoryLimit(t *testing.T) {
+	t.Parallel()
 	for db, want := range map[string]int64{
 		"sqlite:./data/catsrv.db":                   64 << 20,
 		"sqlite::memory:":                           64 << 20,

@@ -19,12 +19,13 @@ import (
 // (process, Go, HTTP, pool, index, chat model and auth metrics) passes
 // promlint: names, units, suffixes and help texts as Prometheus expects.
 func TestRegistryFollowsPrometheusConventions(t *testing.T) {
+	t.Parallel()
 	store, err := sqlstore.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	rollups, err := warehouse(t.Context(), "index", time.Second, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	rollups, err := warehouse(t.Context(), "index", time.Second, store, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 )
 
 func TestAuthRateLimitEnvironment(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		env  environ
 		want authapi.RateLimit
@@ -47,6 +48,7 @@ func TestAuthRateLimitEnvironment(t *testing.T) {
 }
 
 func TestAuditRetentionEnvironment(t *testing.T) {
+	t.Parallel()
 	day := 24 * time.Hour
 	cases := []struct {
 		value string
@@ -82,6 +84,7 @@ func TestAuditRetentionEnvironment(t *testing.T) {
 // a client over CATSRV_AUTH_RATE_BURST gets 429 with Retry-After, audited
 // once.
 func TestServeLimitsAndPrunes(t *testing.T) {
+	t.Parallel()
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "catsrv.db")
 	store, err := sqlstore.Open(t.Context(), dsn)
 	if err != nil {

@@ -117,6 +117,7 @@ func apiCount(t *testing.T, jsonl, cat string) int64 {
 }
 
 func TestDemoImportTokenServe(t *testing.T) {
+	t.Parallel()
 	cfg := configDir(t)
 	db := "sqlite:" + filepath.Join(t.TempDir(), "catsrv.db")
 
@@ -272,6 +273,7 @@ func waitReady(t *testing.T, url string) {
 }
 
 func TestImportIsAllOrNothing(t *testing.T) {
+	t.Parallel()
 	cfg := configDir(t)
 	dbPath := filepath.Join(t.TempDir(), "catsrv.db")
 	db := "sqlite:" + dbPath
@@ -326,6 +328,7 @@ func storedTotal(t *testing.T, dsn string) int64 {
 }
 
 func TestOpenAPICommand(t *testing.T) {
+	t.Parallel()
 	res := catsrv(t, nil, nil, "openapi")
 	var doc struct {
 		OpenAPI string                    `json:"openapi"`
@@ -345,6 +348,7 @@ func TestOpenAPICommand(t *testing.T) {
 }
 
 func TestUsageAndStartupErrors(t *testing.T) {
+	t.Parallel()
 	cfg := configDir(t)
 	tests := []struct {
 		name     string
@@ -375,6 +379,7 @@ func TestUsageAndStartupErrors(t *testing.T) {
 }
 
 func TestServeRefusesMissingSecret(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(binary, "serve", "--config", configDir(t), "--db", "sqlite:"+filepath.Join(t.TempDir(), "x.db"), "--addr", "127.0.0.1:0")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	out, err := cmd.CombinedOutput()

@@ -102,6 +102,7 @@ func moved(before, after scrape, prefix string) map[string]float64 {
 // its own address, not the API's) then shows each counter moved by
 // exactly what was done, with route templates for labels.
 func TestMetricsScrape(t *testing.T) {
+	t.Parallel()
 	var modelCalls atomic.Int64
 	llm := fakeModel(t, &modelCalls)
 	idp := fakeGoogle(t, "gclient", "gsecret")

@@ -10,6 +10,7 @@ import (
 // TestPublicOrigin checks that CATSRV_PUBLIC_URL gives the CSRF check the
 // server's own origin, scheme and port included.
 func TestPublicOrigin(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, url string
 		want      string // the origin; "" for none

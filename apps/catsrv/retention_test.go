@@ -17,6 +17,7 @@ import (
 )
 
 func TestRetentionIntervalEnvironment(t *testing.T) {
+	t.Parallel()
 	for value, want := range map[string]time.Duration{"": time.Hour, "10m": 10 * time.Minute, "off": 0, "0": 0} {
 		cfg, err := config.Load(environ{"CATSRV_RETENTION_INTERVAL=" + value}, nil)
 		if err != nil || cfg.RetentionInterval != want {
@@ -35,6 +36,7 @@ func TestRetentionIntervalEnvironment(t *testing.T) {
 // its conversations idle longer than chat.retention_days, and nothing of
 // demo, which keeps everything; the analytics answer over what remains.
 func TestServeRetention(t *testing.T) {
+	t.Parallel()
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "catsrv.db")
 	store, err := sqlstore.Open(t.Context(), dsn)
 	if err != nil {

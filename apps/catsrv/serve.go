@@ -38,6 +38,13 @@ import (
 const shutdownGrace = 15 * time.Second
 
 func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer) error {
+	return serveHeld(ctx, args, env, stderr, nil)
+}
+
+// serveHeld is serveCmd with beforeIndexBuild, when not nil, run before
+// the column index's first read: a test holds the start there to see the
+// instance starting.
+func serveHeld(ctx context.Context, args []string, env environ, stderr io.Writer, beforeIndexBuild func(context.Context)) error {
 	fs := newFlags("serve")
 	config.AddFlags(fs.FlagSet, "config", "db", "addr")
 	if err := fs.parse(args); err != nil {
@@ -75,13 +82,14 @@ func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	defer func() { _ = srv.Close() }() // after a failed start; a no-op after Shutdown
-	return serveUntilDone(ctx, cfg, logger, srv, gate, errc)
+	return serveUntilDone(ctx, cfg, logger, srv, gate, errc, beforeIndexBuild)
 }
 
 // serveUntilDone builds the app behind the open gate, opens the gate,
 // and serves until ctx ends (then shuts the server down gracefully) or
 // the server fails.
-func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger, srv *http.Server, gate *httpapi.Gate, errc <-chan error) error {
+func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger, srv *http.Server, gate *httpapi.Gate, errc <-chan error,
+	beforeIndexBuild func(context.Context)) error {
 	cats, err := loadCats(cfg)
 	if err != nil {
 		return err
@@ -99,7 +107,7 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		return fmt.Errorf("opening database: %w", err)
 	}
 	defer store.Close()
-	rollups, err := warehouse(ctx, cfg.Warehouse, cfg.IndexPoll, store, logger)
+	rollups, err := warehouse(ctx, cfg.Warehouse, cfg.IndexPoll, store, logger, beforeIndexBuild)
 	if err != nil {
 		return err
 	}

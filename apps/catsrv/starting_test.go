@@ -16,6 +16,7 @@ import (
 // the other routes 503 with Retry-After; once the build goes on, /readyz
 // answers 200 and /all_warehouse counts the rows the database held.
 func TestServeAnswersWhileStarting(t *testing.T) {
+	t.Parallel()
 	for _, b := range sqltest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			db := b.DSN(t)
@@ -26,21 +27,20 @@ func TestServeAnswersWhileStarting(t *testing.T) {
 			}
 
 			held, release := make(chan struct{}), make(chan struct{})
-			holdIndexBuild = func(ctx context.Context) {
+			hold := func(ctx context.Context) {
 				close(held)
 				select {
 				case <-release:
 				case <-ctx.Done():
 				}
 			}
-			t.Cleanup(func() { holdIndexBuild = nil })
 			ctx, cancel := context.WithCancel(t.Context())
 			addr := freeAddr(t)
 			done := make(chan error, 1)
 			logs := &syncBuffer{}
 			go func() {
-				done <- serveCmd(ctx, []string{"--config", cfg, "--db", db, "--addr", addr},
-					environ{"CATSRV_JWT_SECRET=" + testSecret}, logs)
+				done <- serveHeld(ctx, []string{"--config", cfg, "--db", db, "--addr", addr},
+					environ{"CATSRV_JWT_SECRET=" + testSecret}, logs, hold)
 			}()
 			t.Cleanup(func() {
 				cancel()

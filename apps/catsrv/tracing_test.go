@@ -87,6 +87,7 @@ func spanAttrs(s *tracepb.Span) map[string]any {
 // traceparent, and the chat model's call as a child of its request's
 // span. The last spans are sent when serve stops on SIGTERM.
 func TestTracingExportsSpans(t *testing.T) {
+	t.Parallel()
 	recv := &otlpReceiver{attrs: map[string]string{}}
 	collector := httptest.NewServer(recv)
 	t.Cleanup(collector.Close)

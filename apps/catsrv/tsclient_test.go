@@ -20,9 +20,13 @@ import (
 const tsClientDir = "../../tools/tsclient"
 
 // nodeTools returns the paths of node and npm, or skips the test (fails it
-// under CI=true).
+// under CI=true). Under -short the test skips: npm ci and the TypeScript
+// build take most of a minute.
 func nodeTools(t *testing.T) (node, npm string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: skipping the TypeScript client test")
+	}
 	node, errNode := exec.LookPath("node")
 	npm, errNpm := exec.LookPath("npm")
 	if errNode == nil && errNpm == nil {
@@ -83,6 +87,7 @@ type tsResult struct {
 // through the Go client. Needs Node.js and npm; the packages are installed
 // as tools/tsclient/package-lock.json pins them.
 func TestTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	node, npm := nodeTools(t)
 	dir, err := filepath.Abs(tsClientDir)
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 // add up to its total; at the end both show the total after. On SQLite
 // and on PostgreSQL.
 func TestImportVisibleAtOnce(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
 			var db string

@@ -12,35 +12,31 @@ import (
 	"github.com/catsrv/catsrv/ports"
 )
 
-// holdIndexBuild, when set (by tests only), runs before the column
-// index's first read: a test holds the start there to see the instance
-// starting.
-var holdIndexBuild func(ctx context.Context)
-
 // warehouse returns what /all_warehouse and the metric routes count from:
 // by default the in-process column index, built from the database now and
 // following it until ctx ends; in mode "sql" (CATSRV_WAREHOUSE) the SQL
 // rollups. poll (CATSRV_INDEX_POLL) is how often the index looks for rows
 // other processes (catsrv import, other instances on the same PostgreSQL)
 // have committed: the bound on how stale /all_warehouse and the metric
-// routes can be.
-func warehouse(ctx context.Context, mode string, poll time.Duration, store *sqlstore.Store, logger *slog.Logger) (ports.RollupStore, error) {
+// routes can be. beforeBuild, when not nil, runs before the index's first
+// read (serveHeld).
+func warehouse(ctx context.Context, mode string, poll time.Duration, store *sqlstore.Store, logger *slog.Logger,
+	beforeBuild func(context.Context)) (ports.RollupStore, error) {
 	if mode == "sql" {
 		return store.Rollups(), nil
 	}
 	start := time.Now()
-	if holdIndexBuild != nil {
-		holdIndexBuild(ctx)
+	if beforeBuild != nil {
+		beforeBuild(ctx)
 	}
 	idx, err := colindex.Build(ctx, store)
 	if err != nil {
 		return nil, fmt.Errorf("building the column index: %w", err)
 	}
 	// The build's garbage (the snapshot's dictionaries, decoding buffers,
-	// narrower columns widened) is returned to the system now rather than
-	// by the runtime's background scavenger over minutes: at 10M rows the
-	// server's resident set after ready falls from ~420 MiB to ~300 MiB,
-	// for one collection of 50-150 ms before ready.
+	// narrower columns widened) goes back to the system now, at the cost
+	// of one collection, rather than over minutes by the runtime's
+	// scavenger: the resident set after ready is then the index's.
 	debug.FreeOSMemory()
 	rows, high := idx.Stats()
 	logger.Info("column index built", "rows", rows, "high_water", high, "took", time.Since(start).Round(time.Millisecond).String())

@@ -1,6 +1,7 @@
 package porttest
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -14,11 +15,13 @@ import (
 type DeletionFeedStore interface {
 	ports.InteractionLog
 	ports.InteractionEraser
-	ports.InteractionFeed
-	ports.DeletionFeed
+	// The feed the column index follows (colindex.Feed, colindex.Deletions).
+	ReadSince(ctx context.Context, after int64, fn func(*analytics.FeedRow) error) (int64, error)
+	ReadDeletions(ctx context.Context, after int64) (generation int64, cats []string, err error)
+	ReadCat(ctx context.Context, cat string, upTo int64, fn func(*analytics.FeedRow) error) error
 }
 
-// TestDeletionFeed runs the contract of ports.DeletionFeed: each deletion
+// TestDeletionFeed runs the contract of the deletion feed (colindex.Deletions): each deletion
 // that removes api rows raises the generation and names the CATs that lost
 // them (a deletion of other event kinds only, or of nothing, need not);
 // ReadCat gives one CAT's remaining api rows among those ReadSince had
@@ -41,7 +44,7 @@ func TestDeletionFeed(t *testing.T, open func(t *testing.T) DeletionFeedStore) {
 	given := map[int64]bool{} // the ids ReadSince gave
 	follow := func(after int64) int64 {
 		t.Helper()
-		next, err := s.ReadSince(ctx, after, func(r *ports.FeedRow) error { given[r.ID] = true; return nil })
+		next, err := s.ReadSince(ctx, after, func(r *analytics.FeedRow) error { given[r.ID] = true; return nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +54,7 @@ func TestDeletionFeed(t *testing.T, open func(t *testing.T) DeletionFeedStore) {
 	readCat := func(cat string, upTo int64) []int64 {
 		t.Helper()
 		var ids []int64
-		if err := s.ReadCat(ctx, cat, upTo, func(r *ports.FeedRow) error {
+		if err := s.ReadCat(ctx, cat, upTo, func(r *analytics.FeedRow) error {
 			if string(r.Cat) != cat || !given[r.ID] {
 				t.Errorf("ReadCat(%s, %d) gave row %d of %s", cat, upTo, r.ID, r.Cat)
 			}
@@ -107,7 +110,7 @@ func TestDeletionFeed(t *testing.T, open func(t *testing.T) DeletionFeedStore) {
 		t.Fatal(err)
 	}
 	var fresh []int64
-	if _, err := s.ReadSince(ctx, high, func(r *ports.FeedRow) error { fresh = append(fresh, r.ID); return nil }); err != nil {
+	if _, err := s.ReadSince(ctx, high, func(r *analytics.FeedRow) error { fresh = append(fresh, r.ID); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(fresh) != 1 {

@@ -1,27 +1,28 @@
 package porttest
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"testing"
 
 	"github.com/catsrv/catsrv/core/analytics"
-	"github.com/catsrv/catsrv/ports"
 )
 
 // FeedSnapshotStore is a followable log that also answers a snapshot.
 type FeedSnapshotStore interface {
 	DeletionFeedStore
-	ports.FeedSnapshot
+	// The snapshot the column index starts from (colindex.Snapshot).
+	ReadSnapshot(ctx context.Context, fn func(*analytics.FeedRow) error) (after int64, given map[int64]string, err error)
 }
 
 // feedRowText is a feed row without its id, as comparable text.
-func feedRowText(r *ports.FeedRow) string {
+func feedRowText(r *analytics.FeedRow) string {
 	return fmt.Sprintf("%s|%d|%s|%s|%s|%s|%s|%s|%s", r.Cat, r.Micros, r.Topic, r.Model, r.Persona,
 		r.QuestionID, r.Question, r.AnswerID, r.Answer)
 }
 
-// TestFeedSnapshot runs the contract of ports.FeedSnapshot with no writer
+// TestFeedSnapshot runs the contract of the feed snapshot (colindex.Snapshot) with no writer
 // running: the snapshot gives the same api rows as ReadSince from 0 (other
 // event kinds and deleted rows left out), and ReadSince from its position
 // gives exactly the rows appended after it.
@@ -38,8 +39,8 @@ func TestFeedSnapshot(t *testing.T, open func(t *testing.T) FeedSnapshotStore) {
 	if _, err := s.DeleteInteractions(ctx, analytics.Deletion{Cat: catAlpha, Before: day(1)}, 0); err != nil {
 		t.Fatal(err)
 	}
-	count := func(into map[string]int) func(*ports.FeedRow) error {
-		return func(r *ports.FeedRow) error {
+	count := func(into map[string]int) func(*analytics.FeedRow) error {
+		return func(r *analytics.FeedRow) error {
 			into[feedRowText(r)]++
 			return nil
 		}

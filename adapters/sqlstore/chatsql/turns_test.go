@@ -95,12 +95,12 @@ func TestTurnFeedsAnalytics(t *testing.T) {
 				t.Fatal(err)
 			}
 			told := 0
-			log.TellCommits(func(c ports.Committed) {
+			log.TellCommits(func(rows []analytics.FeedRow, givenAt int64, complete bool) {
 				told++
-				if !c.Complete || len(c.Rows) != 1 {
-					t.Errorf("told of %d rows (complete %v), want the turn's one", len(c.Rows), c.Complete)
+				if !complete || len(rows) != 1 {
+					t.Errorf("told of %d rows (complete %v), want the turn's one", len(rows), complete)
 				}
-				idx.Hold(c)
+				idx.Hold(rows, givenAt, complete)
 			})
 			turns := []chat.Turn{
 				turnOf("c1", true, t0, "Where is my refund?", "On its way.", "billing"),
@@ -137,7 +137,7 @@ func TestFailedTurnStoresNothing(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			log, s := open(t, b.DSN(t))
 			told := 0
-			log.TellCommits(func(ports.Committed) { told++ })
+			log.TellCommits(func([]analytics.FeedRow, int64, bool) { told++ })
 			first := turnOf("c1", true, t0, "Where is my refund?", "On its way.", "billing")
 			if err := s.RecordTurn(t.Context(), first); err != nil {
 				t.Fatal(err)

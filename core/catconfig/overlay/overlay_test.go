@@ -2,6 +2,7 @@ package overlay_test
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -140,7 +141,7 @@ func TestAppliedListsShareNothing(t *testing.T) {
 }
 
 func equal(a, b catconfig.Cat) bool {
-	return a.Name == b.Name && a.Chat.ChatMode == b.Chat.ChatMode && a.Chat.Agent == b.Chat.Agent &&
+	return a.Name == b.Name && a.Chat.ChatMode == b.Chat.ChatMode && reflect.DeepEqual(a.Chat.Agent, b.Chat.Agent) &&
 		strings.Join(a.Chat.Legacy.Models, ",") == strings.Join(b.Chat.Legacy.Models, ",") &&
 		a.Chat.Legacy.MinScore == b.Chat.Legacy.MinScore &&
 		strings.Join(a.Chat.Custom.Rules, "\n") == strings.Join(b.Chat.Custom.Rules, "\n") &&

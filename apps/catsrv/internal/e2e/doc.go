@@ -4,7 +4,7 @@
 //
 // The tests need a Chromium (CATSRV_CHROMIUM, or chromium, chromium-browser
 // or google-chrome on PATH). Without one they skip, except under CI=true,
-// where a missing browser fails them. Screenshots and the downloaded export
+// where a missing browser fails them; under -short they skip. Screenshots and the downloaded export
 // are written to CATSRV_ARTIFACTS when set, else to a temporary directory
 // that the test log names.
 package e2e

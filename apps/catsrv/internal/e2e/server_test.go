@@ -34,8 +34,12 @@ import (
 const secret = "e2e-secret-of-at-least-32-bytes-for-hs256"
 
 // browserPath finds Chromium, or skips the test (fails it under CI=true).
+// Under -short the browser tests skip: they take minutes.
 func browserPath(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: skipping the browser tests")
+	}
 	if p := os.Getenv("CATSRV_CHROMIUM"); p != "" {
 		return p
 	}

@@ -82,18 +82,21 @@ func Register(api huma.API, d Deps) {
 	if s.wholeListWait <= 0 {
 		s.wholeListWait = DefaultWholeListWait
 	}
-	registerAnalytics(api, s)
-	registerInteractions(api, s)
-	registerIngest(api, s)
+	// Every route refuses a malformed query string, then finds its caller.
+	g := huma.NewGroup(api, Prefix)
+	g.UseMiddleware(rejectMalformedQuery(api), base.Authenticate)
+	registerAnalytics(g, s)
+	registerInteractions(g, s)
+	registerIngest(g, s)
 }
 
-// analyticsOperation describes one GET route under Prefix: the
-// shared tag, error responses and middlewares, with the given security.
+// analyticsOperation describes one GET route of the group under Prefix:
+// the shared tag and error responses, with the given security.
 func analyticsOperation(api huma.API, id, path, summary, desc string, sec []map[string][]string) huma.Operation {
 	return huma.Operation{
 		OperationID: id,
 		Method:      http.MethodGet,
-		Path:        Prefix + path,
+		Path:        path,
 		Summary:     summary,
 		Description: desc,
 		Tags:        []string{tagAnalytics},
@@ -101,7 +104,6 @@ func analyticsOperation(api huma.API, id, path, summary, desc string, sec []map[
 		// A map of its own per operation: huma adds the 200 to it.
 		Responses: errorResponses(api, http.StatusUnauthorized, http.StatusForbidden,
 			http.StatusUnprocessableEntity, http.StatusInternalServerError, http.StatusServiceUnavailable),
-		Middlewares: huma.Middlewares{rejectMalformedQuery(api), base.Authenticate},
 	}
 }
 
@@ -113,16 +115,14 @@ func registerAnalytics(api huma.API, s *routes) {
 	huma.Register(api, op("getAllWarehouse", "/all_warehouse", "Full analytics from the rollups",
 		"The analytics result computed from the pre-aggregated rollups, with performance_ms and data_source warehouse. "+
 			"A drop-in replacement for /all."), s.allWarehouse)
-	raw := func(id, path, summary, desc string) huma.Operation {
-		o := op(id, path, summary, desc)
-		o.Middlewares = append(o.Middlewares, s.wholeListTurn(api))
-		return o
-	}
-	huma.Register(api, raw("getAll", "/all", "Full analytics from the raw log",
+	// The raw routes take turns for whole lists.
+	raw := huma.NewGroup(api)
+	raw.UseMiddleware(s.wholeListTurn(api))
+	huma.Register(raw, op("getAll", "/all", "Full analytics from the raw log",
 		"The analytics result computed from the raw interaction log. "+
 			"Requests for whole question and answer lists (no limit, or offset or q) are answered a few at a time "+
 			"(CATSRV_RAW_WHOLE_LISTS, one by default); the others wait their turn, 503 after a minute."), s.all)
-	huma.Register(api, raw("getAllLegacy", "/all_legacy", "Full analytics from the raw log (legacy route)",
+	huma.Register(raw, op("getAllLegacy", "/all_legacy", "Full analytics from the raw log (legacy route)",
 		"Same as /all, plus data_source legacy."), s.allLegacy)
 	huma.Register(api, op("getTopicCounts", "/metrics/topic_counts", "Topic distribution",
 		"How many interactions each topic has, with its share of the total."), s.topicCounts)

@@ -57,7 +57,7 @@ func registerIngest(api huma.API, s *routes) {
 	op := huma.Operation{
 		OperationID: "ingestInteractions",
 		Method:      http.MethodPost,
-		Path:        Prefix + "/interactions",
+		Path:        "/interactions",
 		Summary:     "Ingest interactions",
 		Description: "Stores a batch of interactions in the import format of catsrv import, all or nothing: any invalid line " +
 			"and nothing is stored (422 naming the lines). An interaction whose interaction_id the CAT already has is " +
@@ -70,13 +70,13 @@ func registerIngest(api huma.API, s *routes) {
 		Responses: base.DocumentErrors(api, ingestErrors, http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
 			http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity,
 			http.StatusInternalServerError, http.StatusServiceUnavailable),
-		Middlewares: huma.Middlewares{rejectMalformedQuery(api), keepBody, base.Authenticate},
+		Middlewares: huma.Middlewares{keepBody},
 	}
 	huma.Register(api, op, s.ingest)
 	// Documented only once registered: with a request body in the
 	// operation, huma would read and check the body itself, buffering it
 	// whole, before the handler decodes it as it streams in.
-	api.OpenAPI().Paths[op.Path].Post.RequestBody = &huma.RequestBody{
+	api.OpenAPI().Paths[Prefix+op.Path].Post.RequestBody = &huma.RequestBody{
 		Required:    true,
 		Description: "JSON Lines (one interaction object a line) or a JSON array of interaction objects.",
 		Content: map[string]*huma.MediaType{

@@ -21,7 +21,7 @@ const benchVocabulary = 5000
 // its own interaction_id, to POST /interactions over loopback HTTP, from
 // two clients at once, into SQLite and PostgreSQL wired as serve wires
 // them (the column index following every batch). It reports
-// interactions/s (docs/benchmarks.md, "Ingestion over HTTP"):
+// interactions/s:
 //
 //	go test -run '^$' -bench IngestHTTP -benchtime 100x ./apps/catsrv/internal/httpapi/analyticsapi/
 //

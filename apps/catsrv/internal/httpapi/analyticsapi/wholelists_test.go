@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"sync"
 	"testing"
 	"time"
@@ -190,10 +191,19 @@ func TestWholeListsTakeTurns(t *testing.T) {
 			t.Fatalf("the request with a limit logged %d", code)
 		}
 		// One whose client leaves while it waits ends, logged 499.
+		// It leaves once its request is written: the server reads it and
+		// sees the connection close while it waits for its turn.
 		ctx, cancel := context.WithCancel(t.Context())
+		wrote := make(chan struct{}, 1)
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+			select {
+			case wrote <- struct{}{}:
+			default:
+			}
+		}})
 		left := make(chan error, 1)
 		go func() { _, _, err := get(ctx, "/all?catname="+ingestCat); left <- err }()
-		time.Sleep(100 * time.Millisecond) // let it reach the queue (if not, it ends before it)
+		recv(t, wrote, "request of the client that leaves")
 		cancel()
 		if err := recv(t, left, "end of the request whose client left"); err == nil {
 			t.Fatalf("the request whose client left was answered")

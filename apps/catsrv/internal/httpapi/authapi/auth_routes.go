@@ -28,14 +28,15 @@ const tooMany = "This client address sent too many login, callback, refresh and 
 const internalFailure = "The server failed; the cause is logged, not shown."
 
 // Register adds the /api/v1/auth operations, their tag and the
-// session-cookie security scheme to api. Every one answers 503
-// while authentication is not configured (guard); the ones an anonymous
-// client can make write the audit log (start, callback, refresh, logout)
-// are rate-limited per client address (limited); the memory routes and
-// logout find their caller with the base.Authenticate middleware. The bodies of
-// refresh, logout and the memory update are read by the handlers (huma
-// does not parse them: their errors are this API's own), and documented
-// after registration.
+// session-cookie security scheme to api, in one group: every operation
+// answers 503 while authentication is not configured (guard). The ones an
+// anonymous client can make that write the audit log (start, callback,
+// refresh, logout) are rate-limited per client address (the limited
+// group); the caller's own operations (memory, erasure, export, and
+// logout) find their caller with base.Authenticate (the authenticated
+// groups). The bodies of refresh, logout and the memory update are read
+// by the handlers (huma does not parse them: their errors are this API's
+// own), and documented after registration.
 func Register(api huma.API, d Deps) {
 	a := newAuthAPI(d)
 	oapi := api.OpenAPI()
@@ -44,85 +45,116 @@ func Register(api huma.API, d Deps) {
 		Description: "The access token in the httpOnly cookie a login sets; state-changing requests with it must come from an allowed Origin.",
 	}
 	oapi.Tags = append(oapi.Tags, &huma.Tag{Name: tagAuth, Description: "Logins, sessions and each user's memory (see docs/auth.md)."})
-	errBody := oapi.Components.Schemas.Schema(reflect.TypeFor[base.ErrorBody](), true, "ErrorBody")
-	op := func(id, method, path, summary, desc string, errors map[int]string, limited, authenticated bool) huma.Operation {
-		mw := huma.Middlewares{base.WithRequest, a.guard}
-		if limited {
-			mw = append(mw, a.limited)
-		}
-		if authenticated {
-			mw = append(mw, base.Authenticate)
-		}
-		return huma.Operation{
-			OperationID: id, Method: method, Path: Prefix + path, Summary: summary, Description: desc,
-			Tags: []string{tagAuth}, Responses: authErrorResponses(errBody, errors), Middlewares: mw,
-		}
-	}
+	op := newOperation(oapi)
+
+	g := huma.NewGroup(api, Prefix)
+	g.UseMiddleware(base.WithRequest, a.guard)
+	limited := huma.NewGroup(g)
+	limited.UseMiddleware(a.limited)
+	authed := authenticated(g)
+	limitedAuthed := authenticated(limited)
 
 	for _, p := range d.names() {
-		id := strings.ReplaceAll(p, "_", "-")
-		huma.Register(api, op("auth-start-"+id, http.MethodPost, "/"+p, "Start a login with "+p,
-			"Sets the login-state cookie catsrv_login_"+p+" and returns the provider's authorization URL to send the browser to.",
-			map[int]string{
-				http.StatusBadRequest:          "No CAT named and no default CAT.",
-				http.StatusForbidden:           "The provider is disabled for the CAT.",
-				http.StatusNotFound:            "Unknown CAT.",
-				http.StatusServiceUnavailable:  "The provider's credentials are not set, it is unreachable or its discovery document cannot be used, or authentication is not configured.",
-				http.StatusTooManyRequests:     tooMany,
-				http.StatusInternalServerError: internalFailure,
-			}, true, false),
-			func(ctx context.Context, in *catQuery) (*startOutput, error) { return a.start(ctx, in, p) })
-		setDescription(oapi, Prefix+"/"+p, http.MethodPost, "200", "The provider's authorization URL.")
-
-		callback := op("auth-callback-"+id, http.MethodGet, "/"+p+"/callback", "Finish a login with "+p,
-			"The provider redirects here. Checks the login-state cookie, exchanges the code, sets the session cookies "+
-				"(catsrv_access, catsrv_refresh), then redirects (303) to the post-login URL or, for JSON clients, answers the session.",
-			map[int]string{
-				http.StatusBadRequest:          "The state cookie is missing, tampered or for another provider, or state does not match.",
-				http.StatusUnauthorized:        "The login expired or was replayed, or the provider refused it, or its ID token was refused.",
-				http.StatusForbidden:           "The provider is disabled for the CAT.",
-				http.StatusServiceUnavailable:  "The provider is unreachable, or authentication is not configured.",
-				http.StatusTooManyRequests:     tooMany,
-				http.StatusInternalServerError: internalFailure,
-			}, true, false)
-		for status, r := range callback.Responses {
-			if status != strconv.Itoa(http.StatusTooManyRequests) {
-				// A failed login clears its state cookie (the guard's 503,
-				// before the login is looked at, does not).
-				addHeader(r, "Set-Cookie", "The login-state cookie, cleared.")
-			}
-		}
-		callback.Parameters = []*huma.Param{cookieParam(stateCookiePrefix+p, "The login-state cookie the start of the login set.")}
-		callback.Responses["200"] = &huma.Response{
-			Description: "The session, when Accept names application/json and not text/html; the refresh token stays in its cookie.",
-			Content: map[string]*huma.MediaType{"application/json": {
-				Schema: oapi.Components.Schemas.Schema(reflect.TypeFor[SessionResponse](), true, ""),
-			}},
-		}
-		callback.Responses["303"] = &huma.Response{Description: "Logged in: the browser goes to the post-login URL."}
-		addHeader(callback.Responses["303"], "Location", "The post-login URL.")
-		addHeader(callback.Responses["303"], "Set-Cookie", "The session cookies catsrv_access and catsrv_refresh; the login-state cookie, cleared.")
-		huma.Register(api, callback, func(ctx context.Context, in *callbackInput) (*callbackOutput, error) {
-			return a.callback(ctx, in, p)
-		})
+		huma.Register(limited, startOperation(op, p), func(ctx context.Context, in *catQuery) (*startOutput, error) { return a.start(ctx, in, p) })
+		huma.Register(limited, callbackOperation(oapi, op, p), func(ctx context.Context, in *callbackInput) (*callbackOutput, error) { return a.callback(ctx, in, p) })
 	}
+	huma.Register(g, providersOperation(op), a.listProviders)
+	huma.Register(limited, refreshOperation(op), a.refresh)
+	huma.Register(limitedAuthed, logoutOperation(op), a.logout)
+	huma.Register(authed, getMemoryOperation(op), a.getMemory)
+	huma.Register(authed, updateMemoryOperation(op), a.postMemory)
+	huma.Register(authed, deleteMemoryOperation(op), a.deleteMemory)
+	huma.Register(authed, eraseMeOperation(op), a.eraseMe)
+	huma.Register(authed, eraseUserOperation(op), a.eraseUser)
+	huma.Register(authed, exportMeOperation(op), a.exportMe)
 
-	huma.Register(api, op("auth-providers", http.MethodGet, "/providers", "List the providers a sign-in page may offer",
+	documentRegistered(oapi, d.names())
+	liftHeaderDescriptions(oapi)
+	// The login flow's operations (start, callback, providers, refresh)
+	// need no credentials: they declare no security of their own.
+	base.DeclarePublic(oapi, Prefix)
+}
+
+// authenticated returns a group of g whose operations find their caller
+// with base.Authenticate and declare a bearer token or the session cookie.
+func authenticated(g huma.API) *huma.Group {
+	authed := huma.NewGroup(g)
+	authed.UseMiddleware(base.Authenticate)
+	authed.UseSimpleModifier(func(o *huma.Operation) { o.Security = authSecurity })
+	return authed
+}
+
+// operation describes one /api/v1/auth operation: its path under Prefix,
+// the tag and its error responses.
+type operation func(id, method, path, summary, desc string, errors map[int]string) huma.Operation
+
+func newOperation(oapi *huma.OpenAPI) operation {
+	errBody := oapi.Components.Schemas.Schema(reflect.TypeFor[base.ErrorBody](), true, "ErrorBody")
+	return func(id, method, path, summary, desc string, errors map[int]string) huma.Operation {
+		return huma.Operation{
+			OperationID: id, Method: method, Path: path, Summary: summary, Description: desc,
+			Tags: []string{tagAuth}, Responses: authErrorResponses(errBody, errors),
+		}
+	}
+}
+
+func startOperation(op operation, p string) huma.Operation {
+	return op("auth-start-"+strings.ReplaceAll(p, "_", "-"), http.MethodPost, "/"+p, "Start a login with "+p,
+		"Sets the login-state cookie catsrv_login_"+p+" and returns the provider's authorization URL to send the browser to.",
+		map[int]string{
+			http.StatusBadRequest:          "No CAT named and no default CAT.",
+			http.StatusForbidden:           "The provider is disabled for the CAT.",
+			http.StatusNotFound:            "Unknown CAT.",
+			http.StatusServiceUnavailable:  "The provider's credentials are not set, it is unreachable or its discovery document cannot be used, or authentication is not configured.",
+			http.StatusTooManyRequests:     tooMany,
+			http.StatusInternalServerError: internalFailure,
+		})
+}
+
+func callbackOperation(oapi *huma.OpenAPI, op operation, p string) huma.Operation {
+	callback := op("auth-callback-"+strings.ReplaceAll(p, "_", "-"), http.MethodGet, "/"+p+"/callback", "Finish a login with "+p,
+		"The provider redirects here. Checks the login-state cookie, exchanges the code, sets the session cookies "+
+			"(catsrv_access, catsrv_refresh), then redirects (303) to the post-login URL or, for JSON clients, answers the session.",
+		map[int]string{
+			http.StatusBadRequest:          "The state cookie is missing, tampered or for another provider, or state does not match.",
+			http.StatusUnauthorized:        "The login expired or was replayed, or the provider refused it, or its ID token was refused.",
+			http.StatusForbidden:           "The provider is disabled for the CAT.",
+			http.StatusServiceUnavailable:  "The provider is unreachable, or authentication is not configured.",
+			http.StatusTooManyRequests:     tooMany,
+			http.StatusInternalServerError: internalFailure,
+		})
+	for status, r := range callback.Responses {
+		if status != strconv.Itoa(http.StatusTooManyRequests) {
+			// A failed login clears its state cookie (the guard's 503,
+			// before the login is looked at, does not).
+			addHeader(r, "Set-Cookie", "The login-state cookie, cleared.")
+		}
+	}
+	callback.Parameters = []*huma.Param{cookieParam(stateCookiePrefix+p, "The login-state cookie the start of the login set.")}
+	callback.Responses["200"] = &huma.Response{
+		Description: "The session, when Accept names application/json and not text/html; the refresh token stays in its cookie.",
+		Content: map[string]*huma.MediaType{"application/json": {
+			Schema: oapi.Components.Schemas.Schema(reflect.TypeFor[SessionResponse](), true, ""),
+		}},
+	}
+	callback.Responses["303"] = &huma.Response{Description: "Logged in: the browser goes to the post-login URL."}
+	addHeader(callback.Responses["303"], "Location", "The post-login URL.")
+	addHeader(callback.Responses["303"], "Set-Cookie", "The session cookies catsrv_access and catsrv_refresh; the login-state cookie, cleared.")
+	return callback
+}
+
+func providersOperation(op operation) huma.Operation {
+	return op("auth-providers", http.MethodGet, "/providers", "List the providers a sign-in page may offer",
 		"The providers the CAT enables and this server has credentials for.",
 		map[int]string{
 			http.StatusBadRequest:          "No CAT named and no default CAT.",
 			http.StatusNotFound:            "Unknown CAT.",
 			http.StatusServiceUnavailable:  "Authentication is not configured.",
 			http.StatusInternalServerError: internalFailure,
-		}, false, false), a.listProviders)
-	setDescription(oapi, Prefix+"/providers", http.MethodGet, "200", "The usable providers.")
+		})
+}
 
-	refreshDoc := &huma.RequestBody{
-		Description: "For clients without cookies: the refresh token. Without it, the catsrv_refresh cookie is used.",
-		Content: map[string]*huma.MediaType{"application/json": {
-			Schema: oapi.Components.Schemas.Schema(reflect.TypeFor[refreshBody](), true, ""),
-		}},
-	}
+func refreshOperation(op operation) huma.Operation {
 	refresh := op("auth-refresh", http.MethodPost, "/refresh", "Rotate the refresh token and issue a new access token",
 		"Sets new session cookies. Presenting a refresh token that was already rotated revokes the whole session.",
 		map[int]string{
@@ -133,12 +165,13 @@ func Register(api huma.API, d Deps) {
 			http.StatusServiceUnavailable:    "Authentication is not configured.",
 			http.StatusTooManyRequests:       tooMany,
 			http.StatusInternalServerError:   internalFailure,
-		}, true, false)
+		})
 	addHeader(refresh.Responses["401"], "Set-Cookie", "catsrv_access and catsrv_refresh, cleared.")
-	huma.Register(api, refresh, a.refresh)
-	documentBody(oapi, Prefix+"/refresh", http.MethodPost, "The new access token.", refreshDoc)
+	return refresh
+}
 
-	logout := op("auth-logout", http.MethodPost, "/logout", "Log out",
+func logoutOperation(op operation) huma.Operation {
+	return op("auth-logout", http.MethodPost, "/logout", "Log out",
 		"Revokes the refresh family and the access token presented (cookies, bearer token and/or body) and clears the cookies. "+
 			"Idempotent: dead or missing tokens are fine.",
 		map[int]string{
@@ -149,53 +182,70 @@ func Register(api huma.API, d Deps) {
 			http.StatusServiceUnavailable:    "Authentication is not configured.",
 			http.StatusTooManyRequests:       tooMany,
 			http.StatusInternalServerError:   internalFailure,
-		}, true, true)
-	logout.Security = authSecurity
-	huma.Register(api, logout, a.logout)
-	documentBody(oapi, Prefix+"/logout", http.MethodPost, "Logged out.", refreshDoc)
+		})
+}
 
-	memoryErrors := func(extra map[int]string) map[int]string {
-		out := map[int]string{
-			http.StatusUnauthorized:        "No valid token (bearer or session cookie), or a revoked one.",
-			http.StatusServiceUnavailable:  "Authentication is not configured.",
-			http.StatusInternalServerError: internalFailure,
-		}
-		for k, v := range extra {
-			out[k] = v
-		}
-		return out
+// memoryErrors are the error responses of the memory operations: these
+// and the extra ones.
+func memoryErrors(extra map[int]string) map[int]string {
+	out := map[int]string{
+		http.StatusUnauthorized:        "No valid token (bearer or session cookie), or a revoked one.",
+		http.StatusServiceUnavailable:  "Authentication is not configured.",
+		http.StatusInternalServerError: internalFailure,
 	}
-	const csrf = "The session cookie came from an origin not allowed (CSRF)."
-	const memoryDesc = "The caller's whole memory; updated_at is null when it was never set."
-	get := op("auth-get-memory", http.MethodGet, "/memory", "Read the caller's memory", "", memoryErrors(nil), false, true)
-	get.Security = authSecurity
-	huma.Register(api, get, a.getMemory)
-	setDescription(oapi, Prefix+"/memory", http.MethodGet, "200", memoryDesc)
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
+}
 
-	update := op("auth-update-memory", http.MethodPost, "/memory", "Merge preferences into the caller's memory",
+const (
+	csrf       = "The session cookie came from an origin not allowed (CSRF)."
+	memoryDesc = "The caller's whole memory; updated_at is null when it was never set."
+)
+
+func getMemoryOperation(op operation) huma.Operation {
+	return op("auth-get-memory", http.MethodGet, "/memory", "Read the caller's memory", "", memoryErrors(nil))
+}
+
+func updateMemoryOperation(op operation) huma.Operation {
+	return op("auth-update-memory", http.MethodPost, "/memory", "Merge preferences into the caller's memory",
 		"Given keys are set, keys set to null removed; a refused update changes nothing.",
 		memoryErrors(map[int]string{
 			http.StatusForbidden:             csrf,
 			http.StatusRequestEntityTooLarge: "A value or the total is over its limit, or the body over twice the total limit.",
 			http.StatusUnprocessableEntity: "The body is not JSON, not an object, preferences is missing or not an object, " +
 				"a field is unknown, a key is empty, too long or not UTF-8, or there are too many keys.",
-		}), false, true)
-	update.Security = authSecurity
-	huma.Register(api, update, a.postMemory)
+		}))
+}
+
+func deleteMemoryOperation(op operation) huma.Operation {
+	return op("auth-delete-memory", http.MethodDelete, "/memory", "Clear the caller's memory", "Idempotent.",
+		memoryErrors(map[int]string{http.StatusForbidden: csrf}))
+}
+
+// documentRegistered describes what huma cannot be told before
+// registration: the 200s it names "OK", and the request bodies the
+// handlers read themselves.
+func documentRegistered(oapi *huma.OpenAPI, providers []string) {
+	for _, p := range providers {
+		setDescription(oapi, Prefix+"/"+p, http.MethodPost, "200", "The provider's authorization URL.")
+	}
+	setDescription(oapi, Prefix+"/providers", http.MethodGet, "200", "The usable providers.")
+	refreshDoc := &huma.RequestBody{
+		Description: "For clients without cookies: the refresh token. Without it, the catsrv_refresh cookie is used.",
+		Content: map[string]*huma.MediaType{"application/json": {
+			Schema: oapi.Components.Schemas.Schema(reflect.TypeFor[refreshBody](), true, ""),
+		}},
+	}
+	documentBody(oapi, Prefix+"/refresh", http.MethodPost, "The new access token.", refreshDoc)
+	documentBody(oapi, Prefix+"/logout", http.MethodPost, "Logged out.", refreshDoc)
+	setDescription(oapi, Prefix+"/memory", http.MethodGet, "200", memoryDesc)
 	documentBody(oapi, Prefix+"/memory", http.MethodPost, memoryDesc, &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
 		"application/json": {Schema: oapi.Components.Schemas.Schema(reflect.TypeFor[memoryUpdate](), true, "")},
 	}})
-
-	del := op("auth-delete-memory", http.MethodDelete, "/memory", "Clear the caller's memory", "Idempotent.",
-		memoryErrors(map[int]string{http.StatusForbidden: csrf}), false, true)
-	del.Security = authSecurity
-	huma.Register(api, del, a.deleteMemory)
 	setDescription(oapi, Prefix+"/memory", http.MethodDelete, "200", memoryDesc)
-	registerPrivacy(api, a, op)
-	liftHeaderDescriptions(oapi)
-	// The login flow's operations (start, callback, providers, refresh)
-	// need no credentials: they declare no security of their own.
-	base.DeclarePublic(oapi, Prefix)
+	documentPrivacy(oapi)
 }
 
 // liftHeaderDescriptions moves the doc of the header fields of the auth

@@ -76,56 +76,58 @@ type ExportMessage struct {
 	Time    time.Time `json:"time"`
 }
 
-// operation builds an /api/v1/auth operation (Register's op).
-type operation func(id, method, path, summary, desc string, errors map[int]string, limited, authenticated bool) huma.Operation
-
-// registerPrivacy adds the erasure and export operations.
-func registerPrivacy(api huma.API, a *authAPI, op operation) {
-	oapi := api.OpenAPI()
-	const csrf = "The session cookie came from an origin not allowed (CSRF)."
-	errors := func(extra map[int]string) map[int]string {
-		out := map[int]string{
-			http.StatusUnauthorized:        "No valid token (bearer or session cookie), or a revoked one.",
-			http.StatusServiceUnavailable:  "Authentication or erasure is not configured, or a store is unavailable for now.",
-			http.StatusInternalServerError: internalFailure,
-		}
-		for k, v := range extra {
-			out[k] = v
-		}
-		return out
+// privacyErrors are the error responses of the erasure and export
+// operations: these and the extra ones.
+func privacyErrors(extra map[int]string) map[int]string {
+	out := map[int]string{
+		http.StatusUnauthorized:        "No valid token (bearer or session cookie), or a revoked one.",
+		http.StatusServiceUnavailable:  "Authentication or erasure is not configured, or a store is unavailable for now.",
+		http.StatusInternalServerError: internalFailure,
 	}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
+}
+
+func eraseMeOperation(op operation) huma.Operation {
 	me := op("auth-erase-me", http.MethodDelete, "/me", "Erase the caller",
 		"Erases everything catsrv holds about the caller: account, memory, refresh tokens and sessions (every session's "+
 			"access tokens stop working), conversations and messages, and interactions (every aggregate updated). "+
 			"The audit log records that an erasure happened, not whom. Idempotent: 204 again for a bearer token minted "+
 			"by catsrv token; a session's own token is revoked by the erasure, so a second call with it is 401.",
-		errors(map[int]string{http.StatusForbidden: csrf}), false, true)
-	me.Security = authSecurity
+		privacyErrors(map[int]string{http.StatusForbidden: csrf}))
 	me.DefaultStatus = http.StatusNoContent
-	huma.Register(api, me, a.eraseMe)
-	setDescription(oapi, Prefix+"/me", http.MethodDelete, "204", "Erased; the session cookies are cleared.")
+	return me
+}
 
+func eraseUserOperation(op operation) huma.Operation {
 	user := op("auth-erase-user", http.MethodDelete, "/users/{user}", "Erase a user (admin)",
 		"Erases everything catsrv holds about a user, as DELETE /me does for the caller. Admin token required. "+
 			"Idempotent: a user id answers 204 whether or not anything was left; a <provider>:<subject> whose account "+
 			"does not exist (never signed in, or already erased) answers 404.",
-		errors(map[int]string{
+		privacyErrors(map[int]string{
 			http.StatusBadRequest: "The user is empty, not UTF-8, has a NUL byte, or names a provider without a subject.",
 			http.StatusForbidden:  "The caller is not an admin, or the session cookie came from an origin not allowed (CSRF).",
 			http.StatusNotFound:   "No account of that <provider>:<subject>.",
-		}), false, true)
-	user.Security = []map[string][]string{{base.BearerScheme: {}}, {cookieScheme: {}}}
+		}))
 	user.DefaultStatus = http.StatusNoContent
-	huma.Register(api, user, a.eraseUser)
-	setDescription(oapi, Prefix+"/users/{user}", http.MethodDelete, "204", "Erased (or nothing was left to erase).")
+	return user
+}
 
-	export := op("auth-export-me", http.MethodGet, "/me/export", "Export the caller's data",
+func exportMeOperation(op operation) huma.Operation {
+	return op("auth-export-me", http.MethodGet, "/me/export", "Export the caller's data",
 		"Everything catsrv holds about the caller (account, memory, conversations with their messages) as one JSON "+
 			"document, streamed conversation by conversation. A failure after the first byte ends the document early "+
 			"(it is then not valid JSON).",
-		errors(nil), false, true)
-	export.Security = authSecurity
-	huma.Register(api, export, a.exportMe)
+		privacyErrors(nil))
+}
+
+// documentPrivacy describes the registered erasure and export
+// operations' answers.
+func documentPrivacy(oapi *huma.OpenAPI) {
+	setDescription(oapi, Prefix+"/me", http.MethodDelete, "204", "Erased; the session cookies are cleared.")
+	setDescription(oapi, Prefix+"/users/{user}", http.MethodDelete, "204", "Erased (or nothing was left to erase).")
 	r := operationAt(oapi, Prefix+"/me/export", http.MethodGet).Responses["200"]
 	r.Description = "The caller's data."
 	r.Content = map[string]*huma.MediaType{"application/json": {

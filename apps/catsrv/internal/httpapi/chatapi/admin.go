@@ -22,7 +22,7 @@ type adminConversationInput struct {
 // user's conversation, as the dashboard's chat-log view does.
 func registerAdmin(api huma.API, c *chatAPI) {
 	del := huma.Operation{
-		OperationID: "adminDeleteConversation", Method: http.MethodDelete, Path: Prefix + "/users/{user}/conversations/{id}",
+		OperationID: "adminDeleteConversation", Method: http.MethodDelete, Path: "/users/{user}/conversations/{id}",
 		Summary: "Delete a user's conversation (admin)",
 		Description: "Removes the conversation and its messages, whoever owns it. Admin token required. " +
 			"Its interactions stay in the analytics; erasing the user (DELETE /api/v1/auth/users/{user}) removes them too. " +
@@ -30,7 +30,6 @@ func registerAdmin(api huma.API, c *chatAPI) {
 		Tags: []string{tagConversations}, Security: security,
 		Responses: errorResponses(api, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
 			http.StatusUnprocessableEntity, http.StatusInternalServerError, http.StatusServiceUnavailable),
-		Middlewares:   middlewares(),
 		DefaultStatus: http.StatusNoContent,
 	}
 	huma.Register(api, del, c.adminDelete)

@@ -24,11 +24,10 @@ const (
 func registerConfig(api huma.API, c *chatAPI) {
 	op := func(id, method, path, summary, desc string, statuses ...int) huma.Operation {
 		return huma.Operation{
-			OperationID: id, Method: method, Path: Prefix + path, Summary: summary,
+			OperationID: id, Method: method, Path: path, Summary: summary,
 			Description: desc + " Needs role admin.", Tags: []string{tagConfig}, Security: security,
 			Responses: errorResponses(api, append([]int{http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
 				http.StatusUnprocessableEntity, http.StatusInternalServerError, http.StatusServiceUnavailable}, statuses...)...),
-			Middlewares: middlewares(),
 		}
 	}
 	huma.Register(api, op("getConfig", http.MethodGet, "/config", "Get a CAT's configuration",

@@ -72,10 +72,12 @@ func Register(api huma.API, d Deps) {
 		&huma.Tag{Name: tagConfig, Description: "A CAT's effective configuration and its runtime changes (admin)."},
 	)
 	c := &chatAPI{d: d, log: log}
-	registerChat(api, c)
-	registerConversations(api, c)
-	registerAdmin(api, c)
-	registerConfig(api, c)
+	g := huma.NewGroup(api, Prefix)
+	g.UseMiddleware(base.WithRequest, base.Authenticate)
+	registerChat(g, c)
+	registerConversations(huma.NewGroup(g, "/conversations"), c)
+	registerAdmin(g, c)
+	registerConfig(g, c)
 }
 
 // caller is an authenticated request: who asks, of which CAT.
@@ -83,9 +85,6 @@ type caller struct {
 	claims auth.Claims
 	owner  chat.Owner
 }
-
-// middlewares are the middlewares of every /api/v1/cat operation.
-func middlewares() huma.Middlewares { return huma.Middlewares{base.WithRequest, base.Authenticate} }
 
 // authenticate returns the caller of a request, as the base.Authenticate
 // middleware found them (a bearer token, else the session cookie with the

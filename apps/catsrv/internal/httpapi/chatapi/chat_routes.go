@@ -34,7 +34,7 @@ func registerChat(api huma.API, c *chatAPI) {
 		op := huma.Operation{
 			OperationID: r.id,
 			Method:      http.MethodPost,
-			Path:        Prefix + r.path,
+			Path:        r.path,
 			Summary:     r.summary,
 			Description: r.desc + " With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done " +
 				"event with the chat response, or an error event {error, status, message}. Errors found before the first event " +
@@ -45,7 +45,6 @@ func registerChat(api huma.API, c *chatAPI) {
 			Responses: errorResponses(api, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
 				http.StatusUnprocessableEntity, http.StatusInternalServerError, http.StatusBadGateway,
 				http.StatusServiceUnavailable, http.StatusGatewayTimeout),
-			Middlewares: middlewares(),
 		}
 		op.Responses["200"] = &huma.Response{
 			Description: "The reply: JSON, or an event stream when stream is true.",
@@ -57,7 +56,7 @@ func registerChat(api huma.API, c *chatAPI) {
 		sse.Register(api, op, events, func(ctx context.Context, in *chatInput, send sse.Sender) {
 			c.chat(ctx, in, handler, send)
 		})
-		describeStream(api.OpenAPI().Paths[op.Path].Post)
+		describeStream(api.OpenAPI().Paths[Prefix+op.Path].Post)
 	}
 }
 

@@ -14,11 +14,10 @@ import (
 func registerConversations(api huma.API, c *chatAPI) {
 	op := func(id, method, path, summary, desc string, statuses ...int) huma.Operation {
 		return huma.Operation{
-			OperationID: id, Method: method, Path: Prefix + "/conversations" + path,
+			OperationID: id, Method: method, Path: path,
 			Summary: summary, Description: desc + " Only the caller's conversations with the CAT are visible: any other id is 404.",
 			Tags: []string{tagConversations}, Security: security,
-			Responses:   errorResponses(api, append([]int{http.StatusUnauthorized, http.StatusUnprocessableEntity, http.StatusInternalServerError, http.StatusServiceUnavailable}, statuses...)...),
-			Middlewares: middlewares(),
+			Responses: errorResponses(api, append([]int{http.StatusUnauthorized, http.StatusUnprocessableEntity, http.StatusInternalServerError, http.StatusServiceUnavailable}, statuses...)...),
 		}
 	}
 	huma.Register(api, op("listConversations", http.MethodGet, "", "List conversations",
