@@ -23,6 +23,7 @@ var commands = []struct{ name, synopsis string }{
 	{"openapi", ""},
 	{"audit", "[--db DSN] [--since D] [--user U] [--limit N] [--json]"},
 	{"erase", "[--db DSN] --user PROVIDER:SUBJECT|ID"},
+	{"eval", "retrieval [--config DIR] --cat X [--db DSN] [--k N] GOLDEN.jsonl"},
 }
 
 // usage is the general usage text: every command, the main variables.
@@ -101,6 +102,8 @@ func dispatch(ctx context.Context, args []string, env environ, stdin io.Reader, 
 		return auditCmd(ctx, args[1:], env, stdout)
 	case "erase":
 		return eraseCmd(ctx, args[1:], env, stdout)
+	case "eval":
+		return evalCmd(ctx, args[1:], env, stdout)
 	case "help", "-h", "--help":
 		_, err := fmt.Fprint(stdout, usage)
 		return err
