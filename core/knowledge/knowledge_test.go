@@ -169,7 +169,7 @@ func TestChunkProperties(t *testing.T) {
 		}
 		return slices.EqualFunc(chunks, c.Chunk("doc", p), func(a, b Chunk) bool { return a.Hash == b.Hash && a.ID == b.ID })
 	}
-	if err := quick.Check(f, &quick.Config{MaxCount: 60}); err != nil {
+	if err := quick.Check(f, &quick.Config{MaxCount: 25}); err != nil {
 		t.Error(err)
 	}
 }

@@ -55,7 +55,8 @@ var stopWords = map[string]bool{}
 func init() {
 	for w := range strings.FieldsSeq(`a an and are as at be but by can do does for from how i if in into is it its
 		me my no not of on or our so that the their then there these they this to was we what when where which who
-		why will with you your yours should could would i'm it's don't isn't`) {
+		why will with you your yours should could would have has had am been being any some also just very
+		i'm it's don't isn't`) {
 		stopWords[w] = true
 	}
 }

@@ -27,19 +27,11 @@ func Normalize(v []float32) []float32 {
 
 // Dot is the dot product of two vectors of the same length.
 func Dot(a, b []float32) float32 {
-	var s0, s1, s2, s3 float32
-	n := min(len(a), len(b))
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+	var s float32
+	for i := range min(len(a), len(b)) {
+		s += a[i] * b[i]
 	}
-	for ; i < n; i++ {
-		s0 += a[i] * b[i]
-	}
-	return s0 + s1 + s2 + s3
+	return s
 }
 
 // Scored is an index into a list with its score.
