@@ -72,6 +72,13 @@ func (d *Dir) Read(rel string) ([]retrieval.DirFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Files are read through a root handle of the directory, so a name
+	// (or a link) never leads outside it.
+	root, err := os.OpenRoot(path)
+	if err != nil {
+		return nil, errs.Wrap(errs.KindUnavailable, err, fmt.Sprintf("documents directory %s cannot be read", rel))
+	}
+	defer root.Close() //nolint:errcheck // read-only handle
 	var out []retrieval.DirFile
 	var problems []string
 	for _, info := range list {
@@ -79,7 +86,7 @@ func (d *Dir) Read(rel string) ([]retrieval.DirFile, error) {
 			problems = append(problems, info.Name()+": larger than 10 MiB")
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(path, info.Name()))
+		b, err := root.ReadFile(info.Name())
 		if err != nil {
 			problems = append(problems, info.Name()+": "+err.Error())
 			continue

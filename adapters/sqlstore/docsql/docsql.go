@@ -228,20 +228,7 @@ func (s *Store) DeleteDocument(ctx context.Context, cat, id string) error {
 			return notFound(id)
 		}
 		var hashes []string
-		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT hash FROM doc_chunks WHERE cat = ? AND doc_id = ?`, cat, id)
-		if err != nil {
-			return internal(err)
-		}
-		for rows.Next() {
-			var h string
-			if err := rows.Scan(&h); err != nil {
-				_ = rows.Close()
-				return internal(err)
-			}
-			hashes = append(hashes, h)
-		}
-		_ = rows.Close()
-		if err := rows.Err(); err != nil {
+		if err := tx.NewRaw(`SELECT DISTINCT hash FROM doc_chunks WHERE cat = ? AND doc_id = ?`, cat, id).Scan(ctx, &hashes); err != nil {
 			return internal(err)
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM doc_chunks WHERE cat = ? AND doc_id = ?`, cat, id); err != nil {
@@ -373,25 +360,29 @@ func (s *Store) Embeddings(ctx context.Context, model string, hashes []string) (
 	out := map[string][]float32{}
 	for start := 0; start < len(hashes); start += 1000 {
 		part := hashes[start:min(len(hashes), start+1000)]
-		rows, err := s.db.QueryContext(ctx, `SELECT hash, vec FROM doc_embeddings WHERE model = ? AND hash IN (?)`, model, bun.List(part))
-		if err != nil {
-			return nil, internal(err)
-		}
-		for rows.Next() {
-			var h string
-			var b []byte
-			if err := rows.Scan(&h, &b); err != nil {
-				_ = rows.Close()
-				return nil, internal(err)
-			}
-			out[h] = decode(b)
-		}
-		_ = rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, internal(err)
+		if err := s.embeddings(ctx, model, part, out); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// embeddings reads the model's vectors of the hashes into out.
+func (s *Store) embeddings(ctx context.Context, model string, hashes []string, out map[string][]float32) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT hash, vec FROM doc_embeddings WHERE model = ? AND hash IN (?)`, model, bun.List(hashes))
+	if err != nil {
+		return internal(err)
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		var h string
+		var b []byte
+		if err := rows.Scan(&h, &b); err != nil {
+			return internal(err)
+		}
+		out[h] = decode(b)
+	}
+	return internal(rows.Err())
 }
 
 func encode(v []float32) []byte {
