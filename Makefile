@@ -9,7 +9,7 @@ DB ?= sqlite:./data/catsrv.db
 ADDR ?= 127.0.0.1:8080
 DEMO_INTERACTIONS ?= 50000
 
-.PHONY: all build run test test-race fuzz lint lint-openapi vet generate bench bench-go clean tools web lighthouse
+.PHONY: all build run test test-short test-race fuzz lint lint-openapi vet generate bench bench-go clean tools web lighthouse
 
 all: build
 
@@ -44,6 +44,11 @@ run: build
 test:
 	$(GO) test -count=1 ./...
 
+# test-short: the tests a contributor runs all day: the browser, npm
+# (TypeScript client) and 10M-scale tests skip under -short.
+test-short:
+	$(GO) test -count=1 -short ./...
+
 # test-race: the race detector slows the SQL adapters' suites several
 # times over; the package time-out is raised from go test's 10 minutes so a
 # loaded machine does not turn slowness into a failure.
@@ -65,11 +70,15 @@ FUZZ_TARGETS := \
 	./codec/jsonl:FuzzDecodeArray:200000x \
 	./apps/catsrv/internal/httpapi/chatapi:FuzzConversationID:5000x \
 	./apps/catsrv/internal/httpapi/chatapi:FuzzConversationCursor:5000x \
+	./apps/catsrv/internal/httpapi/chatapi:FuzzConversationCat:3000x \
+	./adapters/mcp:FuzzName:50000x \
 	./apps/catsrv/internal/httpapi/analyticsapi:FuzzAnalyticsQuery:5000x \
 	./apps/catsrv/internal/httpapi/chatapi:FuzzChatBody:5000x \
 	./adapters/oidc:FuzzIDToken:8000x \
 	./apps/catsrv/internal/httpapi/authapi:FuzzEraseUser:3000x \
 	./apps/catsrv/internal/httpapi/base:FuzzAcceptsGzip:10000x \
+	./core/chat/toolpolicy:FuzzParse:20000x \
+	./adapters/openai:FuzzLimitedBody:20000x \
 	./core/knowledge:FuzzParse:3000x
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -112,10 +121,11 @@ bench: build
 	./bin/catbench --catsrv $(BIN) --scale $(BENCH_SCALE) $(BENCH_FLAGS)
 
 # bench-go: the Go micro-benchmarks (core aggregation, JWT validation, the
-# column index), summarized by benchstat into bin/bench-go.txt.
+# column index, the MCP tool list's cache), summarized by benchstat into
+# bin/bench-go.txt.
 bench-go:
 	@mkdir -p bin
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./core/analytics/ ./core/auth/tokens/ ./adapters/colindex/ ./core/knowledge/ | tee bin/bench-go.raw
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./core/analytics/ ./core/auth/tokens/ ./adapters/colindex/ ./adapters/mcp/ ./core/knowledge/ | tee bin/bench-go.raw
 	$(GO) run golang.org/x/perf/cmd/benchstat@latest bin/bench-go.raw | tee bin/bench-go.txt
 
 # web: rebuild the admin dashboard (apps/catsrv/web/dist, committed and

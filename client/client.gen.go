@@ -17,6 +17,24 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for ApprovalDecisionDecision.
+const (
+	Approve ApprovalDecisionDecision = "approve"
+	Deny    ApprovalDecisionDecision = "deny"
+)
+
+// Valid indicates whether the value is a known member of the ApprovalDecisionDecision enum.
+func (e ApprovalDecisionDecision) Valid() bool {
+	switch e {
+	case Approve:
+		return true
+	case Deny:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DocumentDetailFormat.
 const (
 	DocumentDetailFormatHtml     DocumentDetailFormat = "html"
@@ -92,6 +110,7 @@ func (e LegacyResultDataSource) Valid() bool {
 // Defines values for MessageBodyRole.
 const (
 	Assistant MessageBodyRole = "assistant"
+	Tool      MessageBodyRole = "tool"
 	User      MessageBodyRole = "user"
 )
 
@@ -99,6 +118,8 @@ const (
 func (e MessageBodyRole) Valid() bool {
 	switch e {
 	case Assistant:
+		return true
+	case Tool:
 		return true
 	case User:
 		return true
@@ -137,6 +158,21 @@ func (e SourceKind) Valid() bool {
 	case Document:
 		return true
 	case Kb:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ToolCallBodyType.
+const (
+	Function ToolCallBodyType = "function"
+)
+
+// Valid indicates whether the value is a known member of the ToolCallBodyType enum.
+func (e ToolCallBodyType) Valid() bool {
+	switch e {
+	case Function:
 		return true
 	default:
 		return false
@@ -193,8 +229,14 @@ type Agent struct {
 
 // AgentOverride defines model for AgentOverride.
 type AgentOverride struct {
+	// ApprovalTimeoutSeconds cat.agent.approval_timeout_seconds: how long an ask call waits for a decision, at least 1.
+	ApprovalTimeoutSeconds *int64 `json:"approval_timeout_seconds,omitempty"`
+
 	// Instructions cat.agent.instructions, the system message.
 	Instructions *string `json:"instructions,omitempty"`
+
+	// MaxSteps cat.agent.max_steps: model calls in one turn, 1 to 50.
+	MaxSteps *int64 `json:"max_steps,omitempty"`
 
 	// MaxTokens cat.agent.max_tokens, 1 to 1048576.
 	MaxTokens *int64 `json:"max_tokens,omitempty"`
@@ -207,6 +249,12 @@ type AgentOverride struct {
 
 	// TimeoutSeconds cat.agent.timeout_seconds, 1 to 600.
 	TimeoutSeconds *int64 `json:"timeout_seconds,omitempty"`
+
+	// ToolTimeoutSeconds cat.agent.tool_timeout_seconds: one tool call's bound, at least 1.
+	ToolTimeoutSeconds *int64 `json:"tool_timeout_seconds,omitempty"`
+
+	// Tools cat.agent.tools: the tool policy, rules "<server>/<tool pattern> => allow|ask|deny", first match wins. (mcp_servers cannot change at run time.)
+	Tools *[]string `json:"tools,omitempty"`
 }
 
 // AnalyticsAccess defines model for AnalyticsAccess.
@@ -255,6 +303,30 @@ type AnswersBody struct {
 
 	// Total How many answers match q, before offset and limit; only when offset or q is given.
 	Total *int64 `json:"total,omitempty"`
+}
+
+// ApprovalDecision defines model for ApprovalDecision.
+type ApprovalDecision struct {
+	// Decision approve runs the call; deny gives the model a result saying it was refused.
+	Decision ApprovalDecisionDecision `json:"decision"`
+}
+
+// ApprovalDecisionDecision approve runs the call; deny gives the model a result saying it was refused.
+type ApprovalDecisionDecision string
+
+// ApprovalRequiredEvent defines model for ApprovalRequiredEvent.
+type ApprovalRequiredEvent struct {
+	// ApprovalId The id to decide on.
+	ApprovalId string `json:"approval_id"`
+
+	// Arguments The arguments the model wrote.
+	Arguments string `json:"arguments"`
+
+	// ExpiresAt When the call counts as denied without a decision (UTC).
+	ExpiresAt time.Time `json:"expires_at"`
+
+	// Name The tool.
+	Name string `json:"name"`
 }
 
 // CORS defines model for CORS.
@@ -721,20 +793,35 @@ type MemoryUpdate struct {
 
 // MessageBody defines model for MessageBody.
 type MessageBody struct {
-	// Content The text.
+	// Content The text; a tool's result (cut at 32 KiB with a marker). May be empty for an assistant message with tool_calls.
 	Content string `json:"content"`
 
-	// Model What answered an assistant message; empty for the user's.
+	// DurationMs A tool message: how long the call took, approval included, in milliseconds.
+	DurationMs *int64 `json:"duration_ms,omitempty"`
+
+	// Model What answered an assistant message; empty for the user's and tools'.
 	Model string `json:"model"`
 
-	// Role Who wrote it.
+	// Name A tool message: the tool's name.
+	Name *string `json:"name,omitempty"`
+
+	// Outcome A tool message: how the call ended: ok, error, timeout, denied (by the policy, a person or the approval time-out) or invalid (unknown tool, arguments not a JSON object).
+	Outcome *string `json:"outcome,omitempty"`
+
+	// Role Who wrote it: the user, the assistant, or a tool (the result of one of the assistant's tool calls).
 	Role MessageBodyRole `json:"role"`
 
 	// Time When it was stored (UTC).
 	Time time.Time `json:"time"`
+
+	// ToolCallId A tool message: the call it answers.
+	ToolCallId *string `json:"tool_call_id,omitempty"`
+
+	// ToolCalls The tools an assistant message called.
+	ToolCalls *[]ToolCallBody `json:"tool_calls,omitempty"`
 }
 
-// MessageBodyRole Who wrote it.
+// MessageBodyRole Who wrote it: the user, the assistant, or a tool (the result of one of the assistant's tool calls).
 type MessageBodyRole string
 
 // ModelCount defines model for ModelCount.
@@ -758,6 +845,30 @@ type Override struct {
 	ChatMode *string         `json:"chat_mode,omitempty"`
 	Custom   *CustomOverride `json:"custom,omitempty"`
 	Legacy   *LegacyOverride `json:"legacy,omitempty"`
+}
+
+// PendingApproval defines model for PendingApproval.
+type PendingApproval struct {
+	// ApprovalId The id to decide on.
+	ApprovalId string `json:"approval_id"`
+
+	// Arguments The arguments the model wrote.
+	Arguments string `json:"arguments"`
+
+	// ExpiresAt When the call counts as denied without a decision (UTC).
+	ExpiresAt time.Time `json:"expires_at"`
+
+	// Name The tool.
+	Name string `json:"name"`
+
+	// UserId Whose turn it is.
+	UserId string `json:"user_id"`
+}
+
+// PendingApprovals defines model for PendingApprovals.
+type PendingApprovals struct {
+	// Approvals Soonest to expire first.
+	Approvals []PendingApproval `json:"approvals"`
 }
 
 // PersonaCount defines model for PersonaCount.
@@ -921,6 +1032,56 @@ type TextDocument struct {
 
 	// Url Where readers find the original.
 	Url *string `json:"url,omitempty"`
+}
+
+// ToolCallBody defines model for ToolCallBody.
+type ToolCallBody struct {
+	Function ToolCallFunction `json:"function"`
+
+	// Id The call's id, named by the tool message answering it.
+	Id string `json:"id"`
+
+	// Type Always function.
+	Type ToolCallBodyType `json:"type"`
+}
+
+// ToolCallBodyType Always function.
+type ToolCallBodyType string
+
+// ToolCallEvent defines model for ToolCallEvent.
+type ToolCallEvent struct {
+	// Arguments The arguments as the model wrote them (JSON text).
+	Arguments string `json:"arguments"`
+
+	// Id The call's id.
+	Id string `json:"id"`
+
+	// Name The tool.
+	Name string `json:"name"`
+}
+
+// ToolCallFunction defines model for ToolCallFunction.
+type ToolCallFunction struct {
+	// Arguments The arguments as the model wrote them (JSON text, not always valid).
+	Arguments string `json:"arguments"`
+
+	// Name The tool: <server>__<tool> for an MCP tool, or a built-in (knowledge_search).
+	Name string `json:"name"`
+}
+
+// ToolResultEvent defines model for ToolResultEvent.
+type ToolResultEvent struct {
+	// Content The result the model sees, cut to 2 KiB here (stored up to 32 KiB).
+	Content string `json:"content"`
+
+	// Id The call's id.
+	Id string `json:"id"`
+
+	// Name The tool.
+	Name string `json:"name"`
+
+	// Ok Whether the tool ran and succeeded; false for a failure, time-out, denial or invalid call.
+	Ok bool `json:"ok"`
 }
 
 // TopicCount defines model for TopicCount.
@@ -1410,6 +1571,18 @@ type PostAgentChatParams struct {
 	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
 }
 
+// ListApprovalsParams defines parameters for ListApprovals.
+type ListApprovalsParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
+// DecideApprovalParams defines parameters for DecideApproval.
+type DecideApprovalParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
 // PostChatParams defines parameters for PostChat.
 type PostChatParams struct {
 	// Catname CAT name; the server's default CAT when omitted.
@@ -1533,6 +1706,9 @@ type AuthRefreshJSONRequestBody = RefreshBody
 
 // PostAgentChatJSONRequestBody defines body for PostAgentChat for application/json ContentType.
 type PostAgentChatJSONRequestBody = ChatRequest
+
+// DecideApprovalJSONRequestBody defines body for DecideApproval for application/json ContentType.
+type DecideApprovalJSONRequestBody = ApprovalDecision
 
 // PostChatJSONRequestBody defines body for PostChat for application/json ContentType.
 type PostChatJSONRequestBody = ChatRequest
@@ -1928,7 +2104,7 @@ type ClientInterface interface {
 
 	// PostAgentChatWithBody Chat with the agent model
 	//
-	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1937,16 +2113,41 @@ type ClientInterface interface {
 
 	// PostAgentChat Chat with the agent model
 	//
-	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/v1/cat/agent_chat (the `PostAgentChat` operationId).
 	PostAgentChat(ctx context.Context, params *PostAgentChatParams, body PostAgentChatJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListApprovals List the tool calls waiting for approval
+	//
+	// The agent's ask tool calls (cat.agent.tools) waiting for a decision in the caller's turns, or in every user's turns of the CAT for an admin. Pending approvals live in the instance running the turn.
+	//
+	// Corresponds with GET /api/v1/cat/approvals (the `ListApprovals` operationId).
+	ListApprovals(ctx context.Context, params *ListApprovalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DecideApprovalWithBody Approve or deny a tool call
+	//
+	// Decides an ask tool call that paused a turn (the approval_required event): approve runs it, deny gives the model a result saying it was refused. Only the turn's user or an admin may decide: another's id is 404, a second decision or one after the time-out (cat.agent.approval_timeout_seconds, then the call counts as denied) 409. The decision must reach the instance running the turn.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/cat/approvals/{approval_id} (the `DecideApproval` operationId).
+	DecideApprovalWithBody(ctx context.Context, approvalId string, params *DecideApprovalParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DecideApproval Approve or deny a tool call
+	//
+	// Decides an ask tool call that paused a turn (the approval_required event): approve runs it, deny gives the model a result saying it was refused. Only the turn's user or an admin may decide: another's id is 404, a second decision or one after the time-out (cat.agent.approval_timeout_seconds, then the call counts as denied) 409. The decision must reach the instance running the turn.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/cat/approvals/{approval_id} (the `DecideApproval` operationId).
+	DecideApproval(ctx context.Context, approvalId string, params *DecideApprovalParams, body DecideApprovalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostChatWithBody Chat, routed by cat.chat_mode
 	//
-	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1955,7 +2156,7 @@ type ClientInterface interface {
 
 	// PostChat Chat, routed by cat.chat_mode
 	//
-	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2074,7 +2275,7 @@ type ClientInterface interface {
 
 	// PostLegacyChatWithBody Chat with the legacy pipeline
 	//
-	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2083,7 +2284,7 @@ type ClientInterface interface {
 
 	// PostLegacyChat Chat with the legacy pipeline
 	//
-	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2672,7 +2873,7 @@ func (c *Client) AuthEraseUser(ctx context.Context, user string, reqEditors ...R
 
 // PostAgentChatWithBody Chat with the agent model
 //
-// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2691,7 +2892,7 @@ func (c *Client) PostAgentChatWithBody(ctx context.Context, params *PostAgentCha
 
 // PostAgentChat Chat with the agent model
 //
-// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2708,9 +2909,64 @@ func (c *Client) PostAgentChat(ctx context.Context, params *PostAgentChatParams,
 	return c.Client.Do(req)
 }
 
+// ListApprovals List the tool calls waiting for approval
+//
+// The agent's ask tool calls (cat.agent.tools) waiting for a decision in the caller's turns, or in every user's turns of the CAT for an admin. Pending approvals live in the instance running the turn.
+//
+// Corresponds with GET /api/v1/cat/approvals (the `ListApprovals` operationId).
+func (c *Client) ListApprovals(ctx context.Context, params *ListApprovalsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListApprovalsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DecideApprovalWithBody Approve or deny a tool call
+//
+// Decides an ask tool call that paused a turn (the approval_required event): approve runs it, deny gives the model a result saying it was refused. Only the turn's user or an admin may decide: another's id is 404, a second decision or one after the time-out (cat.agent.approval_timeout_seconds, then the call counts as denied) 409. The decision must reach the instance running the turn.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/cat/approvals/{approval_id} (the `DecideApproval` operationId).
+func (c *Client) DecideApprovalWithBody(ctx context.Context, approvalId string, params *DecideApprovalParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDecideApprovalRequestWithBody(c.Server, approvalId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DecideApproval Approve or deny a tool call
+//
+// Decides an ask tool call that paused a turn (the approval_required event): approve runs it, deny gives the model a result saying it was refused. Only the turn's user or an admin may decide: another's id is 404, a second decision or one after the time-out (cat.agent.approval_timeout_seconds, then the call counts as denied) 409. The decision must reach the instance running the turn.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/cat/approvals/{approval_id} (the `DecideApproval` operationId).
+func (c *Client) DecideApproval(ctx context.Context, approvalId string, params *DecideApprovalParams, body DecideApprovalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDecideApprovalRequest(c.Server, approvalId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostChatWithBody Chat, routed by cat.chat_mode
 //
-// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2729,7 +2985,7 @@ func (c *Client) PostChatWithBody(ctx context.Context, params *PostChatParams, c
 
 // PostChat Chat, routed by cat.chat_mode
 //
-// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2998,7 +3254,7 @@ func (c *Client) GetDocument(ctx context.Context, id string, params *GetDocument
 
 // PostLegacyChatWithBody Chat with the legacy pipeline
 //
-// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3017,7 +3273,7 @@ func (c *Client) PostLegacyChatWithBody(ctx context.Context, params *PostLegacyC
 
 // PostLegacyChat Chat with the legacy pipeline
 //
-// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5563,6 +5819,134 @@ func NewPostAgentChatRequestWithBody(server string, params *PostAgentChatParams,
 	return req, nil
 }
 
+// NewListApprovalsRequest constructs an http.Request for the ListApprovals method
+func NewListApprovalsRequest(server string, params *ListApprovalsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/approvals")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDecideApprovalRequest calls the generic DecideApproval builder with application/json body
+func NewDecideApprovalRequest(server string, approvalId string, params *DecideApprovalParams, body DecideApprovalJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDecideApprovalRequestWithBody(server, approvalId, params, "application/json", bodyReader)
+}
+
+// NewDecideApprovalRequestWithBody constructs an http.Request for the DecideApproval method, with any body, and a specified content type
+func NewDecideApprovalRequestWithBody(server string, approvalId string, params *DecideApprovalParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "approval_id", approvalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/approvals/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewPostChatRequest calls the generic PostChat builder with application/json body
 func NewPostChatRequest(server string, params *PostChatParams, body PostChatJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -6878,7 +7262,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostAgentChatWithBodyWithResponse Chat with the agent model
 	//
-	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6887,16 +7271,43 @@ type ClientWithResponsesInterface interface {
 
 	// PostAgentChatWithResponse Chat with the agent model
 	//
-	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/cat/agent_chat (the `PostAgentChat` operationId).
 	PostAgentChatWithResponse(ctx context.Context, params *PostAgentChatParams, body PostAgentChatJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAgentChatResponse, error)
 
+	// ListApprovalsWithResponse List the tool calls waiting for approval
+	//
+	// The agent's ask tool calls (cat.agent.tools) waiting for a decision in the caller's turns, or in every user's turns of the CAT for an admin. Pending approvals live in the instance running the turn.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/cat/approvals (the `ListApprovals` operationId).
+	ListApprovalsWithResponse(ctx context.Context, params *ListApprovalsParams, reqEditors ...RequestEditorFn) (*ListApprovalsResponse, error)
+
+	// DecideApprovalWithBodyWithResponse Approve or deny a tool call
+	//
+	// Decides an ask tool call that paused a turn (the approval_required event): approve runs it, deny gives the model a result saying it was refused. Only the turn's user or an admin may decide: another's id is 404, a second decision or one after the time-out (cat.agent.approval_timeout_seconds, then the call counts as denied) 409. The decision must reach the instance running the turn.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/cat/approvals/{approval_id} (the `DecideApproval` operationId).
+	DecideApprovalWithBodyWithResponse(ctx context.Context, approvalId string, params *DecideApprovalParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DecideApprovalResponse, error)
+
+	// DecideApprovalWithResponse Approve or deny a tool call
+	//
+	// Decides an ask tool call that paused a turn (the approval_required event): approve runs it, deny gives the model a result saying it was refused. Only the turn's user or an admin may decide: another's id is 404, a second decision or one after the time-out (cat.agent.approval_timeout_seconds, then the call counts as denied) 409. The decision must reach the instance running the turn.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/cat/approvals/{approval_id} (the `DecideApproval` operationId).
+	DecideApprovalWithResponse(ctx context.Context, approvalId string, params *DecideApprovalParams, body DecideApprovalJSONRequestBody, reqEditors ...RequestEditorFn) (*DecideApprovalResponse, error)
+
 	// PostChatWithBodyWithResponse Chat, routed by cat.chat_mode
 	//
-	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6905,7 +7316,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostChatWithResponse Chat, routed by cat.chat_mode
 	//
-	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7040,7 +7451,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostLegacyChatWithBodyWithResponse Chat with the legacy pipeline
 	//
-	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7049,7 +7460,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostLegacyChatWithResponse Chat with the legacy pipeline
 	//
-	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10092,6 +10503,221 @@ func (r PostAgentChatResponse) ContentType() string {
 	return ""
 }
 
+// ListApprovalsResponse401Headers the declared response headers of an HTTP 401 response for ListApprovals
+type ListApprovalsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListApprovalsResponse503Headers the declared response headers of an HTTP 503 response for ListApprovals
+type ListApprovalsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListApprovalsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PendingApprovals
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *RequestError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListApprovalsResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListApprovalsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListApprovalsResponse) GetJSON200() *PendingApprovals {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListApprovalsResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListApprovalsResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListApprovalsResponse) GetJSON422() *RequestError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListApprovalsResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListApprovalsResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListApprovalsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListApprovalsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListApprovalsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListApprovalsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DecideApprovalResponse401Headers the declared response headers of an HTTP 401 response for DecideApproval
+type DecideApprovalResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DecideApprovalResponse503Headers the declared response headers of an HTTP 503 response for DecideApproval
+type DecideApprovalResponse503Headers struct {
+	RetryAfter *int
+}
+
+type DecideApprovalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *RequestError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorBody
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ValidationError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *RequestError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DecideApprovalResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DecideApprovalResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DecideApprovalResponse) GetJSON400() *RequestError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DecideApprovalResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DecideApprovalResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DecideApprovalResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r DecideApprovalResponse) GetJSON408() *RequestError {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DecideApprovalResponse) GetJSON409() *ErrorBody {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DecideApprovalResponse) GetJSON413() *RequestError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DecideApprovalResponse) GetJSON415() *ValidationError {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DecideApprovalResponse) GetJSON422() *RequestError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DecideApprovalResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DecideApprovalResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DecideApprovalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DecideApprovalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DecideApprovalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DecideApprovalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostChatResponse401Headers the declared response headers of an HTTP 401 response for PostChat
 type PostChatResponse401Headers struct {
 	WWWAuthenticate *string
@@ -12173,7 +12799,7 @@ func (c *ClientWithResponses) AuthEraseUserWithResponse(ctx context.Context, use
 
 // PostAgentChatWithBodyWithResponse Chat with the agent model
 //
-// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12188,7 +12814,7 @@ func (c *ClientWithResponses) PostAgentChatWithBodyWithResponse(ctx context.Cont
 
 // PostAgentChatWithResponse Chat with the agent model
 //
-// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12201,9 +12827,54 @@ func (c *ClientWithResponses) PostAgentChatWithResponse(ctx context.Context, par
 	return ParsePostAgentChatResponse(rsp)
 }
 
+// ListApprovalsWithResponse List the tool calls waiting for approval
+//
+// The agent's ask tool calls (cat.agent.tools) waiting for a decision in the caller's turns, or in every user's turns of the CAT for an admin. Pending approvals live in the instance running the turn.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/cat/approvals (the `ListApprovals` operationId).
+func (c *ClientWithResponses) ListApprovalsWithResponse(ctx context.Context, params *ListApprovalsParams, reqEditors ...RequestEditorFn) (*ListApprovalsResponse, error) {
+	rsp, err := c.ListApprovals(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListApprovalsResponse(rsp)
+}
+
+// DecideApprovalWithBodyWithResponse Approve or deny a tool call
+//
+// Decides an ask tool call that paused a turn (the approval_required event): approve runs it, deny gives the model a result saying it was refused. Only the turn's user or an admin may decide: another's id is 404, a second decision or one after the time-out (cat.agent.approval_timeout_seconds, then the call counts as denied) 409. The decision must reach the instance running the turn.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/cat/approvals/{approval_id} (the `DecideApproval` operationId).
+func (c *ClientWithResponses) DecideApprovalWithBodyWithResponse(ctx context.Context, approvalId string, params *DecideApprovalParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DecideApprovalResponse, error) {
+	rsp, err := c.DecideApprovalWithBody(ctx, approvalId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDecideApprovalResponse(rsp)
+}
+
+// DecideApprovalWithResponse Approve or deny a tool call
+//
+// Decides an ask tool call that paused a turn (the approval_required event): approve runs it, deny gives the model a result saying it was refused. Only the turn's user or an admin may decide: another's id is 404, a second decision or one after the time-out (cat.agent.approval_timeout_seconds, then the call counts as denied) 409. The decision must reach the instance running the turn.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/cat/approvals/{approval_id} (the `DecideApproval` operationId).
+func (c *ClientWithResponses) DecideApprovalWithResponse(ctx context.Context, approvalId string, params *DecideApprovalParams, body DecideApprovalJSONRequestBody, reqEditors ...RequestEditorFn) (*DecideApprovalResponse, error) {
+	rsp, err := c.DecideApproval(ctx, approvalId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDecideApprovalResponse(rsp)
+}
+
 // PostChatWithBodyWithResponse Chat, routed by cat.chat_mode
 //
-// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12218,7 +12889,7 @@ func (c *ClientWithResponses) PostChatWithBodyWithResponse(ctx context.Context, 
 
 // PostChatWithResponse Chat, routed by cat.chat_mode
 //
-// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12443,7 +13114,7 @@ func (c *ClientWithResponses) GetDocumentWithResponse(ctx context.Context, id st
 
 // PostLegacyChatWithBodyWithResponse Chat with the legacy pipeline
 //
-// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12458,7 +13129,7 @@ func (c *ClientWithResponses) PostLegacyChatWithBodyWithResponse(ctx context.Con
 
 // PostLegacyChatWithResponse Chat with the legacy pipeline
 //
-// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15505,6 +16176,212 @@ func ParsePostAgentChatResponse(rsp *http.Response) (*PostAgentChatResponse, err
 		response.Headers401 = &headers
 	case rsp.StatusCode == 503:
 		var headers PostAgentChatResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListApprovalsResponse parses an HTTP response from a ListApprovalsWithResponse call
+func ParseListApprovalsResponse(rsp *http.Response) (*ListApprovalsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListApprovalsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PendingApprovals
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListApprovalsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListApprovalsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDecideApprovalResponse parses an HTTP response from a DecideApprovalWithResponse call
+func ParseDecideApprovalResponse(rsp *http.Response) (*DecideApprovalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DecideApprovalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DecideApprovalResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers DecideApprovalResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

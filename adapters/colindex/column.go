@@ -32,11 +32,6 @@ type catIndex struct {
 	// shifted counts the rows moved by late inserts since the last
 	// refresh: past lateBudget, late rows are appended and sorted once.
 	shifted int
-	// buildPostings is set while a CAT no reader sees yet receives its
-	// rows (a catDraft's fresh CAT): put leaves the posting lists and the
-	// classes by total alone, and finishFresh builds them once, each list
-	// at its final size.
-	buildPostings bool
 }
 
 // catRows is a CAT's rows: the code columns, the time column and the
@@ -179,9 +174,6 @@ func (c *catIndex) put(r codedRow) {
 	c.question.insert(at, r.question)
 	c.answer.insert(at, r.answer)
 	c.cube.add(r.micros, r.combo)
-	if c.buildPostings {
-		return
-	}
 	for k, d := range postingDims {
 		c.heavy[k].add(codes[d], c.totals[d][codes[d]])
 	}
@@ -193,34 +185,16 @@ func (c *catIndex) put(r codedRow) {
 	}
 }
 
-// reserve makes room for n rows in the columns, so that a CAT built
-// from a snapshot of known size is not copied while it grows.
-func (c *catIndex) reserve(n int) {
-	c.at.low = slices.Grow(c.at.low, max(0, n-len(c.at.low)))
-	for _, col := range []*codeColumn{&c.combo, &c.question, &c.answer} {
-		col.reserve(n)
-	}
-}
-
 // finishFresh makes a CAT built aside ready for readers: its
-// dictionaries ranked (each in a goroutine of its own), its rows in time
-// order and its posting lists built.
+// dictionaries ranked (each in a goroutine of its own) and its rows in
+// time order.
 func (c *catIndex) finishFresh() {
 	var wg sync.WaitGroup
 	for d := range c.dicts {
 		wg.Go(c.dicts[d].updateRanks)
 	}
-	sorted := c.sorted
-	c.sortByTime(&c.totals) // builds the posting lists when it sorts
-	if sorted {
-		for k, d := range postingDims {
-			c.postings[k].rebuild(c.totals[d], c.postingColumn(k))
-		}
-	}
-	for k, d := range postingDims {
-		c.heavy[k] = heavyOf(c.totals[d])
-	}
-	c.shifted, c.buildPostings = 0, false
+	c.sortByTime(&c.totals) // rebuilds the posting lists when it sorts
+	c.shifted = 0
 	wg.Wait()
 }
 

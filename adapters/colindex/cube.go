@@ -62,15 +62,6 @@ func (c *cube) count(day int64, combo uint32, n int64) {
 	dc.cells = append(dc.cells, cell{combo: combo, n: n})
 }
 
-// merge adds the counts of another cube.
-func (c *cube) merge(o *cube) {
-	for _, dc := range o.days {
-		for _, cl := range dc.cells {
-			c.count(dc.day, cl.combo, cl.n)
-		}
-	}
-}
-
 // cubeDims are the dimensions the cube holds, in cell order.
 var cubeDims = [3]analytics.Dimension{analytics.Topic, analytics.Model, analytics.Persona}
 

@@ -114,18 +114,6 @@ func (d *dictionary) sortedGroups(counts []int64, limit int) []analytics.Group {
 	if len(big) >= kept {
 		return out
 	}
-	if top := topCounted(counts, &perCount, kept-len(big)); top != nil {
-		slices.SortFunc(top, func(a, b uint32) int {
-			if c := cmp.Compare(counts[b], counts[a]); c != 0 {
-				return c
-			}
-			return cmp.Compare(rank[a], rank[b])
-		})
-		for k, code := range top[:kept-len(big)] {
-			out[len(big)+k] = analytics.Group{Key: d.key(code), Text: d.text(code), Count: counts[code]}
-		}
-		return out
-	}
 	// next[n] is where the next group of count n goes: counts descending.
 	var next [bucketMax + 1]int32
 	at := int32(len(big)) // #nosec G115 -- fewer than 2^31 groups
@@ -142,34 +130,4 @@ func (d *dictionary) sortedGroups(counts []int64, limit int) []analytics.Group {
 		}
 	}
 	return out
-}
-
-// topMax is the most groups topCounted gathers: past it, visiting every
-// code in rank order is cheaper than sorting them.
-const topMax = 4096
-
-// topCounted returns, when they are few, the codes counted from 1 to
-// bucketMax that the first need such groups in SortGroups order are
-// among: every code whose count is at least the need-th highest. It
-// reads counts in code order, sequentially, where walking the codes in
-// rank order reads them at random: with a limit and hundreds of
-// thousands of codes, the larger cost. It returns nil when there are
-// more than topMax such codes (many equal counts at the boundary).
-func topCounted(counts []int64, perCount *[bucketMax + 1]int32, need int) []uint32 {
-	least, have := int64(bucketMax), 0
-	for ; least >= 1; least-- {
-		if have += int(perCount[least]); have >= need {
-			break
-		}
-	}
-	if have > topMax || least < 1 {
-		return nil
-	}
-	top := make([]uint32, 0, have)
-	for code, n := range counts {
-		if n >= least && n <= bucketMax {
-			top = append(top, uint32(code)) // #nosec G115 -- codes are uint32
-		}
-	}
-	return top
 }

@@ -27,6 +27,7 @@ func BenchmarkWays(b *testing.B) {
 	}{
 		{"AllTopics", "totals", analytics.Range{}, analytics.Topic, 0},
 		{"AllQuestions", "totals", analytics.Range{}, analytics.Question, 0},
+		{"AllQuestionsLimit100", "totals", analytics.Range{}, analytics.Question, 100},
 		{"30DaysTopics", "cube", analytics.Range{Start: end.AddDate(0, 0, -30), End: end}, analytics.Topic, 0},
 		{"300DaysTopics", "cube", analytics.Range{Start: end.AddDate(0, 0, -300), End: end}, analytics.Topic, 0},
 		{"300DaysAnswers", "complement", at(300), analytics.Answer, 0},

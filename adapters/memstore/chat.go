@@ -208,7 +208,7 @@ func (s *Conversations) SearchConversations(_ context.Context, owner chat.Owner,
 func searchOne(c *conversation, terms []string) (chat.SearchHit, bool) {
 	texts := []string{c.c.Name}
 	for _, m := range c.messages {
-		texts = append(texts, m.Content)
+		texts = append(texts, chat.SearchText(m))
 	}
 	found := map[string]bool{}
 	score, best, bestDistinct := 0.0, "", 0

@@ -30,6 +30,7 @@ const (
 type dataset struct {
 	path      string
 	configDir string
+	knowledge string // the bench knowledge base, relative to configDir
 	lines     int
 	end       time.Time // exclusive end of the log's window, a UTC midnight
 }
@@ -51,6 +52,7 @@ func generate(ctx context.Context, cfg config) (dataset, error) {
 	if err != nil {
 		return ds, err
 	}
+	ds.knowledge = kb
 	for _, c := range benchCats {
 		yaml := "cat:\n  chat_mode: legacy\n  legacy:\n    models: [greeting, intent, qa, default]\n    knowledge_base: " + kb +
 			"\nsecurity:\n  analytics:\n    public: false\n"
@@ -113,6 +115,11 @@ func benchBackend(ctx context.Context, cfg config, backend string, ds dataset) (
 		return nil, err
 	}
 
+	agentModel := startAgentModel()
+	defer agentModel.srv.Close()
+	if err := writeAgentCat(ds.configDir, ds.knowledge, agentModel.srv.BaseURL()); err != nil {
+		return nil, err
+	}
 	srv, err := startServer(ctx, cfg, ds, dsn, "serve.log")
 	if err != nil {
 		return nil, err
@@ -146,6 +153,18 @@ func benchBackend(ctx context.Context, cfg config, backend string, ds dataset) (
 				return nil, fmt.Errorf("chat on %d instances: %w", cfg.chatInstances, err)
 			}
 		}
+	}
+	if strings.Contains(agentRoute, cfg.routeFilter) && cfg.agentTurns > 0 {
+		tokens, err := userTokens(ctx, cfg, ds, 1)
+		if err != nil {
+			return nil, err
+		}
+		st, err := benchAgent(ctx, srv.base, tokens[0], agentModel, cfg.agentTurns)
+		if err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+		fmt.Printf("  %-28s %-34s %s\n", agentRoute, "agent mode, 2 tool calls", st.short())
+		rep.agent = &st
 	}
 	if strings.Contains(ingestRoute, cfg.routeFilter) && cfg.ingestBatches > 0 {
 		st, err := benchIngest(ctx, cfg, ds, srv.base, token)

@@ -55,6 +55,7 @@ type config struct {
 	chatBudget    time.Duration // the chat measurement stops early after this long
 	chatInstances int           // PostgreSQL: servers on one database in the second chat measurement; < 2 skips it
 	ingestBatches int           // batches of 1000 in the ingestion measurement; 0 skips it
+	agentTurns    int           // agent turns in the agent measurement; 0 skips it
 }
 
 func main() {
@@ -122,6 +123,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&cfg.chatUsers, "chat-users", 32, "concurrent chat users")
 	fs.DurationVar(&cfg.chatBudget, "chat-budget", 60*time.Second, "stop the chat measurement after this long")
 	fs.IntVar(&cfg.chatInstances, "chat-instances", 3, "PostgreSQL: also measure chat with the users spread over this many servers on one database (0 or 1 skips it)")
+	fs.IntVar(&cfg.agentTurns, "agent-turns", 300, "agent turns (two tool calls each, against a scripted model) in the agent measurement (0 skips it)")
 	fs.IntVar(&cfg.ingestBatches, "ingest-batches", 100, "batches of 1000 interactions in the ingestion measurement (0 skips it)")
 	fs.BoolVar(&cfg.skipRaw, "skip-raw", false, "leave out /all and /all_legacy (slow at 10M)")
 	fs.StringVar(&cfg.gomemlimit, "gomemlimit", os.Getenv("BENCH_GOMEMLIMIT"),

@@ -34,6 +34,7 @@ type report struct {
 	chatMulti      *chatStats   // chat over several instances on one database; nil when not measured
 	multiRSS       []int64      // peak RSS of each of those instances
 	ingest         *ingestStats // nil when not measured
+	agent          *agentStats  // nil when not measured
 }
 
 func (r *report) sectionName() string { return r.backend + "-" + strings.ToLower(r.scale) }
@@ -128,6 +129,7 @@ func (r *report) markdown() string {
 	fmt.Fprintf(&b, "| server start-up to ready | — | %s | |\n", r.startup.Round(time.Millisecond))
 	b.WriteString(r.chatRow())
 	b.WriteString(r.chatTargetRows())
+	b.WriteString(r.agentRow())
 	b.WriteString(r.ingestRow())
 	b.WriteString("\n")
 	b.WriteString(r.routeTable())

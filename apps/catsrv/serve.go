@@ -30,6 +30,7 @@ import (
 	"github.com/catsrv/catsrv/apps/catsrv/web"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/catconfig/overlay"
+	chatagent "github.com/catsrv/catsrv/core/chat/agent"
 	"github.com/catsrv/catsrv/core/chat/service"
 	"github.com/catsrv/catsrv/ports"
 )
@@ -118,8 +119,11 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	if err != nil {
 		return err
 	}
+	var auditLog ports.AuditLog // the agent's tool calls go to the same audit log
 	authDeps, err := authDeps(ctx, cfg, cats, toks, store, logger, func(a ports.AuditLog) (ports.AuditLog, error) {
-		return telemetry.AuditLog(reg, a)
+		var err error
+		auditLog, err = telemetry.AuditLog(reg, a)
+		return auditLog, err
 	})
 	if err != nil {
 		return err
@@ -159,6 +163,12 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	}
 	stopRetention := startRetention(ctx, cfg.RetentionInterval, catConfig, store, rollups, chats, logger)
 	defer stopRetention()
+	// The agent's MCP tools; their servers stop after the HTTP server.
+	toolbox, stopTools, err := agentTools(cfg, configured, reg, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTools()
 	fallbacks, err := telemetry.KnowledgeFallbacks(reg)
 	if err != nil {
 		return err
@@ -169,12 +179,16 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	}
 	stopDocuments := syncDocuments(ctx, cfg.ConfigDir, catConfig, documents, logger)
 	defer stopDocuments()
+	kb := knowledge.New(cfg.ConfigDir)
 	chatService, err := service.New(service.Deps{
 		Cats: catConfig, Conversations: chats, Turns: chats,
 		Model:     model,
-		Knowledge: knowledge.New(cfg.ConfigDir),
+		Knowledge: kb,
 		Documents: documents,
 		Clock:     clock.System{},
+		Toolbox:   toolbox,
+		Searcher:  chatagent.KnowledgeBase{Source: kb},
+		Audit:     auditLog,
 	})
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/chat/router"
+	"github.com/catsrv/catsrv/core/chat/toolpolicy"
 	"github.com/catsrv/catsrv/core/errs"
 )
 
@@ -291,9 +292,53 @@ func (c Chat) validate() error {
 	case !slices.Contains(router.Routes, c.Custom.DefaultRoute):
 		return errs.New(errs.KindInvalid, "cat.custom.default_route: %q is not one of %s", c.Custom.DefaultRoute, strings.Join(router.Routes, ", "))
 	}
+	if err := a.validateTools(); err != nil {
+		return err
+	}
 	for i, r := range c.Custom.Rules {
 		if _, err := router.ParseRule(r); err != nil {
 			return errs.New(errs.KindInvalid, "cat.custom.rules[%d]: %s", i, errs.PublicMessage(err, "invalid rule"))
+		}
+	}
+	return nil
+}
+
+var serverNamePattern = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
+
+// validateTools checks the agent's loop and tool keys: the step and time
+// bounds, the MCP servers (names unique, exactly one of command and url)
+// and the policy rules.
+func (a Agent) validateTools() error {
+	switch {
+	case a.MaxSteps < 1 || a.MaxSteps > 50:
+		return errs.New(errs.KindInvalid, "cat.agent.max_steps: %d is not between 1 and 50", a.MaxSteps)
+	case a.ToolTimeoutSeconds < 1 || a.ToolTimeoutSeconds > 3600:
+		return errs.New(errs.KindInvalid, "cat.agent.tool_timeout_seconds: %d is not between 1 and 3600", a.ToolTimeoutSeconds)
+	case a.ApprovalTimeoutSeconds < 1 || a.ApprovalTimeoutSeconds > 86400:
+		return errs.New(errs.KindInvalid, "cat.agent.approval_timeout_seconds: %d is not between 1 and 86400", a.ApprovalTimeoutSeconds)
+	}
+	seen := map[string]bool{}
+	for i, s := range a.MCPServers {
+		switch {
+		case !serverNamePattern.MatchString(s.Name):
+			return errs.New(errs.KindInvalid, "cat.agent.mcp_servers[%d].name: %q is not 1-32 of a-z, 0-9, '_', '-'", i, s.Name)
+		case seen[s.Name]:
+			return errs.New(errs.KindInvalid, "cat.agent.mcp_servers[%d].name: %q is used twice", i, s.Name)
+		case (len(s.Command) > 0) == (s.URL != ""):
+			return errs.New(errs.KindInvalid, "cat.agent.mcp_servers[%d] (%s): set exactly one of command and url", i, s.Name)
+		case len(s.Command) > 0 && strings.TrimSpace(s.Command[0]) == "":
+			return errs.New(errs.KindInvalid, "cat.agent.mcp_servers[%d].command: the program must not be empty", i)
+		}
+		if s.URL != "" {
+			if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return errs.New(errs.KindInvalid, "cat.agent.mcp_servers[%d].url: %q is not an http(s) URL", i, s.URL)
+			}
+		}
+		seen[s.Name] = true
+	}
+	for i, r := range a.Tools {
+		if _, err := toolpolicy.Parse(r); err != nil {
+			return errs.New(errs.KindInvalid, "cat.agent.tools[%d]: %s", i, errs.PublicMessage(err, "invalid rule"))
 		}
 	}
 	return nil

@@ -90,6 +90,16 @@ type Message struct {
 	// Model names what answered an assistant message; empty for users.
 	Model string
 	Time  time.Time
+	// ToolCalls are the calls an assistant message asked for (its Content
+	// may then be empty).
+	ToolCalls []ToolCall
+	// ToolCallID, ToolName, Outcome and Duration describe a tool message
+	// (Role RoleTool): the call it answers, the tool, how it ended
+	// (Outcome*) and how long it took; Content is the result the model saw.
+	ToolCallID string
+	ToolName   string
+	Outcome    string
+	Duration   time.Duration
 }
 
 // ErrUpstreamFailed and ErrUpstreamTimeout mark (with errors.Is) the

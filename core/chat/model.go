@@ -17,8 +17,14 @@ type ModelRequest struct {
 	MaxTokens   int
 	Timeout     time.Duration
 	// Messages are the system message, the history and the user message,
-	// in order.
+	// in order, with the turn's tool calls and results so far.
 	Messages []Message
+	// Tools are the tools the model may call; none: it must answer.
+	Tools []ToolSpec
+	// MaxReplyBytes bounds the reply's text (and each tool call's
+	// arguments): a longer reply is the upstream's failure
+	// (ErrUpstreamFailed), and a stream stops there. 0: no bound.
+	MaxReplyBytes int
 }
 
 // Completion is what a model answered. On a failed or cancelled stream,
@@ -27,6 +33,8 @@ type Completion struct {
 	Text       string
 	Model      string
 	TokensUsed *int
+	// ToolCalls are the tools the model asked to call, in its order.
+	ToolCalls []ToolCall
 }
 
 // Turn is what one answered (or failed) chat stores, all at once: a new

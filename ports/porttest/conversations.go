@@ -44,6 +44,7 @@ func TestConversationStore(t *testing.T, open func(t *testing.T) (store ChatStor
 		{"SearchRanksAndScopes", testSearchRanks},
 		{"SearchAllTerms", testSearchAllTerms},
 		{"SearchRejects", testSearchRejects},
+		{"ToolCallsRoundTrip", testToolCallsRoundTrip},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -105,8 +106,58 @@ func sameConversation(a, b chat.Conversation) bool {
 
 func sameMessages(a, b []chat.Message) bool {
 	return slices.EqualFunc(a, b, func(x, y chat.Message) bool {
-		return x.Role == y.Role && x.Content == y.Content && x.Model == y.Model && x.Time.Equal(y.Time)
+		return x.Role == y.Role && x.Content == y.Content && x.Model == y.Model && x.Time.Equal(y.Time) &&
+			slices.Equal(x.ToolCalls, y.ToolCalls) && x.ToolCallID == y.ToolCallID && x.ToolName == y.ToolName &&
+			x.Outcome == y.Outcome && x.Duration == y.Duration
 	})
+}
+
+// testToolCallsRoundTrip stores an agent turn with two parallel tool
+// calls (one with arguments that are not JSON, as a model may write them)
+// and their results: they come back in order and in full, and a search
+// for a tool's name finds the conversation with a snippet showing it.
+func testToolCallsRoundTrip(t *testing.T, h *convHarness) {
+	in := analytics.Interaction{
+		Time: c0.Add(3 * time.Second), Cat: alice.Cat, EventKind: analytics.EventKindAPI, Question: "files?", Answer: "Two files.",
+		Topic: "general", Model: "m", Persona: "default", UserID: alice.UserID, ConversationID: "agent",
+	}
+	turn := chat.Turn{
+		Conversation: chat.Conversation{ID: "agent", Owner: alice, Name: "files?", CreatedAt: c0, UpdatedAt: c0},
+		New:          true,
+		Messages: []chat.Message{
+			{Role: chat.RoleUser, Content: "files?", Time: c0},
+			{Role: chat.RoleAssistant, Model: "m", Time: c0.Add(time.Second), ToolCalls: []chat.ToolCall{
+				{ID: "call_1", Name: "files__list_dir", Arguments: `{"path":"/srv"}`},
+				{ID: "call_2", Name: "knowledge_search", Arguments: `{"query": broken`},
+			}},
+			{Role: chat.RoleTool, Content: "a.txt\nb.txt", Time: c0.Add(2 * time.Second), ToolCallID: "call_1",
+				ToolName: "files__list_dir", Outcome: chat.OutcomeOK, Duration: 1500 * time.Microsecond},
+			{Role: chat.RoleTool, Content: "Error: the arguments are not a JSON object", Time: c0.Add(2 * time.Second),
+				ToolCallID: "call_2", ToolName: "knowledge_search", Outcome: chat.OutcomeInvalid},
+			{Role: chat.RoleAssistant, Content: "Two files.", Model: "m", Time: c0.Add(3 * time.Second)},
+		},
+		Interaction: &in,
+	}
+	if err := h.s.RecordTurn(t.Context(), turn); err != nil {
+		t.Fatal(err)
+	}
+	_, msgs, err := h.s.Conversation(t.Context(), alice, "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameMessages(msgs, turn.Messages) {
+		t.Fatalf("messages = %+v\nwant %+v", msgs, turn.Messages)
+	}
+	hits := h.search(alice, "list_dir", 10)
+	if got := hitIDs(hits); !slices.Equal(got, []string{"agent"}) {
+		t.Fatalf("search by tool name = %v, want [agent]", got)
+	}
+	if !strings.Contains(hits[0].Snippet, "list_dir") {
+		t.Errorf("snippet %q does not show the tool", hits[0].Snippet)
+	}
+	if got := hitIDs(h.search(bob, "list_dir", 10)); len(got) != 0 {
+		t.Errorf("another owner finds %v", got)
+	}
 }
 
 func testRecordAndRead(t *testing.T, h *convHarness) {

@@ -21,9 +21,10 @@ type DeletionFeedStore interface {
 	ReadCat(ctx context.Context, cat string, upTo int64, fn func(*analytics.FeedRow) error) error
 }
 
-// TestDeletionFeed runs the contract of the deletion feed (colindex.Deletions): each deletion
-// that removes api rows raises the generation and names the CATs that lost
-// them (a deletion of other event kinds only, or of nothing, need not);
+// TestDeletionFeed runs the contract of the deletion feed
+// (colindex.Deletions): each deletion that removes api rows raises the
+// generation and names the CATs that lost them (a deletion of other event
+// kinds only, or of nothing, need not);
 // ReadCat gives one CAT's remaining api rows among those ReadSince had
 // given by a position, in id order, and none committed after it; rows
 // appended after a deletion come after the position read before it.

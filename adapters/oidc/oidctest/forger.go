@@ -47,10 +47,7 @@ type Forger struct {
 // NewForger serves a Forger until the test ends.
 func NewForger(t testing.TB, clientID, secret string) *Forger {
 	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := rsaKey(t)
 	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)

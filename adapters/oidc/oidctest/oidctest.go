@@ -58,7 +58,7 @@ func NewOP(t testing.TB, clientID, secret string, redirectURIs ...string) *OP {
 	t.Cleanup(srv.Close)
 	issuer := srv.URL
 	clients := map[string]*storage.Client{clientID: storage.WebClient(clientID, secret, redirectURIs...)}
-	st := &rotating{Storage: storage.NewStorageWithClients(storage.NewUserStore(issuer), clients)}
+	st := &rotating{Storage: storage.NewStorageWithClients(storage.NewUserStore(issuer), clients), t: t}
 	st.Rotate()
 	handler = exampleop.SetupServer(issuer, st, nil, false)
 	return &OP{Srv: srv, Issuer: issuer, ClientID: clientID, Secret: secret, keys: st}
@@ -144,6 +144,7 @@ func redirect(t testing.TB, c *http.Client, method, target string, form url.Valu
 // rotating is the example storage with a signing key that can change.
 type rotating struct {
 	*storage.Storage
+	t   testing.TB // whose end gives the keys back (rsaKey)
 	mu  sync.Mutex
 	key *signingKey
 }
@@ -166,10 +167,7 @@ func (p publicKey) Key() any                           { return &p.k.key.PublicK
 
 // Rotate makes a new key current; the JWKS lists only it.
 func (s *rotating) Rotate() {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		panic(err)
-	}
+	key := rsaKey(s.t)
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	s.mu.Lock()

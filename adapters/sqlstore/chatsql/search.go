@@ -83,10 +83,10 @@ func ftsMatch(terms []string) string {
 	return strings.Join(quoted, " ")
 }
 
-// messageTexts returns the message contents of the conversations, by seq,
-// in order.
+// messageTexts returns the searched text of the conversations' messages
+// (chat.SearchText: the content and the tools' names), by seq, in order.
 func (s *Store) messageTexts(ctx context.Context, seqs []int64) (map[int64][]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT conversation_seq, content FROM chat_messages
+	rows, err := s.db.QueryContext(ctx, `SELECT conversation_seq, content, role, tool FROM chat_messages
 		WHERE conversation_seq IN (?) ORDER BY conversation_seq, pos`, bun.List(seqs))
 	if err != nil {
 		return nil, internal(err)
@@ -95,13 +95,15 @@ func (s *Store) messageTexts(ctx context.Context, seqs []int64) (map[int64][]str
 	out := map[int64][]string{}
 	for rows.Next() {
 		var (
-			seq     int64
-			content string
+			seq                 int64
+			content, role, tool string
 		)
-		if err := rows.Scan(&seq, &content); err != nil {
+		if err := rows.Scan(&seq, &content, &role, &tool); err != nil {
 			return nil, internal(err)
 		}
-		out[seq] = append(out[seq], content)
+		m := chat.Message{Role: role, Content: content}
+		decodeTool(tool, &m)
+		out[seq] = append(out[seq], chat.SearchText(m))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, internal(err)

@@ -98,12 +98,12 @@ func appendMessages(ctx context.Context, tx bun.Tx, seq int64, messages []chat.M
 	var text strings.Builder
 	latest := latestTime(messages)
 	for i, m := range messages {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO chat_messages (conversation_seq, pos, role, content, model, at) VALUES (?, ?, ?, ?, ?, ?)`,
-			seq, next+int64(i), m.Role, m.Content, m.Model, nanos(m.Time)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO chat_messages (conversation_seq, pos, role, content, model, at, tool) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			seq, next+int64(i), m.Role, m.Content, m.Model, nanos(m.Time), encodeTool(m)); err != nil {
 			return internal(err)
 		}
 		text.WriteString(" ")
-		text.WriteString(terms(m.Content))
+		text.WriteString(terms(chat.SearchText(m)))
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE chat_conversations SET body = body || ?,
 		updated_at = CASE WHEN updated_at < ? THEN ? ELSE updated_at END WHERE seq = ?`,
@@ -136,9 +136,11 @@ func latestTime(messages []chat.Message) time.Time {
 // pick the same positions.
 
 // recordTurn is the call of turnFunction.
-const recordTurn = `SELECT catsrv_chat_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`
+const recordTurn = `SELECT catsrv_chat_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`
 
-// turnFunction creates the function of recordTurn (PostgreSQL). A new
+// turnFunction creates the function of recordTurn (PostgreSQL) as
+// version 5 had it; version 6 adds the tool documents
+// (turnFunctionWithTools). A new
 // conversation is created, or nothing happens when one with its id exists;
 // an existing one is found by its id and owner and its row locked (which
 // holds off a concurrent delete until the turn commits, or makes the turn
@@ -190,10 +192,11 @@ $$`}
 func recordMessagesPostgres(ctx context.Context, tx bun.Tx, turn chat.Turn) error {
 	c, messages := turn.Conversation, turn.Messages
 	n := len(messages)
-	roles, contents, models, words := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	roles, contents, models, words, tools := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	at := make([]int64, n)
 	for i, m := range messages {
-		roles[i], contents[i], models[i], at[i], words[i] = m.Role, m.Content, m.Model, nanos(m.Time), terms(m.Content)
+		roles[i], contents[i], models[i], at[i], words[i] = m.Role, m.Content, m.Model, nanos(m.Time), terms(chat.SearchText(m))
+		tools[i] = encodeTool(m)
 	}
 	var latest sql.NullInt64 // NULL without messages: GREATEST ignores it
 	if n > 0 {
@@ -201,7 +204,7 @@ func recordMessagesPostgres(ctx context.Context, tx bun.Tx, turn chat.Turn) erro
 	}
 	var seq sql.NullInt64
 	err := tx.Tx.QueryRowContext(ctx, recordTurn, turn.New, c.ID, c.Owner.Cat, c.Owner.UserID, c.Name, terms(c.Name),
-		nanos(c.CreatedAt), nanos(c.UpdatedAt), roles, contents, models, at, words, latest).Scan(&seq)
+		nanos(c.CreatedAt), nanos(c.UpdatedAt), roles, contents, models, at, words, latest, tools).Scan(&seq)
 	switch {
 	case err != nil:
 		return internal(err)

@@ -48,6 +48,12 @@ type AgentOverride struct {
 	Temperature    *float64 `json:"temperature,omitempty"`
 	MaxTokens      *int     `json:"max_tokens,omitempty"`
 	TimeoutSeconds *int     `json:"timeout_seconds,omitempty"`
+	// The loop's bounds and the tool policy may change at run time; the
+	// MCP servers (commands, URLs) never: they come from the files only.
+	MaxSteps               *int      `json:"max_steps,omitempty"`
+	ToolTimeoutSeconds     *int      `json:"tool_timeout_seconds,omitempty"`
+	ApprovalTimeoutSeconds *int      `json:"approval_timeout_seconds,omitempty"`
+	Tools                  *[]string `json:"tools,omitempty"`
 }
 
 // LegacyOverride changes cat.legacy.* keys.
@@ -102,6 +108,8 @@ func (o Override) Merge(next Override) Override {
 			Model: pick(a.Model, n.Model), Instructions: pick(a.Instructions, n.Instructions),
 			Temperature: pick(a.Temperature, n.Temperature), MaxTokens: pick(a.MaxTokens, n.MaxTokens),
 			TimeoutSeconds: pick(a.TimeoutSeconds, n.TimeoutSeconds),
+			MaxSteps:       pick(a.MaxSteps, n.MaxSteps), ToolTimeoutSeconds: pick(a.ToolTimeoutSeconds, n.ToolTimeoutSeconds),
+			ApprovalTimeoutSeconds: pick(a.ApprovalTimeoutSeconds, n.ApprovalTimeoutSeconds), Tools: pick(a.Tools, n.Tools),
 		}
 	}
 	if o.Legacy != nil || next.Legacy != nil {
@@ -125,6 +133,12 @@ func (o Override) Apply(c catconfig.Cat) catconfig.Cat {
 		set(&c.Chat.Agent.Temperature, a.Temperature)
 		set(&c.Chat.Agent.MaxTokens, a.MaxTokens)
 		set(&c.Chat.Agent.TimeoutSeconds, a.TimeoutSeconds)
+		set(&c.Chat.Agent.MaxSteps, a.MaxSteps)
+		set(&c.Chat.Agent.ToolTimeoutSeconds, a.ToolTimeoutSeconds)
+		set(&c.Chat.Agent.ApprovalTimeoutSeconds, a.ApprovalTimeoutSeconds)
+		if a.Tools != nil {
+			c.Chat.Agent.Tools = slices.Clone(*a.Tools)
+		}
 	}
 	if l := o.Legacy; l != nil {
 		if l.Models != nil {

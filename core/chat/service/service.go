@@ -18,6 +18,7 @@ import (
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/catconfig"
 	"github.com/catsrv/catsrv/core/chat"
+	"github.com/catsrv/catsrv/core/chat/agent"
 	"github.com/catsrv/catsrv/core/chat/legacy"
 	"github.com/catsrv/catsrv/core/chat/router"
 	"github.com/catsrv/catsrv/core/errs"
@@ -33,17 +34,26 @@ type Deps struct {
 	Turns         ports.TurnRecorder
 	Model         ports.ChatModel
 	Knowledge     ports.KnowledgeSource
+	Clock         ports.Clock
+	// Toolbox gives the agent the CAT's MCP tools; nil: none.
+	Toolbox ports.Toolbox
+	// Searcher backs the agent's knowledge_search tool; nil: no such tool.
+	Searcher agent.Searcher
+	// Audit records every tool call; nil: not audited.
+	Audit ports.AuditLog
 	// Documents lets the qa stage answer from the CAT's documents when
 	// no knowledge-base entry fits; nil: it never does.
 	Documents ports.PassageSearcher
-	Clock     ports.Clock
 	// NewID makes conversation ids; random 128-bit hex when nil.
 	NewID func() string
 }
 
 // Service answers chat messages. Safe for concurrent use: it keeps no
 // state between requests, so a configuration change reaches the next one.
-type Service struct{ d Deps }
+type Service struct {
+	d     Deps
+	agent *agent.Agent
+}
 
 // New returns the service, or errs.KindInternal when a required port is
 // missing (a wiring mistake).
@@ -54,7 +64,8 @@ func New(d Deps) (*Service, error) {
 	if d.NewID == nil {
 		d.NewID = randomID
 	}
-	return &Service{d: d}, nil
+	ag := agent.New(agent.Deps{Model: d.Model, Toolbox: d.Toolbox, Searcher: d.Searcher, Audit: d.Audit, Clock: d.Clock, NewID: d.NewID})
+	return &Service{d: d, agent: ag}, nil
 }
 
 // Handler choices: ByMode follows cat.chat_mode (/chat); the others reach
@@ -85,16 +96,35 @@ func (s *Service) Chat(ctx context.Context, req chat.Request, handler string) (c
 	return s.run(ctx, req, handler, nil)
 }
 
-// Stream is Chat with the reply delivered in pieces: onDelta gets each
-// chunk as the model produces it (the legacy pipeline, and models that
-// cannot stream, give one), then Stream returns the whole response. If ctx
-// is cancelled or onDelta fails mid-reply, the part received so far is
-// still stored and the error returned.
-func (s *Service) Stream(ctx context.Context, req chat.Request, handler string, onDelta func(string) error) (chat.Response, error) {
-	if onDelta == nil {
-		onDelta = func(string) error { return nil }
+// Stream is Chat with the reply delivered as it is made: onEvent gets
+// each chunk of text as a delta event as the model produces it (the legacy
+// pipeline, and models that cannot stream, give one), and the agent's tool
+// calls, results and pending approvals as they happen; then Stream
+// returns the whole response. If ctx is cancelled or onEvent fails
+// mid-reply, the part received so far is still stored and the error
+// returned.
+func (s *Service) Stream(ctx context.Context, req chat.Request, handler string, onEvent func(chat.Event) error) (chat.Response, error) {
+	if onEvent == nil {
+		onEvent = func(chat.Event) error { return nil }
 	}
-	return s.run(ctx, req, handler, onDelta)
+	return s.run(ctx, req, handler, onEvent)
+}
+
+// Approvals lists the pending "ask" tool calls of the owner's turns (of
+// every user's turns in the owner's CAT for an admin).
+func (s *Service) Approvals(owner chat.Owner, admin bool) []agent.Pending {
+	return s.agent.Approvals().List(owner.UserID, owner.Cat, admin)
+}
+
+// DecideApproval gives the decision (agent.DecisionApprove or
+// agent.DecisionDeny) on a pending "ask" tool call of a turn of the
+// owner's, or of anyone's in the owner's CAT for an admin.
+//
+// Errors: errs.KindNotFound for an unknown or foreign approval,
+// errs.KindConflict for one already decided or expired, errs.KindInvalid
+// for another decision.
+func (s *Service) DecideApproval(owner chat.Owner, admin bool, id, decision string) error {
+	return s.agent.Approvals().Decide(id, owner.UserID, owner.Cat, admin, decision, s.d.Clock.Now())
 }
 
 // answer is what a handler produced.
@@ -104,9 +134,12 @@ type answer struct {
 	topic   string
 	tokens  *int
 	sources []chat.Source
+	// steps are the agent's tool calls and results, stored before the
+	// answer.
+	steps []chat.Message
 }
 
-func (s *Service) run(ctx context.Context, req chat.Request, handler string, onDelta func(string) error) (chat.Response, error) {
+func (s *Service) run(ctx context.Context, req chat.Request, handler string, onEvent func(chat.Event) error) (chat.Response, error) {
 	if handler != ByMode && handler != Legacy && handler != Agent {
 		return chat.Response{}, errs.New(errs.KindInternal, "chat service: unknown handler %q", handler)
 	}
@@ -127,7 +160,8 @@ func (s *Service) run(ctx context.Context, req chat.Request, handler string, onD
 	}
 	turn.Messages = []chat.Message{{Role: chat.RoleUser, Content: req.Message, Time: s.d.Clock.Now()}}
 
-	a, answerErr := s.answer(ctx, cfg, req, history, handler, onDelta)
+	a, answerErr := s.answer(ctx, cfg, req, history, handler, onEvent)
+	turn.Messages = append(turn.Messages, a.steps...)
 	if a.text != "" {
 		now := s.d.Clock.Now()
 		turn.Messages = append(turn.Messages, chat.Message{Role: chat.RoleAssistant, Content: a.text, Model: a.model, Time: now})
@@ -193,7 +227,7 @@ func (s *Service) open(ctx context.Context, owner chat.Owner, req chat.Request) 
 }
 
 // answer routes the message and gets the reply.
-func (s *Service) answer(ctx context.Context, cfg catconfig.Cat, req chat.Request, history []chat.Message, handler string, onDelta func(string) error) (answer, error) {
+func (s *Service) answer(ctx context.Context, cfg catconfig.Cat, req chat.Request, history []chat.Message, handler string, onEvent func(chat.Event) error) (answer, error) {
 	route := handler
 	if route == ByMode {
 		route = cfg.Chat.ChatMode
@@ -207,15 +241,15 @@ func (s *Service) answer(ctx context.Context, cfg catconfig.Cat, req chat.Reques
 	}
 	switch route {
 	case catconfig.ModeAgent:
-		return s.agent(ctx, cfg, req, history, onDelta)
+		return s.runAgent(ctx, cfg, req, history, onEvent)
 	case catconfig.ModeLegacy:
-		return s.legacy(ctx, cfg, req.Message, cfg.Chat.Legacy.Models, onDelta)
+		return s.legacy(ctx, cfg, req.Message, cfg.Chat.Legacy.Models, onEvent)
 	default: // one legacy stage, chosen by a custom rule
-		return s.legacy(ctx, cfg, req.Message, []string{route}, onDelta)
+		return s.legacy(ctx, cfg, req.Message, []string{route}, onEvent)
 	}
 }
 
-func (s *Service) legacy(ctx context.Context, cfg catconfig.Cat, message string, stages []string, onDelta func(string) error) (answer, error) {
+func (s *Service) legacy(ctx context.Context, cfg catconfig.Cat, message string, stages []string, onEvent func(chat.Event) error) (answer, error) {
 	var k *legacy.Knowledge
 	if s.d.Knowledge != nil {
 		var err error
@@ -237,15 +271,18 @@ func (s *Service) legacy(ctx context.Context, cfg catconfig.Cat, message string,
 		return answer{}, docErr
 	}
 	a := answer{text: r.Answer, model: r.Model, topic: r.Topic, sources: r.Sources}
-	if onDelta != nil {
-		if err := onDelta(r.Answer); err != nil {
+	if onEvent != nil {
+		if err := onEvent(chat.Event{Kind: chat.EventDelta, Text: r.Answer}); err != nil {
 			return a, err
 		}
 	}
 	return a, nil
 }
 
-func (s *Service) agent(ctx context.Context, cfg catconfig.Cat, req chat.Request, history []chat.Message, onDelta func(string) error) (answer, error) {
+// runAgent answers with the agent loop (core/chat/agent). A reply longer
+// than an interaction's answer may be is the model's failure: the loop
+// bounds it (chat.ModelRequest.MaxReplyBytes).
+func (s *Service) runAgent(ctx context.Context, cfg catconfig.Cat, req chat.Request, history []chat.Message, onEvent func(chat.Event) error) (answer, error) {
 	ag := cfg.Chat.Agent
 	if ag.BaseURL == "" || s.d.Model == nil {
 		return answer{}, errs.New(errs.KindUnavailable, "agent mode has no model endpoint configured (cat.agent.base_url)")
@@ -260,19 +297,18 @@ func (s *Service) agent(ctx context.Context, cfg catconfig.Cat, req chat.Request
 	mr := chat.ModelRequest{
 		Cat: req.Cat, BaseURL: ag.BaseURL, Model: model, Temperature: ag.Temperature,
 		MaxTokens: ag.MaxTokens, Timeout: time.Duration(ag.TimeoutSeconds) * time.Second,
-		Messages: agentMessages(ag.Instructions, history, req.Message),
+		Messages: agentMessages(ag.Instructions, history, req.Message), MaxReplyBytes: analytics.MaxFieldBytes,
 	}
-	var c chat.Completion
-	var err error
-	if onDelta == nil {
-		c, err = s.d.Model.Complete(ctx, mr)
-	} else {
-		c, err = s.d.Model.Stream(ctx, mr, onDelta)
+	r, err := s.agent.Run(ctx, agent.Turn{Cat: cfg, User: req.UserID, Request: mr, OnEvent: onEvent})
+	if r.Model == "" {
+		r.Model = model
 	}
-	if c.Model == "" {
-		c.Model = model
+	for i := range r.Messages {
+		if r.Messages[i].Role == chat.RoleAssistant {
+			r.Messages[i].Model = r.Model
+		}
 	}
-	return answer{text: c.Text, model: c.Model, tokens: c.TokensUsed}, err
+	return answer{text: r.Text, model: r.Model, tokens: r.TokensUsed, sources: r.Sources, steps: r.Messages}, err
 }
 
 // agentMessages is what the agent model sees: the instructions, the
@@ -282,9 +318,14 @@ func agentMessages(instructions string, history []chat.Message, message string) 
 	if strings.TrimSpace(instructions) != "" {
 		out = append(out, chat.Message{Role: chat.RoleSystem, Content: instructions})
 	}
+	// Tool calls and results go back in their own shape (assistant
+	// tool_calls, tool messages), never as text.
 	for _, m := range history {
-		if m.Role == chat.RoleUser || m.Role == chat.RoleAssistant {
-			out = append(out, chat.Message{Role: m.Role, Content: m.Content})
+		switch m.Role {
+		case chat.RoleUser, chat.RoleAssistant:
+			out = append(out, chat.Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls})
+		case chat.RoleTool:
+			out = append(out, chat.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, ToolName: m.ToolName})
 		}
 	}
 	return append(out, chat.Message{Role: chat.RoleUser, Content: message})

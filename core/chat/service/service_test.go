@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -210,7 +211,7 @@ func TestNewConversationTurn(t *testing.T) {
 		{Role: chat.RoleUser, Content: msg, Time: now},
 		{Role: chat.RoleAssistant, Content: "Use the reset link.", Model: "qa", Time: now},
 	}
-	if !slices.Equal(turn.Messages, wantMsgs) {
+	if !reflect.DeepEqual(turn.Messages, wantMsgs) {
 		t.Fatalf("messages = %+v", turn.Messages)
 	}
 	want := analytics.Interaction{
@@ -280,7 +281,7 @@ func TestAgentSeesInstructionsAndHistory(t *testing.T) {
 		{Role: chat.RoleAssistant, Content: "earlier answer"},
 		{Role: chat.RoleUser, Content: "and now?"},
 	}
-	if !slices.Equal(mr.Messages, want) || mr.Model != "override-model" || mr.BaseURL != "http://model.test/v1" ||
+	if !reflect.DeepEqual(mr.Messages, want) || mr.Model != "override-model" || mr.BaseURL != "http://model.test/v1" ||
 		mr.Temperature != 0.7 || mr.MaxTokens != 1024 || mr.Timeout != time.Minute {
 		t.Fatalf("model request = %+v", mr)
 	}
@@ -339,8 +340,8 @@ func TestStream(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t, func(cfg *catconfig.Cat) { cfg.Chat.ChatMode = c.mode })
 			var deltas []string
-			resp, err := f.svc.Stream(t.Context(), request("hello"), service.ByMode, func(d string) error {
-				deltas = append(deltas, d)
+			resp, err := f.svc.Stream(t.Context(), request("hello"), service.ByMode, func(e chat.Event) error {
+				deltas = append(deltas, e.Text)
 				return nil
 			})
 			if err != nil {
@@ -370,8 +371,8 @@ func TestStreamCancelStoresThePartialReply(t *testing.T) {
 		return chat.Completion{Text: text}, nil
 	}
 	var got []string
-	_, err := f.svc.Stream(ctx, request("tell a story"), service.ByMode, func(d string) error {
-		got = append(got, d)
+	_, err := f.svc.Stream(ctx, request("tell a story"), service.ByMode, func(e chat.Event) error {
+		got = append(got, e.Text)
 		if len(got) == 2 {
 			cancel() // the client goes away after two pieces
 		}

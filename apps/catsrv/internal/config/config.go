@@ -7,7 +7,8 @@
 // Every setting is a field tagged with its environment variable (`env`),
 // its default (`default`) and, for the few that have one, its flag
 // (`flag`); docs/operations.md lists them, and a test keeps the two in
-// step. Secrets (type Secret) come from the environment only, never from a
+// step. Load unmarshals them with koanf by those tags, then Validate
+// checks the values (validate.go). Secrets (type Secret) come from the environment only, never from a
 // flag or a file, and never print. The CATSRV_CAT__ and CATSRV_CATS__
 // variables become catfiles overrides; the per-CAT YAML files remain the
 // CAT configuration.
@@ -43,9 +44,9 @@ type Config struct {
 	PublicURL    string `env:"CATSRV_PUBLIC_URL" default:"http://<addr>"`
 	PublicOrigin string
 
-	ProviderA ProviderA
-	ProviderB ProviderB
-	ProviderC ProviderC
+	ProviderA ProviderA `env:",squash"`
+	ProviderB ProviderB `env:",squash"`
+	ProviderC ProviderC `env:",squash"`
 
 	// OIDCProviders names the generic OpenID Connect providers; OIDC holds
 	// each one's settings, from its CATSRV_PROVIDER_<NAME>_* variables, in
@@ -92,6 +93,10 @@ type Config struct {
 	// Warehouse is "index" or "sql".
 	Warehouse string `env:"CATSRV_WAREHOUSE" default:"index"`
 
+	// MCPEagerStart starts every CAT's MCP servers (cat.agent.mcp_servers)
+	// when serve starts, rather than at a turn's first use.
+	MCPEagerStart bool `env:"CATSRV_MCP_EAGER_START" default:"false"`
+
 	AgentAPIKey       Secret            `env:"CATSRV_AGENT_API_KEY"`
 	AgentAPIKeysByCat map[string]Secret `env:"CATSRV_AGENT_API_KEY__<CAT>"` // by catfiles.EnvName
 
@@ -108,7 +113,16 @@ type Config struct {
 	// GOMEMLIMIT is Go's own variable: import sets a soft memory limit
 	// when it is unset.
 	GOMEMLIMIT string `env:"GOMEMLIMIT"`
+
+	// environ is the environment Load read: ExpandMCP fills ${NAME} from
+	// it, MCPEnv hands it to stdio MCP servers.
+	// A pointer: fmt prints a nested pointer as its address, so the
+	// secrets in it never print with the Config.
+	environ *environment
 }
+
+// environment is the process environment, secrets among it.
+type environment struct{ vars []string }
 
 // ProviderA is provider_a's credentials and endpoints.
 type ProviderA struct {
@@ -117,7 +131,7 @@ type ProviderA struct {
 	BaseURL     string `env:"CATSRV_PROVIDER_A_BASE_URL" required:"true"`
 	RedirectURI string `env:"CATSRV_PROVIDER_A_REDIRECT_URI" default:"<public url>/api/v1/auth/provider_a/callback"`
 	// Scopes, space-separated; none sends no scope parameter.
-	Scopes []string `env:"CATSRV_PROVIDER_A_SCOPES"`
+	Scopes []string `env:"CATSRV_PROVIDER_A_SCOPES" sep:" "`
 }
 
 // ProviderB is provider_b's (Google's) credentials and endpoints.
@@ -127,7 +141,7 @@ type ProviderB struct {
 	RedirectURI  string `env:"CATSRV_PROVIDER_B_REDIRECT_URI" default:"<public url>/api/v1/auth/provider_b/callback"`
 	BaseURL      string `env:"CATSRV_PROVIDER_B_BASE_URL"`
 	// Scopes, space-separated.
-	Scopes []string `env:"CATSRV_PROVIDER_B_SCOPES" default:"openid email profile"`
+	Scopes []string `env:"CATSRV_PROVIDER_B_SCOPES" default:"openid email profile" sep:" "`
 }
 
 // ProviderC is provider_c's (Azure AD's) credentials and endpoints.
@@ -138,19 +152,19 @@ type ProviderC struct {
 	RedirectURI  string `env:"CATSRV_PROVIDER_C_REDIRECT_URI" default:"<public url>/api/v1/auth/provider_c/callback"`
 	BaseURL      string `env:"CATSRV_PROVIDER_C_BASE_URL"`
 	// Scopes, space-separated.
-	Scopes []string `env:"CATSRV_PROVIDER_C_SCOPES" default:"openid profile email User.Read"`
+	Scopes []string `env:"CATSRV_PROVIDER_C_SCOPES" default:"openid profile email User.Read" sep:" "`
 }
 
 // OIDCProvider is one generic OpenID Connect provider, named in
 // CATSRV_OIDC_PROVIDERS; <NAME> in its variables is the name in upper
-// case. Its fields' tags are templates: settings lists them, the decoder
-// reads them per name.
+// case. Its fields' tags are templates: settings lists them, Load reads
+// them per name.
 type OIDCProvider struct {
 	Name         string
 	Issuer       string   `env:"CATSRV_PROVIDER_<NAME>_ISSUER" required:"true"`
 	ClientID     string   `env:"CATSRV_PROVIDER_<NAME>_CLIENT_ID" required:"true"`
 	ClientSecret Secret   `env:"CATSRV_PROVIDER_<NAME>_CLIENT_SECRET" required:"true"`
-	Scopes       []string `env:"CATSRV_PROVIDER_<NAME>_SCOPES" default:"openid email profile"`
+	Scopes       []string `env:"CATSRV_PROVIDER_<NAME>_SCOPES" default:"openid email profile" sep:" "`
 	DisplayName  string   `env:"CATSRV_PROVIDER_<NAME>_DISPLAY_NAME" default:"<name>"`
 	RedirectURI  string   `env:"CATSRV_PROVIDER_<NAME>_REDIRECT_URI" default:"<public url>/api/v1/auth/<name>/callback"`
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/catsrv/catsrv/core/auth/prefs"
 	"github.com/catsrv/catsrv/core/auth/retention"
@@ -196,6 +197,7 @@ func TestEverySettingIsRead(t *testing.T) {
 		"CATSRV_AUTH_RATE_LIMIT": "off", "CATSRV_AUTH_RATE_BURST": "3",
 		"CATSRV_AUDIT_RETENTION": "2d", "CATSRV_WAREHOUSE": "sql", "CATSRV_CAT_CONFIG_POLL": "2s", "CATSRV_INDEX_POLL": "1s",
 		"CATSRV_RETENTION_INTERVAL":   "10m",
+		"CATSRV_MCP_EAGER_START":      "true",
 		"CATSRV_PROVIDER_A_CLIENT_ID": "x", "CATSRV_PROVIDER_A_API_KEY": "x", "CATSRV_PROVIDER_A_BASE_URL": "x",
 		"CATSRV_PROVIDER_B_CLIENT_ID": "x", "CATSRV_PROVIDER_B_CLIENT_SECRET": "x",
 		"CATSRV_PROVIDER_C_CLIENT_ID": "x", "CATSRV_PROVIDER_C_CLIENT_SECRET": "x", "CATSRV_PROVIDER_C_TENANT_ID": "x",
@@ -268,6 +270,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		"OTEL_EXPORTER_OTLP_ENDPOINT=collector:4318", "OTEL_EXPORTER_OTLP_ENDPOINT=ftp://collector",
 		"CATSRV_INGEST_MAX_BYTES=10", "CATSRV_INGEST_MAX_BYTES=2147483648", "CATSRV_INGEST_MAX_LINES=0", "CATSRV_INGEST_MAX_LINES=x",
 		"CATSRV_RAW_WHOLE_LISTS=0", "CATSRV_RAW_WHOLE_LISTS=65", "CATSRV_RAW_WHOLE_LISTS=many",
+		"CATSRV_MCP_EAGER_START=maybe",
 	} {
 		name, _, _ := strings.Cut(entry, "=")
 		if _, err := Load([]string{entry}, nil); err == nil || !strings.Contains(err.Error(), name) {
@@ -366,5 +369,65 @@ func TestGenericProviders(t *testing.T) {
 	}
 	if _, err := Load([]string{"CATSRV_ADMINS=corp:1"}, nil); err == nil || !strings.Contains(err.Error(), "CATSRV_ADMINS") {
 		t.Fatalf("an admin of an unlisted provider: %v", err)
+	}
+}
+
+// TestDecodeErrorsSayWhatTheValueMustBe: a value that does not parse as
+// its setting's type (a number, a duration, a boolean) or that its
+// setting does not know stops the load with the variable's own message,
+// as one out of bounds does.
+func TestDecodeErrorsSayWhatTheValueMustBe(t *testing.T) {
+	for entry, want := range map[string]string{
+		"CATSRV_MEMORY_MAX_BYTES=lots":     "CATSRV_MEMORY_MAX_BYTES must be a number of bytes between 1024 and 16777216",
+		"CATSRV_MEMORY_MAX_BYTES=0x800":    "CATSRV_MEMORY_MAX_BYTES must be a number of bytes between 1024 and 16777216",
+		"CATSRV_MEMORY_MAX_BYTES=1":        "CATSRV_MEMORY_MAX_BYTES must be a number of bytes between 1024 and 16777216",
+		"CATSRV_INGEST_MAX_BYTES=1e6":      "CATSRV_INGEST_MAX_BYTES must be a number of bytes between 1024 and 1073741824",
+		"CATSRV_AUTH_RATE_BURST=2.5":       "CATSRV_AUTH_RATE_BURST must be a whole number of requests between 1 and 100000",
+		"CATSRV_AUTH_RATE_LIMIT=fast":      "CATSRV_AUTH_RATE_LIMIT must be a number of requests per second per client address (e.g. 1 or 0.5), or off",
+		"CATSRV_AUTH_RATE_LIMIT=NaN":       "CATSRV_AUTH_RATE_LIMIT must be a number of requests per second per client address (e.g. 1 or 0.5), or off",
+		"CATSRV_REFRESH_TTL=a month":       "CATSRV_REFRESH_TTL must be a duration of at least 1h, e.g. 720h",
+		"CATSRV_REFRESH_TTL=30m":           "CATSRV_REFRESH_TTL must be a duration of at least 1h, e.g. 720h",
+		"CATSRV_AUDIT_RETENTION=1.5d":      "CATSRV_AUDIT_RETENTION must be whole days (90d) or a duration of at least 1h (2160h), or off",
+		"CATSRV_AUDIT_RETENTION=0d":        "CATSRV_AUDIT_RETENTION must be whole days (90d) or a duration of at least 1h (2160h), or off",
+		"CATSRV_CAT_CONFIG_POLL=off":       "CATSRV_CAT_CONFIG_POLL must be a duration between 50ms and 1m, e.g. 500ms",
+		"CATSRV_INDEX_POLL=quickly":        "CATSRV_INDEX_POLL must be a duration between 50ms and 1m, e.g. 250ms",
+		"CATSRV_RETENTION_INTERVAL=hourly": "CATSRV_RETENTION_INTERVAL must be a duration of at least 1m (e.g. 1h), or off",
+		"CATSRV_COOKIE_INSECURE=maybe":     "CATSRV_COOKIE_INSECURE must be true or false",
+		"CATSRV_COOKIE_SAMESITE=none":      "CATSRV_COOKIE_SAMESITE must be lax or strict",
+		"CATSRV_WAREHOUSE=cube":            `CATSRV_WAREHOUSE must be index or sql, not "cube"`,
+	} {
+		if _, err := Load([]string{entry}, nil); err == nil || err.Error() != want {
+			t.Errorf("%s: error %v, want %q", entry, err, want)
+		}
+	}
+	for _, entry := range []string{"CATSRV_CAT__CAT__NO_SUCH_KEY=1", "CATSRV_CATS__DEMO__CAT__NO_SUCH_KEY=1"} {
+		if _, err := Load([]string{entry}, nil); err == nil || !strings.Contains(err.Error(), "names an unknown key cat.no_such_key") {
+			t.Errorf("%s: error %v, want one naming the unknown key", entry, err)
+		}
+	}
+	if _, err := Load([]string{"CATSRV_CAT__CAT__AGENT__TEMPERATURE=warm"}, nil); err == nil ||
+		err.Error() != `environment variable CATSRV_CAT__CAT__AGENT__TEMPERATURE: want a number, got "warm"` {
+		t.Errorf("an override that does not parse: error %v", err)
+	}
+}
+
+// TestListsAndUnits: lists are split on commas (scopes on spaces) without
+// blanks, durations read days and off, and the values are typed.
+func TestListsAndUnits(t *testing.T) {
+	c, err := Load([]string{
+		"CATSRV_ADMINS= provider_b:1 , ,provider_c:2", "CATSRV_PROVIDER_B_SCOPES=openid  email",
+		"CATSRV_AUDIT_RETENTION=30d", "CATSRV_RETENTION_INTERVAL=off", "CATSRV_AUTH_RATE_LIMIT= off ",
+		"CATSRV_INGEST_MAX_BYTES=4096", "CATSRV_COOKIE_SAMESITE=Strict", "CATSRV_JWT_SECRET=s3cret",
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.Admins, []string{"provider_b:1", "provider_c:2"}) || !slices.Equal(c.ProviderB.Scopes, []string{"openid", "email"}) ||
+		!slices.Equal(c.ProviderC.Scopes, []string{"openid", "profile", "email", "User.Read"}) {
+		t.Errorf("admins %q, provider_b scopes %q, provider_c scopes %q", c.Admins, c.ProviderB.Scopes, c.ProviderC.Scopes)
+	}
+	if c.AuditRetention != 30*24*time.Hour || c.RetentionInterval != 0 || c.AuthRateLimit != 0 || c.IngestMaxBytes != 4096 ||
+		c.CookieSameSite != "strict" || c.JWTSecret.Value() != "s3cret" || c.RefreshTTL != 720*time.Hour {
+		t.Errorf("%+v", c)
 	}
 }

@@ -10,26 +10,13 @@ import (
 	"github.com/catsrv/catsrv/core/errs"
 )
 
-// catOverrides turns the CATSRV_CAT__<SECTION>__<KEY> variables (every
-// CAT) and the CATSRV_CATS__<NAME>__<SECTION>__<KEY> ones (the CAT
-// <NAME>, catfiles.EnvName) into catfiles overrides, typed for their key.
-// Key path segments are separated by "__" and matched lower-cased. Every
-// variable must name a known key: a misspelt override silently doing
-// nothing is worse than a refusal to start. Whether <NAME> is a configured
-// CAT, catfiles.Load checks.
-func (d *decoder) catOverrides(c *Config) {
-	for _, prefix := range []string{catPrefix, catsPrefix} {
-		for _, variable := range sortedKeys(d.k, prefix) {
-			o, err := parseOverride(variable, d.k.String(variable))
-			if err != nil {
-				d.fail(err)
-				return
-			}
-			c.CatOverrides = append(c.CatOverrides, o)
-		}
-	}
-}
-
+// parseOverride turns a CATSRV_CAT__<SECTION>__<KEY> variable (every
+// CAT) or a CATSRV_CATS__<NAME>__<SECTION>__<KEY> one (the CAT <NAME>,
+// catfiles.EnvName) into a catfiles override, typed for its key. Key path
+// segments are separated by "__" and matched lower-cased. Every variable
+// must name a known key: a misspelt override silently doing nothing is
+// worse than a refusal to start. Whether <NAME> is a configured CAT,
+// catfiles.Load checks.
 func parseOverride(variable, text string) (catfiles.Override, error) {
 	o := catfiles.Override{Source: variable}
 	if rest, ok := strings.CutPrefix(variable, catsPrefix); ok {

@@ -86,3 +86,21 @@ func TestRequestLog(t *testing.T) {
 		})
 	}
 }
+
+// TestNoSniffOnEveryResponse: every answer, JSON error bodies that echo
+// the caller's input among them, tells browsers not to guess its type.
+func TestNoSniffOnEveryResponse(t *testing.T) {
+	e := NewEnv(t)
+	for _, target := range []string{
+		"/healthz", "/readyz", "/openapi.json",
+		"/api/v1/analytics/all?catname=%3Cscript%3Ealert(1)%3C/script%3E", // 500 naming the CAT
+		"/api/v1/analytics/all",                     // 422: catname missing
+		"/api/v1/cat/conversations?catname=%3Cb%3E", // 401
+		"/no/such/route",
+	} {
+		res := e.Get(t, target, "")
+		if got := res.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s: status %d, X-Content-Type-Options %q, want nosniff", target, res.Status, got)
+		}
+	}
+}

@@ -42,6 +42,7 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		(*h).ServeHTTP(w, r)
 		return
 	}
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	get := r.Method == http.MethodGet || r.Method == http.MethodHead
 	switch {
 	case get && r.URL.Path == "/healthz":

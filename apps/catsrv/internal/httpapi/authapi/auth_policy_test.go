@@ -1,11 +1,13 @@
 package authapi_test
 
 import (
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,6 +35,35 @@ func TestCORS(t *testing.T) {
 			h.Get("Access-Control-Allow-Credentials") != "true" || !strings.Contains(h.Get("Access-Control-Allow-Methods"), "POST") ||
 			!strings.Contains(h.Get("Access-Control-Allow-Headers"), "Content-Type") || !strings.Contains(strings.Join(h.Values("Vary"), ","), "Origin") {
 			t.Fatalf("status %d, headers %v", r.Status, h)
+		}
+	})
+	t.Run("preflight allows every method of the API", func(t *testing.T) {
+		// The methods the served document uses (PUT …/rename among them):
+		// a browser on an allowed origin may send each.
+		doc := c.Do(http.MethodGet, "/openapi.json", "")
+		var spec struct {
+			Paths map[string]map[string]json.RawMessage `json:"paths"`
+		}
+		if err := json.Unmarshal(doc.Body, &spec); err != nil || len(spec.Paths) == 0 {
+			t.Fatalf("document: %v", err)
+		}
+		methods := map[string]bool{}
+		for _, ops := range spec.Paths {
+			for m := range ops {
+				if m != "parameters" && m != "summary" && m != "description" {
+					methods[strings.ToUpper(m)] = true
+				}
+			}
+		}
+		if !methods[http.MethodPut] {
+			t.Fatalf("no PUT in the document's methods %v", methods)
+		}
+		for m := range methods {
+			r := c.Do(http.MethodOptions, AuthPrefix+"/memory", "", "Origin", AllowedOrigin, "Access-Control-Request-Method", m)
+			allowed := strings.Split(r.Header.Get("Access-Control-Allow-Methods"), ", ")
+			if r.Status != http.StatusNoContent || !slices.Contains(allowed, m) {
+				t.Errorf("preflight for %s: status %d, Access-Control-Allow-Methods %q", m, r.Status, r.Header.Get("Access-Control-Allow-Methods"))
+			}
 		}
 	})
 	t.Run("preflight from a refused origin", func(t *testing.T) {

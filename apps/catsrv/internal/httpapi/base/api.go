@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strings"
+	"sync"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
@@ -62,8 +64,17 @@ func Finish(api huma.API, mux *http.ServeMux, origins OriginPolicy, log *slog.Lo
 	DocumentHumaErrors(api) // of the operations registered, which huma serves
 	documentConfinedRoles(api)
 	PruneSchemas(api.OpenAPI())
-	warmOpenAPI(mux)
-	return Observe(log, Measure(in.Metrics, Trace(in.Tracer, WithCORS(origins, Compress(mux)))))
+	return NoSniff(Observe(log, Measure(in.Metrics, Trace(in.Tracer, WithCORS(origins, Compress(renderDocumentsOnce(mux)))))))
+}
+
+// NoSniff marks every response X-Content-Type-Options: nosniff, so that
+// no browser reads a JSON error body that echoes the caller's input as
+// HTML or script.
+func NoSniff(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Instruments are the app's optional telemetry: request metrics and
@@ -103,10 +114,24 @@ func config() huma.Config {
 	return cfg
 }
 
-// warmOpenAPI requests each form of the document once. huma renders them
+// renderDocumentsOnce renders every form of the document (warmOpenAPI)
+// on the first request for one, before serving it. huma renders them
 // lazily into variables it does not guard, so two first requests at once
-// would race; rendered here, before the handler is returned, they are only
-// ever read while serving.
+// would race; rendered under a sync.Once, they are only ever read after.
+// Rendering on first use, not when the app is built, keeps building it
+// cheap (the four forms cost about as much as the rest of the build): the
+// tests build an app each.
+func renderDocumentsOnce(mux http.Handler) http.Handler {
+	var once sync.Once
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/openapi") {
+			once.Do(func() { warmOpenAPI(mux) })
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// warmOpenAPI requests each form of the document once.
 func warmOpenAPI(h http.Handler) {
 	for _, path := range []string{"/openapi.json", "/openapi-3.0.json", "/openapi.yaml", "/openapi-3.0.yaml"} {
 		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, path, nil)

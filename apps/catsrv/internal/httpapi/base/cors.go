@@ -53,7 +53,7 @@ func WithCORS(p OriginPolicy, next http.Handler) http.Handler {
 			}
 			h.Set("Access-Control-Allow-Origin", origin)
 			h.Set("Access-Control-Allow-Credentials", "true")
-			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE") // every method of the API (PUT: a rename)
 			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
 			h.Set("Access-Control-Max-Age", corsMaxAge)
 			w.WriteHeader(http.StatusNoContent)

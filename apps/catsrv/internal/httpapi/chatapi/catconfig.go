@@ -87,6 +87,8 @@ func (c *chatAPI) configBody(cfg catconfig.Cat) ConfigResponse {
 	out := ConfigResponse{Name: cfg.Name, Cat: cfg.Chat, Security: cfg.Security, Secrets: map[string]string{"agent_api_key": key}}
 	out.Cat.Legacy.Models = base.NonNil(out.Cat.Legacy.Models)
 	out.Cat.Custom.Rules = base.NonNil(out.Cat.Custom.Rules)
+	out.Cat.Agent.Tools = base.NonNil(out.Cat.Agent.Tools)
+	out.Cat.Agent.MCPServers = base.NonNil(out.Cat.Agent.MCPServers)
 	out.Security.CORS.AllowedOrigins = base.NonNil(out.Security.CORS.AllowedOrigins)
 	return out
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 	"github.com/catsrv/catsrv/core/auth"
 	"github.com/catsrv/catsrv/core/auth/prefs"
+	"github.com/catsrv/catsrv/core/catconfig"
 	"github.com/catsrv/catsrv/core/catconfig/overlay"
 	"github.com/catsrv/catsrv/core/chat"
 	"github.com/catsrv/catsrv/core/chat/service"
@@ -78,6 +79,7 @@ func Register(api huma.API, d Deps) {
 	registerConversations(huma.NewGroup(g, "/conversations"), c)
 	registerAdmin(g, c)
 	registerConfig(g, c)
+	registerApprovals(g, c)
 }
 
 // caller is an authenticated request: who asks, of which CAT.
@@ -103,6 +105,11 @@ func (c *chatAPI) authenticate(ctx context.Context, catName string) (caller, err
 	}
 	if catName == "" {
 		return caller{}, errs.New(errs.KindInvalid, "catname: no default CAT on this server, name one with ?catname=")
+	}
+	// A name no CAT can have (a NUL byte, say) is the caller's mistake,
+	// refused here rather than by the store.
+	if !catconfig.ValidName(catName) {
+		return caller{}, errs.New(errs.KindInvalid, "catname: %q is not a CAT name (1 to 64 of a-z, 0-9, - and _)", catName)
 	}
 	return caller{claims: claims, owner: chat.Owner{Cat: catName, UserID: claims.Subject}}, nil
 }

@@ -29,7 +29,10 @@ func registerChat(api huma.API, c *chatAPI) {
 		{"postAgentChat", "/agent_chat", service.Agent, "Chat with the agent model",
 			"Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint."},
 	}
-	events := map[string]any{"delta": DeltaEvent{}, "done": ChatResponse{}, "error": base.ErrorBody{}}
+	events := map[string]any{
+		"delta": DeltaEvent{}, "done": ChatResponse{}, "error": base.ErrorBody{},
+		chat.EventToolCall: ToolCallEvent{}, chat.EventToolResult: ToolResultEvent{}, chat.EventApprovalRequired: ApprovalRequiredEvent{},
+	}
 	for _, r := range routes {
 		op := huma.Operation{
 			OperationID: r.id,
@@ -37,8 +40,10 @@ func registerChat(api huma.API, c *chatAPI) {
 			Path:        r.path,
 			Summary:     r.summary,
 			Description: r.desc + " With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done " +
-				"event with the chat response, or an error event {error, status, message}. Errors found before the first event " +
-				"are plain JSON responses with their status.",
+				"event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: " +
+				"tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, " +
+				"approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. " +
+				"Errors found before the first event are plain JSON responses with their status.",
 			Tags:         []string{tagChat},
 			Security:     security,
 			MaxBodyBytes: maxChatBody,
@@ -86,7 +91,8 @@ func describeStream(op *huma.Operation) {
 	events := mt.Schema.Items
 	mt.Schema = &huma.Schema{
 		Type: huma.TypeString,
-		Description: "Server-Sent Events (UTF-8 text, not JSON): delta events, then one done or error event. " +
+		Description: "Server-Sent Events (UTF-8 text, not JSON): delta events (and an agent's tool_call, tool_result and " +
+			"approval_required events), then one done or error event. " +
 			"x-sse-events gives each event's schema.",
 	}
 	if mt.Extensions == nil {
@@ -123,9 +129,9 @@ func (c *chatAPI) chat(ctx context.Context, in *chatInput, handler string, send 
 		return
 	}
 	streaming := false
-	resp, err := c.d.Service.Stream(ctx, req, handler, func(text string) error {
+	resp, err := c.d.Service.Stream(ctx, req, handler, func(e chat.Event) error {
 		streaming = true
-		return send.Data(DeltaEvent{Text: text})
+		return send.Data(eventData(e))
 	})
 	switch {
 	case err != nil && !streaming:
@@ -137,6 +143,19 @@ func (c *chatAPI) chat(ctx context.Context, in *chatInput, handler string, send 
 	default:
 		_ = send.Data(chatBody(resp))
 	}
+}
+
+// eventData is the wire data of a stream event; its type names the event.
+func eventData(e chat.Event) any {
+	switch e.Kind {
+	case chat.EventToolCall:
+		return ToolCallEvent{ID: e.Call.ID, Name: e.Call.Name, Arguments: e.Call.Arguments}
+	case chat.EventToolResult:
+		return ToolResultEvent{ID: e.Call.ID, Name: e.Call.Name, OK: e.OK, Content: e.Content}
+	case chat.EventApprovalRequired:
+		return ApprovalRequiredEvent{ApprovalID: e.ApprovalID, Name: e.Call.Name, Arguments: e.Call.Arguments, ExpiresAt: e.ExpiresAt.UTC()}
+	}
+	return DeltaEvent{Text: e.Text}
 }
 
 // writeError answers err as JSON with its status, replacing the event

@@ -84,7 +84,7 @@ func (c *chatAPI) get(ctx context.Context, in *conversationIDInput) (*base.Body[
 	}
 	out := ConversationDetail{ConversationSummary: summary(conv), Messages: make([]MessageBody, 0, len(messages))}
 	for _, m := range messages {
-		out.Messages = append(out.Messages, MessageBody{Role: m.Role, Content: m.Content, Model: m.Model, Time: m.Time.UTC()})
+		out.Messages = append(out.Messages, messageBody(m))
 	}
 	return &base.Body[ConversationDetail]{Body: out}, nil
 }

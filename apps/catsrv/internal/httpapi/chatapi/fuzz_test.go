@@ -10,6 +10,7 @@ import (
 
 	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
 
+	"github.com/catsrv/catsrv/core/catconfig"
 	"github.com/catsrv/catsrv/core/chat"
 )
 
@@ -118,6 +119,36 @@ func FuzzChatBody(f *testing.F) {
 			b := strings.ReplaceAll(body, "$CONV", e.Conv)
 			r := e.Do(t, http.MethodPost, ChatPath+"/chat", e.User, b)
 			e.CheckFuzz(t, "POST /chat "+b, r)
+		}
+	})
+}
+
+// FuzzConversationCat sends any catname to the conversation routes that
+// take one without reading the CAT's configuration (list, search, delete,
+// rename, the admin's delete): a name that cannot name a CAT (a NUL, say,
+// which PostgreSQL cannot store) is 422, never a server failure.
+func FuzzConversationCat(f *testing.F) {
+	for _, c := range []string{"x\x00", "\x00", "shop", "Shop", "caf\xc3", "é", "a b", "' OR 1=1 --", strings.Repeat("x", 64), "-x"} {
+		f.Add(c)
+	}
+	envs := FuzzEnvs(f)
+	f.Fuzz(func(t *testing.T, cat string) {
+		q := "catname=" + url.QueryEscape(cat)
+		for _, e := range envs {
+			for _, req := range []struct{ method, target, auth, body string }{
+				{http.MethodGet, ChatPath + "/conversations?" + q, e.User, ""},
+				{http.MethodGet, ChatPath + "/conversations/search?q=hello&" + q, e.User, ""},
+				{http.MethodDelete, ChatPath + "/conversations/nope0123?" + q, e.User, ""},
+				{http.MethodPut, ChatPath + "/conversations/nope0123/rename?" + q, e.User, `{"name":"renamed"}`},
+				{http.MethodDelete, ChatPath + "/users/someone/conversations/nope0123?" + q, e.Admin, ""},
+			} {
+				what := req.method + " " + req.target
+				r := e.Do(t, req.method, req.target, req.auth, req.body)
+				e.CheckFuzz(t, what, r)
+				if cat != "" && !catconfig.ValidName(cat) && utf8.RuneCountInString(cat) <= 64 && r.Status != http.StatusUnprocessableEntity {
+					t.Errorf("%s: %s: status %d %s, want 422", e.Name, what, r.Status, r.Body)
+				}
+			}
 		}
 	})
 }

@@ -95,12 +95,99 @@ type ConversationList struct {
 	NextCursor    *string               `json:"next_cursor" doc:"Cursor of the next page; null on the last page."`
 }
 
-// MessageBody is one message of a conversation.
+// MessageBody is one message of a conversation. The agent's tool calls
+// have OpenAI's shape: an assistant message with tool_calls, then one
+// tool message per call with its tool_call_id.
 type MessageBody struct {
-	Role    string    `json:"role" enum:"user,assistant" doc:"Who wrote it."`
-	Content string    `json:"content" doc:"The text."`
-	Model   string    `json:"model" doc:"What answered an assistant message; empty for the user's."`
-	Time    time.Time `json:"time" doc:"When it was stored (UTC)."`
+	Role       string         `json:"role" enum:"user,assistant,tool" doc:"Who wrote it: the user, the assistant, or a tool (the result of one of the assistant's tool calls)."`
+	Content    string         `json:"content" doc:"The text; a tool's result (cut at 32 KiB with a marker). May be empty for an assistant message with tool_calls."`
+	Model      string         `json:"model" doc:"What answered an assistant message; empty for the user's and tools'."`
+	Time       time.Time      `json:"time" doc:"When it was stored (UTC)."`
+	ToolCalls  []ToolCallBody `json:"tool_calls,omitempty" doc:"The tools an assistant message called."`
+	ToolCallID string         `json:"tool_call_id,omitempty" doc:"A tool message: the call it answers."`
+	Name       string         `json:"name,omitempty" doc:"A tool message: the tool's name."`
+	Outcome    string         `json:"outcome,omitempty" doc:"A tool message: how the call ended: ok, error, timeout, denied (by the policy, a person or the approval time-out) or invalid (unknown tool, arguments not a JSON object)."`
+	DurationMS *int64         `json:"duration_ms,omitempty" doc:"A tool message: how long the call took, approval included, in milliseconds."`
+}
+
+// ToolCallBody is one tool call of an assistant message, as
+// chat-completions APIs write it.
+type ToolCallBody struct {
+	ID       string           `json:"id" doc:"The call's id, named by the tool message answering it."`
+	Type     string           `json:"type" enum:"function" doc:"Always function."`
+	Function ToolCallFunction `json:"function"`
+}
+
+// ToolCallFunction is the tool and arguments of a call.
+type ToolCallFunction struct {
+	Name      string `json:"name" doc:"The tool: <server>__<tool> for an MCP tool, or a built-in (knowledge_search)."`
+	Arguments string `json:"arguments" doc:"The arguments as the model wrote them (JSON text, not always valid)."`
+}
+
+// messageBody is a stored message on the wire.
+func messageBody(m chat.Message) MessageBody {
+	out := MessageBody{Role: m.Role, Content: m.Content, Model: m.Model, Time: m.Time.UTC(), ToolCallID: m.ToolCallID, Name: m.ToolName, Outcome: m.Outcome}
+	for _, c := range m.ToolCalls {
+		out.ToolCalls = append(out.ToolCalls, ToolCallBody{ID: c.ID, Type: "function", Function: ToolCallFunction{Name: c.Name, Arguments: c.Arguments}})
+	}
+	if m.Role == chat.RoleTool {
+		ms := m.Duration.Milliseconds()
+		out.DurationMS = &ms
+	}
+	return out
+}
+
+// ToolCallEvent is the data of a tool_call event: the model called a tool.
+type ToolCallEvent struct {
+	ID        string `json:"id" doc:"The call's id."`
+	Name      string `json:"name" doc:"The tool."`
+	Arguments string `json:"arguments" doc:"The arguments as the model wrote them (JSON text)."`
+}
+
+// ToolResultEvent is the data of a tool_result event: a call ended.
+type ToolResultEvent struct {
+	ID      string `json:"id" doc:"The call's id."`
+	Name    string `json:"name" doc:"The tool."`
+	OK      bool   `json:"ok" doc:"Whether the tool ran and succeeded; false for a failure, time-out, denial or invalid call."`
+	Content string `json:"content" doc:"The result the model sees, cut to 2 KiB here (stored up to 32 KiB)."`
+}
+
+// ApprovalRequiredEvent is the data of an approval_required event: an
+// ask call waits for POST /api/v1/cat/approvals/{approval_id}.
+type ApprovalRequiredEvent struct {
+	ApprovalID string    `json:"approval_id" doc:"The id to decide on."`
+	Name       string    `json:"name" doc:"The tool."`
+	Arguments  string    `json:"arguments" doc:"The arguments the model wrote."`
+	ExpiresAt  time.Time `json:"expires_at" doc:"When the call counts as denied without a decision (UTC)."`
+}
+
+// ApprovalDecision is the body of POST /approvals/{approval_id}.
+type ApprovalDecision struct {
+	Decision string `json:"decision" enum:"approve,deny" doc:"approve runs the call; deny gives the model a result saying it was refused."`
+}
+
+// PendingApproval is one ask call waiting for a decision.
+type PendingApproval struct {
+	ApprovalID string    `json:"approval_id" doc:"The id to decide on."`
+	UserID     string    `json:"user_id" doc:"Whose turn it is."`
+	Name       string    `json:"name" doc:"The tool."`
+	Arguments  string    `json:"arguments" doc:"The arguments the model wrote."`
+	ExpiresAt  time.Time `json:"expires_at" doc:"When the call counts as denied without a decision (UTC)."`
+}
+
+// PendingApprovals lists the ask calls waiting for a decision.
+type PendingApprovals struct {
+	Approvals []PendingApproval `json:"approvals" nullable:"false" doc:"Soonest to expire first."`
+}
+
+type approvalInput struct {
+	CatParam
+	ID   string `path:"approval_id" maxLength:"200" doc:"The approval_id of the approval_required event."`
+	Body ApprovalDecision
+}
+
+type approvalsInput struct {
+	CatParam
 }
 
 // ConversationDetail is a conversation with its messages in order.
@@ -184,11 +271,15 @@ type Override struct {
 
 // AgentOverride changes cat.agent.* keys.
 type AgentOverride struct {
-	Model          *string  `json:"model,omitempty" doc:"cat.agent.model."`
-	Instructions   *string  `json:"instructions,omitempty" doc:"cat.agent.instructions, the system message."`
-	Temperature    *float64 `json:"temperature,omitempty" doc:"cat.agent.temperature, 0 to 2."`
-	MaxTokens      *int     `json:"max_tokens,omitempty" doc:"cat.agent.max_tokens, 1 to 1048576."`
-	TimeoutSeconds *int     `json:"timeout_seconds,omitempty" doc:"cat.agent.timeout_seconds, 1 to 600."`
+	Model                  *string   `json:"model,omitempty" doc:"cat.agent.model."`
+	Instructions           *string   `json:"instructions,omitempty" doc:"cat.agent.instructions, the system message."`
+	Temperature            *float64  `json:"temperature,omitempty" doc:"cat.agent.temperature, 0 to 2."`
+	MaxTokens              *int      `json:"max_tokens,omitempty" doc:"cat.agent.max_tokens, 1 to 1048576."`
+	TimeoutSeconds         *int      `json:"timeout_seconds,omitempty" doc:"cat.agent.timeout_seconds, 1 to 600."`
+	MaxSteps               *int      `json:"max_steps,omitempty" doc:"cat.agent.max_steps: model calls in one turn, 1 to 50."`
+	ToolTimeoutSeconds     *int      `json:"tool_timeout_seconds,omitempty" doc:"cat.agent.tool_timeout_seconds: one tool call's bound, at least 1."`
+	ApprovalTimeoutSeconds *int      `json:"approval_timeout_seconds,omitempty" doc:"cat.agent.approval_timeout_seconds: how long an ask call waits for a decision, at least 1."`
+	Tools                  *[]string `json:"tools,omitempty" maxItems:"100" doc:"cat.agent.tools: the tool policy, rules \"<server>/<tool pattern> => allow|ask|deny\", first match wins. (mcp_servers cannot change at run time.)"`
 }
 
 // LegacyOverride changes cat.legacy.* keys.

@@ -20,6 +20,7 @@ import (
 	"github.com/catsrv/catsrv/adapters/memstore"
 	"github.com/catsrv/catsrv/adapters/openai"
 	"github.com/catsrv/catsrv/adapters/openai/embedtest"
+	"github.com/catsrv/catsrv/adapters/openai/openaitest"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/auth/prefs"
@@ -28,6 +29,7 @@ import (
 	"github.com/catsrv/catsrv/core/auth/tokens"
 	"github.com/catsrv/catsrv/core/catconfig"
 	"github.com/catsrv/catsrv/core/catconfig/overlay"
+	"github.com/catsrv/catsrv/core/chat/agent"
 	"github.com/catsrv/catsrv/core/chat/service"
 	"github.com/catsrv/catsrv/core/knowledge/retrieval"
 )
@@ -138,11 +140,17 @@ type ChatEnv struct {
 	Files     *memstore.Cats
 	Overrides *memstore.CatOverrides
 	Model     *FakeModel
-	Convs     *memstore.Conversations
-	Memory    *prefs.Service
-	Auth      *memstore.Auth
-	Clock     *TickingClock
-	Dir       string
+	// Scripted is the model of ToolsCat; set its Script per test.
+	Scripted *openaitest.Server
+	// Tools are ToolsCat's MCP tools.
+	Tools *Toolbox
+	// Logs receives the app's JSON log.
+	Logs   *SyncBuffer
+	Convs  *memstore.Conversations
+	Memory *prefs.Service
+	Auth   *memstore.Auth
+	Clock  *TickingClock
+	Dir    string
 	// rateLimit is the auth routes' rate limit (zero: the defaults).
 	RateLimit authapi.RateLimit
 	// Docs and Retrieval serve the CATs' documents, embedded by
@@ -167,6 +175,9 @@ func NewChatEnv(t *testing.T) *ChatEnv {
 	e := &ChatEnv{Log: memstore.New(), Overrides: memstore.NewCatOverrides(), Model: &FakeModel{Cancelled: make(chan struct{})}}
 	upstream := httptest.NewServer(e.Model)
 	t.Cleanup(upstream.Close)
+	e.Scripted = openaitest.New(openaitest.Steps(openaitest.Reply{Text: "Hello from the agent."}))
+	t.Cleanup(e.Scripted.Close)
+	e.Tools, e.Logs = &Toolbox{}, &SyncBuffer{}
 	e.Embeddings = embedtest.Start()
 	t.Cleanup(e.Embeddings.Close)
 
@@ -181,8 +192,13 @@ func NewChatEnv(t *testing.T) *ChatEnv {
 		c.Chat.Knowledge.Embeddings = catconfig.Embeddings{BaseURL: e.Embeddings.BaseURL(), Model: "m-embed"}
 		return c
 	}
+	tools := cat(ToolsCat, catconfig.ModeAgent, e.Scripted.BaseURL())
+	tools.Chat.Agent.TimeoutSeconds, tools.Chat.Agent.ToolTimeoutSeconds, tools.Chat.Agent.ApprovalTimeoutSeconds = 30, 1, 10
+	tools.Chat.Agent.MaxSteps = 4
+	tools.Chat.Agent.MCPServers = []catconfig.MCPServer{{Name: "files", Command: []string{"files-server"}}, {Name: "crm", URL: "http://127.0.0.1:9/mcp"}}
+	tools.Chat.Agent.Tools = []string{"crm/delete_* => ask", "crm/secret_* => deny"}
 	e.Files = memstore.NewCats(cat(LegacyCat, catconfig.ModeLegacy, upstream.URL+"/v1"), cat(AgentCat, catconfig.ModeAgent, upstream.URL+"/v1"),
-		cat(CustomCat, catconfig.ModeCustom, upstream.URL+"/v1"), cat(BareCat, catconfig.ModeAgent, ""))
+		cat(CustomCat, catconfig.ModeCustom, upstream.URL+"/v1"), cat(BareCat, catconfig.ModeAgent, ""), tools)
 	clk := &TickingClock{now: Now}
 	var err error
 	if e.Tokens, err = tokens.New([]byte(Secret), "catsrv", "catsrv", clk); err != nil {
@@ -216,8 +232,10 @@ func (e *ChatEnv) Restart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	kb := knowledge.New(e.Dir)
 	svc, err := service.New(service.Deps{Cats: cats, Conversations: e.Convs, Turns: e.Convs, Clock: e.Clock,
-		Model: openai.New(openai.Options{}), Knowledge: knowledge.New(e.Dir), Documents: e.Retrieval})
+		Model: openai.New(openai.Options{}), Knowledge: kb, Documents: e.Retrieval,
+		Toolbox: e.Tools, Searcher: agent.KnowledgeBase{Source: kb}, Audit: e.Auth})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +244,7 @@ func (e *ChatEnv) Restart(t *testing.T) {
 		Conversations: e.Convs, Interactions: e.Log, Clock: e.Clock, Store: e.Convs,
 	})
 	_, h := httpapi.New(httpapi.Deps{
-		Tokens: e.Tokens, Logger: slog.New(slog.DiscardHandler),
+		Tokens: e.Tokens, Logger: slog.New(slog.NewJSONHandler(e.Logs, nil)),
 		Reporter: reporter.New(cats, e.Log, e.Log, e.Clock), Browser: e.Log, Ingest: e.Log,
 		Auth: &authapi.Deps{Sessions: e.Sessions, Memory: e.Memory, Privacy: erasure, Cats: cats, DefaultCat: LegacyCat,
 			Cookies: authapi.CookiePolicy{SameSite: http.SameSiteLaxMode}, AllowedOrigins: []string{AllowedOrigin},
