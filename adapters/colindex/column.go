@@ -26,6 +26,9 @@ type catIndex struct {
 	// (see heavy.go).
 	heavy [len(postingDims)]heavyCodes
 	cube  cube
+	// byCombo holds the question and answer codes' rows per combination
+	// over the whole CAT, built by queries (see combolists.go).
+	byCombo comboCache
 	// seen marks the codes shiftPostings has shifted; all false between
 	// calls, kept to spare an allocation per late row.
 	seen [len(postingDims)][]bool

@@ -111,16 +111,10 @@ func (h *held) add(batch []analytics.Interaction, ids []int64, xactPos int64) {
 }
 
 // attempt is what one attempt of WriteTx shares with the AppendTx calls
-// of its fn: the rows they wrote, for the follower, and the dictionary
-// codes they learned, for the store's code cache (codecache.go), both
-// handed over once the transaction has committed (settled).
+// of its fn: the rows they wrote, for the follower once the transaction
+// has committed (settled).
 type attempt struct {
 	held *held // nil when no follower is told
-	// collections is the dictionary collections counter, read in the
-	// transaction (on PostgreSQL by beginWrite) when collectionsRead.
-	collections     int64
-	collectionsRead bool
-	learned         []learnedCode
 }
 
 // attemptKey carries a WriteTx attempt to the AppendTx calls of its fn.
@@ -136,13 +130,10 @@ func attemptFrom(ctx context.Context) *attempt {
 	return a
 }
 
-// settled hands over what a committed attempt gathered: its rows to the
-// follower (in commit order, tell.go) and its codes to the code cache.
+// settled hands a committed attempt's rows to the follower (in commit
+// order, see above).
 func (s *Store) settled(a *attempt) {
 	s.told(a.held)
-	if a.collectionsRead {
-		s.codes.learn(a.collections, a.learned)
-	}
 }
 
 // insertReturning runs the multi-row insert of raw rows and returns the

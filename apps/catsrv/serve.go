@@ -20,6 +20,7 @@ import (
 	"github.com/catsrv/catsrv/adapters/openai"
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/chatsql"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/buildinfo"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/analyticsapi"
@@ -99,11 +100,26 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	if err != nil {
 		return err
 	}
+	if len(configured) == 0 {
+		// Not fatal (a CAT file may be added and picked up by a restart),
+		// but every CAT-scoped request answers "unknown CAT" meanwhile.
+		logger.Warn("no CAT configured: the configuration directory holds no <catname>.yaml file; every CAT-scoped request will answer unknown CAT",
+			"config_dir", cfg.ConfigDir)
+	}
 	toks, err := tokenService(cfg)
 	if err != nil {
 		return err
 	}
-	store, err := sqlstore.Open(ctx, cfg.DB)
+	tracer, stopTracing, err := startTracing(ctx, cfg.OTLPEndpoint, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	var storeOpts []sqlstore.Option
+	if tracer != nil {
+		storeOpts = append(storeOpts, sqlstore.Traced(tracer.Tracer))
+	}
+	store, err := sqlstore.Open(ctx, cfg.DB, storeOpts...)
 	if err != nil {
 		return fmt.Errorf("opening database: %w", err)
 	}
@@ -116,6 +132,10 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	// CATSRV_METRICS_ADDR when it is set (serveMetrics).
 	reg := telemetry.NewRegistry()
 	requestMetrics, err := instrument(reg, store, rollups)
+	if err != nil {
+		return err
+	}
+	ingestLog, err := telemetry.IngestLog(reg, store)
 	if err != nil {
 		return err
 	}
@@ -145,11 +165,6 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	}
 	stopFollower := followCatConfig(ctx, cfg, store, catConfig, logger)
 	defer stopFollower()
-	tracer, stopTracing, err := startTracing(ctx, cfg.OTLPEndpoint, logger)
-	if err != nil {
-		return err
-	}
-	defer stopTracing()
 	var agent ports.ChatModel = openai.New(openai.Options{APIKey: cfg.AgentKey})
 	if tracer != nil {
 		agent = telemetry.TracedChatModel(tracer.Tracer, agent)
@@ -202,7 +217,7 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		Ready:        store.Ping,
 		Logger:       logger,
 		Browser:      store,
-		Ingest:       store,
+		Ingest:       ingestLog,
 		IngestLimits: analyticsapi.IngestLimits{MaxBytes: cfg.IngestMaxBytes, MaxLines: cfg.IngestMaxLines},
 		WholeLists:   cfg.RawWholeLists,
 		Dashboard:    web.Assets(),
@@ -341,7 +356,7 @@ func startTracing(ctx context.Context, endpoint string, logger *slog.Logger) (tr
 	if endpoint == "" {
 		return nil, func() {}, nil
 	}
-	t, err := telemetry.NewTracing(ctx, endpoint, base.Version)
+	t, err := telemetry.NewTracing(ctx, endpoint, buildinfo.Get().Version)
 	if err != nil {
 		return nil, nil, err
 	}

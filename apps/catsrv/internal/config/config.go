@@ -34,9 +34,13 @@ type Config struct {
 
 	// JWTSecret signs access tokens; serve and token refuse to run without
 	// it (tokens.New checks its length).
-	JWTSecret   Secret `env:"CATSRV_JWT_SECRET"`
-	JWTIssuer   string `env:"CATSRV_JWT_ISSUER" default:"catsrv"`
-	JWTAudience string `env:"CATSRV_JWT_AUDIENCE" default:"catsrv"`
+	JWTSecret Secret `env:"CATSRV_JWT_SECRET"`
+	// JWTSecretFile holds the secret when CATSRV_JWT_SECRET is unset and
+	// the file exists (readJWTSecretFile): make run keeps its generated
+	// secret there.
+	JWTSecretFile string `env:"CATSRV_JWT_SECRET_FILE" default:"./data/jwt-secret"`
+	JWTIssuer     string `env:"CATSRV_JWT_ISSUER" default:"catsrv"`
+	JWTAudience   string `env:"CATSRV_JWT_AUDIENCE" default:"catsrv"`
 
 	// PublicURL is the server's external URL, without a trailing slash:
 	// CATSRV_PUBLIC_URL, else http://<Addr>. PublicOrigin is its origin

@@ -53,6 +53,9 @@ func Load(environ []string, fs *flag.FlagSet) (*Config, error) {
 	if err := c.readFamilies(k); err != nil {
 		return nil, err
 	}
+	if err := c.readJWTSecretFile(); err != nil {
+		return nil, err
+	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

@@ -45,6 +45,7 @@ var musts = map[string]string{
 	"CATSRV_INDEX_POLL":           "must be a duration between 50ms and 1m, e.g. 250ms",
 	"CATSRV_RETENTION_INTERVAL":   "must be a duration of at least 1m (e.g. 1h), or off",
 	"CATSRV_WAREHOUSE":            "must be index or sql",
+	"CATSRV_MCP_EAGER_START":      "must be true or false",
 }
 
 // Validate checks every setting of a loaded configuration and returns the

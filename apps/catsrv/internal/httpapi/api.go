@@ -112,6 +112,7 @@ func New(d Deps) (huma.API, http.Handler) {
 	docsapi.Register(api, dd)
 	authapi.Register(api, ad)
 	base.RegisterDashboard(mux, d.Dashboard)
+	base.RegisterAPIDocs(mux)
 	return api, base.Finish(api, mux, origins, log, base.Instruments{Metrics: d.Metrics, Tracer: d.Tracer})
 }
 
