@@ -106,7 +106,8 @@ FUZZ_TARGETS := \
 	./apps/catsrv/internal/httpapi/authapi:FuzzEraseUser:3000x \
 	./apps/catsrv/internal/httpapi/base:FuzzAcceptsGzip:10000x \
 	./core/chat/toolpolicy:FuzzParse:20000x \
-	./adapters/openai:FuzzLimitedBody:20000x
+	./adapters/openai:FuzzLimitedBody:20000x \
+	./core/knowledge:FuzzParse:3000x
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; budget=$${rest#*:}; \
@@ -152,7 +153,7 @@ bench: build
 # bin/bench-go.txt.
 bench-go:
 	@mkdir -p bin
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./core/analytics/ ./core/auth/tokens/ ./adapters/colindex/ ./adapters/mcp/ | tee bin/bench-go.raw
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./core/analytics/ ./core/auth/tokens/ ./adapters/colindex/ ./adapters/mcp/ ./core/knowledge/ | tee bin/bench-go.raw
 	$(GO) run golang.org/x/perf/cmd/benchstat@latest bin/bench-go.raw | tee bin/bench-go.txt
 
 # web: rebuild the admin dashboard (apps/catsrv/web/dist, committed and

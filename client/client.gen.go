@@ -34,6 +34,48 @@ func (e ApprovalDecisionDecision) Valid() bool {
 	}
 }
 
+// Defines values for DocumentDetailFormat.
+const (
+	DocumentDetailFormatHtml     DocumentDetailFormat = "html"
+	DocumentDetailFormatMarkdown DocumentDetailFormat = "markdown"
+	DocumentDetailFormatText     DocumentDetailFormat = "text"
+)
+
+// Valid indicates whether the value is a known member of the DocumentDetailFormat enum.
+func (e DocumentDetailFormat) Valid() bool {
+	switch e {
+	case DocumentDetailFormatHtml:
+		return true
+	case DocumentDetailFormatMarkdown:
+		return true
+	case DocumentDetailFormatText:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DocumentSummaryFormat.
+const (
+	DocumentSummaryFormatHtml     DocumentSummaryFormat = "html"
+	DocumentSummaryFormatMarkdown DocumentSummaryFormat = "markdown"
+	DocumentSummaryFormatText     DocumentSummaryFormat = "text"
+)
+
+// Valid indicates whether the value is a known member of the DocumentSummaryFormat enum.
+func (e DocumentSummaryFormat) Valid() bool {
+	switch e {
+	case DocumentSummaryFormatHtml:
+		return true
+	case DocumentSummaryFormatMarkdown:
+		return true
+	case DocumentSummaryFormatText:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthStatusStatus.
 const (
 	Ok HealthStatusStatus = "ok"
@@ -97,6 +139,24 @@ func (e ReadyStatusStatus) Valid() bool {
 	case Ready:
 		return true
 	case Unavailable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SourceKind.
+const (
+	Document SourceKind = "document"
+	Kb       SourceKind = "kb"
+)
+
+// Valid indicates whether the value is a known member of the SourceKind enum.
+func (e SourceKind) Valid() bool {
+	switch e {
+	case Document:
+		return true
+	case Kb:
 		return true
 	default:
 		return false
@@ -296,11 +356,12 @@ type CatsBody struct {
 
 // Chat defines model for Chat.
 type Chat struct {
-	Agent           Agent  `json:"agent"`
-	ChatMode        string `json:"chat_mode"`
-	Custom          Custom `json:"custom"`
-	Legacy          Legacy `json:"legacy"`
-	MaxMessageBytes int64  `json:"max_message_bytes"`
+	Agent           Agent     `json:"agent"`
+	ChatMode        string    `json:"chat_mode"`
+	Custom          Custom    `json:"custom"`
+	Knowledge       Knowledge `json:"knowledge"`
+	Legacy          Legacy    `json:"legacy"`
+	MaxMessageBytes int64     `json:"max_message_bytes"`
 }
 
 // ChatRequest defines model for ChatRequest.
@@ -332,11 +393,28 @@ type ChatResponse struct {
 	// Model What answered: a legacy stage (greeting, intent, qa, default) or the agent's model.
 	Model string `json:"model"`
 
-	// Sources Knowledge-base entries the reply used.
+	// Sources What the reply drew on: passages of the CAT's documents or knowledge-base entries; a [n] marker in the message cites the n-th.
 	Sources []Source `json:"sources"`
 
 	// TokensUsed Tokens the model reported, null when unknown.
 	TokensUsed *int64 `json:"tokens_used"`
+}
+
+// Chunk defines model for Chunk.
+type Chunk struct {
+	// Hash SHA-256 of the text: the key of its embeddings.
+	Hash string `json:"hash"`
+
+	// HeadingPath The titles of the sections it sits in, outermost first.
+	HeadingPath []string `json:"heading_path"`
+
+	// Id Chunk id, <document id>-<index>: what sources name as chunk_id.
+	Id    string `json:"id"`
+	Index int64  `json:"index"`
+	Text  string `json:"text"`
+
+	// Tokens Its length in cl100k_base tokens.
+	Tokens int64 `json:"tokens"`
 }
 
 // ConfigResponse defines model for ConfigResponse.
@@ -426,6 +504,68 @@ type DayCountEntry struct {
 type DeltaEvent struct {
 	// Text The next chunk of the reply text.
 	Text string `json:"text"`
+}
+
+// DocumentDetail defines model for DocumentDetail.
+type DocumentDetail struct {
+	// Bytes Size of the content as uploaded.
+	Bytes int64 `json:"bytes"`
+
+	// ChunkList The chunks in order.
+	ChunkList []Chunk `json:"chunk_list"`
+
+	// Chunks Number of chunks.
+	Chunks    int64                `json:"chunks"`
+	CreatedAt time.Time            `json:"created_at"`
+	Format    DocumentDetailFormat `json:"format"`
+
+	// Id Id, from the content: the same content has the same id.
+	Id string `json:"id"`
+
+	// Origin upload, or dir:<file> for a file of cat.knowledge.documents.
+	Origin string `json:"origin"`
+	Title  string `json:"title"`
+
+	// Url Where readers find the original, when given.
+	Url *string `json:"url,omitempty"`
+}
+
+// DocumentDetailFormat defines model for DocumentDetail.Format.
+type DocumentDetailFormat string
+
+// DocumentList defines model for DocumentList.
+type DocumentList struct {
+	Documents []DocumentSummary `json:"documents"`
+}
+
+// DocumentSummary defines model for DocumentSummary.
+type DocumentSummary struct {
+	// Bytes Size of the content as uploaded.
+	Bytes int64 `json:"bytes"`
+
+	// Chunks Number of chunks.
+	Chunks    int64                 `json:"chunks"`
+	CreatedAt time.Time             `json:"created_at"`
+	Format    DocumentSummaryFormat `json:"format"`
+
+	// Id Id, from the content: the same content has the same id.
+	Id string `json:"id"`
+
+	// Origin upload, or dir:<file> for a file of cat.knowledge.documents.
+	Origin string `json:"origin"`
+	Title  string `json:"title"`
+
+	// Url Where readers find the original, when given.
+	Url *string `json:"url,omitempty"`
+}
+
+// DocumentSummaryFormat defines model for DocumentSummary.Format.
+type DocumentSummaryFormat string
+
+// Embeddings defines model for Embeddings.
+type Embeddings struct {
+	BaseUrl string `json:"base_url"`
+	Model   string `json:"model"`
 }
 
 // ErrorBody defines model for ErrorBody.
@@ -563,6 +703,15 @@ type InteractionsBody struct {
 type JWT struct {
 	Algorithm       string `json:"algorithm"`
 	ExpirationHours int64  `json:"expiration_hours"`
+}
+
+// Knowledge defines model for Knowledge.
+type Knowledge struct {
+	ChunkTokens int64      `json:"chunk_tokens"`
+	Documents   string     `json:"documents"`
+	Embeddings  Embeddings `json:"embeddings"`
+	MinScore    float64    `json:"min_score"`
+	TopK        int64      `json:"top_k"`
 }
 
 // Legacy defines model for Legacy.
@@ -839,14 +988,49 @@ type SessionResponse struct {
 
 // Source defines model for Source.
 type Source struct {
-	Id       string  `json:"id"`
-	Question string  `json:"question"`
-	Score    float64 `json:"score"`
+	// ChunkId The chunk's id (GET /documents/{id} lists them); the entry's id for kb.
+	ChunkId string `json:"chunk_id"`
+
+	// Id The document's id, or the entry's.
+	Id string `json:"id"`
+
+	// Kind document: a chunk of an uploaded document; kb: a knowledge-base entry.
+	Kind SourceKind `json:"kind"`
+
+	// Question The entry's question (kb only).
+	Question *string `json:"question,omitempty"`
+
+	// Score Relevance, 0 to 1.
+	Score float64 `json:"score"`
+
+	// Snippet The extract of the passage that answers (for kb, of the answer).
+	Snippet string `json:"snippet"`
+
+	// Title The document's title, or the entry's question.
+	Title string `json:"title"`
+
+	// Url Where the document's original is, when it was given.
+	Url *string `json:"url,omitempty"`
 }
+
+// SourceKind document: a chunk of an uploaded document; kb: a knowledge-base entry.
+type SourceKind string
 
 // StartResponse defines model for StartResponse.
 type StartResponse struct {
 	AuthorizationUrl string `json:"authorization_url"`
+}
+
+// TextDocument defines model for TextDocument.
+type TextDocument struct {
+	// Text The document's text, read as Markdown.
+	Text string `json:"text"`
+
+	// Title Title; else the text's first heading.
+	Title string `json:"title"`
+
+	// Url Where readers find the original.
+	Url *string `json:"url,omitempty"`
 }
 
 // ToolCallBody defines model for ToolCallBody.
@@ -1458,6 +1642,43 @@ type RenameConversationParams struct {
 	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
 }
 
+// ListDocumentsParams defines parameters for ListDocuments.
+type ListDocumentsParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
+// UploadDocumentMultipartBody defines parameters for UploadDocument.
+type UploadDocumentMultipartBody struct {
+	// File The document (a file part): Markdown (.md), plain text (.txt) or HTML (.html), UTF-8.
+	File string `json:"file"`
+
+	// Title Title; else the document's first heading (or HTML title), else the file name.
+	Title *string `json:"title,omitempty"`
+
+	// Url Where readers find the original; given back in sources.
+	Url *string `json:"url,omitempty"`
+}
+
+// UploadDocumentParams defines parameters for UploadDocument.
+type UploadDocumentParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname     *string `form:"catname,omitempty" json:"catname,omitempty"`
+	ContentType *string `json:"Content-Type,omitempty"`
+}
+
+// DeleteDocumentParams defines parameters for DeleteDocument.
+type DeleteDocumentParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
+// GetDocumentParams defines parameters for GetDocument.
+type GetDocumentParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
 // PostLegacyChatParams defines parameters for PostLegacyChat.
 type PostLegacyChatParams struct {
 	// Catname CAT name; the server's default CAT when omitted.
@@ -1496,6 +1717,12 @@ type SyncConfigJSONRequestBody = Override
 
 // RenameConversationJSONRequestBody defines body for RenameConversation for application/json ContentType.
 type RenameConversationJSONRequestBody = RenameRequest
+
+// UploadDocumentJSONRequestBody defines body for UploadDocument for application/json ContentType.
+type UploadDocumentJSONRequestBody = TextDocument
+
+// UploadDocumentMultipartRequestBody defines body for UploadDocument for multipart/form-data ContentType.
+type UploadDocumentMultipartRequestBody UploadDocumentMultipartBody
 
 // PostLegacyChatJSONRequestBody defines body for PostLegacyChat for application/json ContentType.
 type PostLegacyChatJSONRequestBody = ChatRequest
@@ -2005,6 +2232,45 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /api/v1/cat/conversations/{id}/rename (the `RenameConversation` operationId).
 	RenameConversation(ctx context.Context, id string, params *RenameConversationParams, body RenameConversationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListDocuments List a CAT's documents
+	//
+	// Oldest first, without their chunks. Needs role admin.
+	//
+	// Corresponds with GET /api/v1/cat/documents (the `ListDocuments` operationId).
+	ListDocuments(ctx context.Context, params *ListDocumentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UploadDocumentWithBody Upload a document
+	//
+	// A multipart/form-data body with a `file` part (Markdown, plain text or HTML, by the file name's extension or the part's type; optional `title` and `url` fields), or a JSON body {title, text, url?} (the text read as Markdown). The document is chunked by its structure, indexed for keyword search and embedded when the CAT has an embeddings endpoint. Its id derives from its content: the same content again answers 200 with the same id and is not stored or embedded again. Needs role admin.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/cat/documents (the `UploadDocument` operationId).
+	UploadDocumentWithBody(ctx context.Context, params *UploadDocumentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UploadDocument Upload a document
+	//
+	// A multipart/form-data body with a `file` part (Markdown, plain text or HTML, by the file name's extension or the part's type; optional `title` and `url` fields), or a JSON body {title, text, url?} (the text read as Markdown). The document is chunked by its structure, indexed for keyword search and embedded when the CAT has an embeddings endpoint. Its id derives from its content: the same content again answers 200 with the same id and is not stored or embedded again. Needs role admin.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/cat/documents (the `UploadDocument` operationId).
+	UploadDocument(ctx context.Context, params *UploadDocumentParams, body UploadDocumentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteDocument Delete a document
+	//
+	// Removes the document, its chunks, their keyword index entries and vectors, and cached embeddings no other chunk needs, at once: no later answer cites it. Needs role admin.
+	//
+	// Corresponds with DELETE /api/v1/cat/documents/{id} (the `DeleteDocument` operationId).
+	DeleteDocument(ctx context.Context, id string, params *DeleteDocumentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDocument Get a document with its chunks
+	//
+	// The document and its chunks in order, each with its heading path, text, tokens and content hash. Needs role admin.
+	//
+	// Corresponds with GET /api/v1/cat/documents/{id} (the `GetDocument` operationId).
+	GetDocument(ctx context.Context, id string, params *GetDocumentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostLegacyChatWithBody Chat with the legacy pipeline
 	//
@@ -2886,6 +3152,95 @@ func (c *Client) RenameConversationWithBody(ctx context.Context, id string, para
 // Corresponds with PUT /api/v1/cat/conversations/{id}/rename (the `RenameConversation` operationId).
 func (c *Client) RenameConversation(ctx context.Context, id string, params *RenameConversationParams, body RenameConversationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRenameConversationRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListDocuments List a CAT's documents
+//
+// Oldest first, without their chunks. Needs role admin.
+//
+// Corresponds with GET /api/v1/cat/documents (the `ListDocuments` operationId).
+func (c *Client) ListDocuments(ctx context.Context, params *ListDocumentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListDocumentsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UploadDocumentWithBody Upload a document
+//
+// A multipart/form-data body with a `file` part (Markdown, plain text or HTML, by the file name's extension or the part's type; optional `title` and `url` fields), or a JSON body {title, text, url?} (the text read as Markdown). The document is chunked by its structure, indexed for keyword search and embedded when the CAT has an embeddings endpoint. Its id derives from its content: the same content again answers 200 with the same id and is not stored or embedded again. Needs role admin.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/cat/documents (the `UploadDocument` operationId).
+func (c *Client) UploadDocumentWithBody(ctx context.Context, params *UploadDocumentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUploadDocumentRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UploadDocument Upload a document
+//
+// A multipart/form-data body with a `file` part (Markdown, plain text or HTML, by the file name's extension or the part's type; optional `title` and `url` fields), or a JSON body {title, text, url?} (the text read as Markdown). The document is chunked by its structure, indexed for keyword search and embedded when the CAT has an embeddings endpoint. Its id derives from its content: the same content again answers 200 with the same id and is not stored or embedded again. Needs role admin.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/cat/documents (the `UploadDocument` operationId).
+func (c *Client) UploadDocument(ctx context.Context, params *UploadDocumentParams, body UploadDocumentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUploadDocumentRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteDocument Delete a document
+//
+// Removes the document, its chunks, their keyword index entries and vectors, and cached embeddings no other chunk needs, at once: no later answer cites it. Needs role admin.
+//
+// Corresponds with DELETE /api/v1/cat/documents/{id} (the `DeleteDocument` operationId).
+func (c *Client) DeleteDocument(ctx context.Context, id string, params *DeleteDocumentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteDocumentRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDocument Get a document with its chunks
+//
+// The document and its chunks in order, each with its heading path, text, tokens and content hash. Needs role admin.
+//
+// Corresponds with GET /api/v1/cat/documents/{id} (the `GetDocument` operationId).
+func (c *Client) GetDocument(ctx context.Context, id string, params *GetDocumentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDocumentRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6127,6 +6482,264 @@ func NewRenameConversationRequestWithBody(server string, id string, params *Rena
 	return req, nil
 }
 
+// NewListDocumentsRequest constructs an http.Request for the ListDocuments method
+func NewListDocumentsRequest(server string, params *ListDocumentsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/documents")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUploadDocumentRequest calls the generic UploadDocument builder with application/json body
+func NewUploadDocumentRequest(server string, params *UploadDocumentParams, body UploadDocumentJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUploadDocumentRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewUploadDocumentRequestWithBody constructs an http.Request for the UploadDocument method, with any body, and a specified content type
+func NewUploadDocumentRequestWithBody(server string, params *UploadDocumentParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/documents")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.ContentType != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Content-Type", *params.ContentType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Content-Type", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteDocumentRequest constructs an http.Request for the DeleteDocument method
+func NewDeleteDocumentRequest(server string, id string, params *DeleteDocumentParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/documents/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDocumentRequest constructs an http.Request for the GetDocument method
+func NewGetDocumentRequest(server string, id string, params *GetDocumentParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/documents/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostLegacyChatRequest calls the generic PostLegacyChat builder with application/json body
 func NewPostLegacyChatRequest(server string, params *PostLegacyChatParams, body PostLegacyChatJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -6789,6 +7402,51 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /api/v1/cat/conversations/{id}/rename (the `RenameConversation` operationId).
 	RenameConversationWithResponse(ctx context.Context, id string, params *RenameConversationParams, body RenameConversationJSONRequestBody, reqEditors ...RequestEditorFn) (*RenameConversationResponse, error)
+
+	// ListDocumentsWithResponse List a CAT's documents
+	//
+	// Oldest first, without their chunks. Needs role admin.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/cat/documents (the `ListDocuments` operationId).
+	ListDocumentsWithResponse(ctx context.Context, params *ListDocumentsParams, reqEditors ...RequestEditorFn) (*ListDocumentsResponse, error)
+
+	// UploadDocumentWithBodyWithResponse Upload a document
+	//
+	// A multipart/form-data body with a `file` part (Markdown, plain text or HTML, by the file name's extension or the part's type; optional `title` and `url` fields), or a JSON body {title, text, url?} (the text read as Markdown). The document is chunked by its structure, indexed for keyword search and embedded when the CAT has an embeddings endpoint. Its id derives from its content: the same content again answers 200 with the same id and is not stored or embedded again. Needs role admin.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/cat/documents (the `UploadDocument` operationId).
+	UploadDocumentWithBodyWithResponse(ctx context.Context, params *UploadDocumentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UploadDocumentResponse, error)
+
+	// UploadDocumentWithResponse Upload a document
+	//
+	// A multipart/form-data body with a `file` part (Markdown, plain text or HTML, by the file name's extension or the part's type; optional `title` and `url` fields), or a JSON body {title, text, url?} (the text read as Markdown). The document is chunked by its structure, indexed for keyword search and embedded when the CAT has an embeddings endpoint. Its id derives from its content: the same content again answers 200 with the same id and is not stored or embedded again. Needs role admin.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/cat/documents (the `UploadDocument` operationId).
+	UploadDocumentWithResponse(ctx context.Context, params *UploadDocumentParams, body UploadDocumentJSONRequestBody, reqEditors ...RequestEditorFn) (*UploadDocumentResponse, error)
+
+	// DeleteDocumentWithResponse Delete a document
+	//
+	// Removes the document, its chunks, their keyword index entries and vectors, and cached embeddings no other chunk needs, at once: no later answer cites it. Needs role admin.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/cat/documents/{id} (the `DeleteDocument` operationId).
+	DeleteDocumentWithResponse(ctx context.Context, id string, params *DeleteDocumentParams, reqEditors ...RequestEditorFn) (*DeleteDocumentResponse, error)
+
+	// GetDocumentWithResponse Get a document with its chunks
+	//
+	// The document and its chunks in order, each with its heading path, text, tokens and content hash. Needs role admin.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/cat/documents/{id} (the `GetDocument` operationId).
+	GetDocumentWithResponse(ctx context.Context, id string, params *GetDocumentParams, reqEditors ...RequestEditorFn) (*GetDocumentResponse, error)
 
 	// PostLegacyChatWithBodyWithResponse Chat with the legacy pipeline
 	//
@@ -10926,6 +11584,422 @@ func (r RenameConversationResponse) ContentType() string {
 	return ""
 }
 
+// ListDocumentsResponse401Headers the declared response headers of an HTTP 401 response for ListDocuments
+type ListDocumentsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ListDocumentsResponse503Headers the declared response headers of an HTTP 503 response for ListDocuments
+type ListDocumentsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListDocumentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DocumentList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *RequestError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListDocumentsResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListDocumentsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListDocumentsResponse) GetJSON200() *DocumentList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListDocumentsResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListDocumentsResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListDocumentsResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListDocumentsResponse) GetJSON422() *RequestError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListDocumentsResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListDocumentsResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListDocumentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListDocumentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListDocumentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListDocumentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UploadDocumentResponse401Headers the declared response headers of an HTTP 401 response for UploadDocument
+type UploadDocumentResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// UploadDocumentResponse503Headers the declared response headers of an HTTP 503 response for UploadDocument
+type UploadDocumentResponse503Headers struct {
+	RetryAfter *int
+}
+
+type UploadDocumentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DocumentSummary
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *DocumentSummary
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *RequestError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorBody
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *RequestError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *RequestError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UploadDocumentResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UploadDocumentResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UploadDocumentResponse) GetJSON200() *DocumentSummary {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r UploadDocumentResponse) GetJSON201() *DocumentSummary {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UploadDocumentResponse) GetJSON400() *RequestError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UploadDocumentResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UploadDocumentResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UploadDocumentResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r UploadDocumentResponse) GetJSON408() *RequestError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UploadDocumentResponse) GetJSON413() *ErrorBody {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UploadDocumentResponse) GetJSON415() *RequestError {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UploadDocumentResponse) GetJSON422() *RequestError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UploadDocumentResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UploadDocumentResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UploadDocumentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UploadDocumentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UploadDocumentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UploadDocumentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteDocumentResponse401Headers the declared response headers of an HTTP 401 response for DeleteDocument
+type DeleteDocumentResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteDocumentResponse503Headers the declared response headers of an HTTP 503 response for DeleteDocument
+type DeleteDocumentResponse503Headers struct {
+	RetryAfter *int
+}
+
+type DeleteDocumentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *RequestError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteDocumentResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteDocumentResponse503Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteDocumentResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteDocumentResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteDocumentResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DeleteDocumentResponse) GetJSON422() *RequestError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteDocumentResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteDocumentResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteDocumentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteDocumentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteDocumentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteDocumentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDocumentResponse401Headers the declared response headers of an HTTP 401 response for GetDocument
+type GetDocumentResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetDocumentResponse503Headers the declared response headers of an HTTP 503 response for GetDocument
+type GetDocumentResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetDocumentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DocumentDetail
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *RequestError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDocumentResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetDocumentResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDocumentResponse) GetJSON200() *DocumentDetail {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDocumentResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetDocumentResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDocumentResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetDocumentResponse) GetJSON422() *RequestError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetDocumentResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetDocumentResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDocumentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDocumentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDocumentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDocumentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostLegacyChatResponse401Headers the declared response headers of an HTTP 401 response for PostLegacyChat
 type PostLegacyChatResponse401Headers struct {
 	WWWAuthenticate *string
@@ -11974,6 +13048,81 @@ func (c *ClientWithResponses) RenameConversationWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseRenameConversationResponse(rsp)
+}
+
+// ListDocumentsWithResponse List a CAT's documents
+//
+// Oldest first, without their chunks. Needs role admin.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/cat/documents (the `ListDocuments` operationId).
+func (c *ClientWithResponses) ListDocumentsWithResponse(ctx context.Context, params *ListDocumentsParams, reqEditors ...RequestEditorFn) (*ListDocumentsResponse, error) {
+	rsp, err := c.ListDocuments(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListDocumentsResponse(rsp)
+}
+
+// UploadDocumentWithBodyWithResponse Upload a document
+//
+// A multipart/form-data body with a `file` part (Markdown, plain text or HTML, by the file name's extension or the part's type; optional `title` and `url` fields), or a JSON body {title, text, url?} (the text read as Markdown). The document is chunked by its structure, indexed for keyword search and embedded when the CAT has an embeddings endpoint. Its id derives from its content: the same content again answers 200 with the same id and is not stored or embedded again. Needs role admin.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/cat/documents (the `UploadDocument` operationId).
+func (c *ClientWithResponses) UploadDocumentWithBodyWithResponse(ctx context.Context, params *UploadDocumentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UploadDocumentResponse, error) {
+	rsp, err := c.UploadDocumentWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUploadDocumentResponse(rsp)
+}
+
+// UploadDocumentWithResponse Upload a document
+//
+// A multipart/form-data body with a `file` part (Markdown, plain text or HTML, by the file name's extension or the part's type; optional `title` and `url` fields), or a JSON body {title, text, url?} (the text read as Markdown). The document is chunked by its structure, indexed for keyword search and embedded when the CAT has an embeddings endpoint. Its id derives from its content: the same content again answers 200 with the same id and is not stored or embedded again. Needs role admin.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/cat/documents (the `UploadDocument` operationId).
+func (c *ClientWithResponses) UploadDocumentWithResponse(ctx context.Context, params *UploadDocumentParams, body UploadDocumentJSONRequestBody, reqEditors ...RequestEditorFn) (*UploadDocumentResponse, error) {
+	rsp, err := c.UploadDocument(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUploadDocumentResponse(rsp)
+}
+
+// DeleteDocumentWithResponse Delete a document
+//
+// Removes the document, its chunks, their keyword index entries and vectors, and cached embeddings no other chunk needs, at once: no later answer cites it. Needs role admin.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/cat/documents/{id} (the `DeleteDocument` operationId).
+func (c *ClientWithResponses) DeleteDocumentWithResponse(ctx context.Context, id string, params *DeleteDocumentParams, reqEditors ...RequestEditorFn) (*DeleteDocumentResponse, error) {
+	rsp, err := c.DeleteDocument(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteDocumentResponse(rsp)
+}
+
+// GetDocumentWithResponse Get a document with its chunks
+//
+// The document and its chunks in order, each with its heading path, text, tokens and content hash. Needs role admin.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/cat/documents/{id} (the `GetDocument` operationId).
+func (c *ClientWithResponses) GetDocumentWithResponse(ctx context.Context, id string, params *GetDocumentParams, reqEditors ...RequestEditorFn) (*GetDocumentResponse, error) {
+	rsp, err := c.GetDocument(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDocumentResponse(rsp)
 }
 
 // PostLegacyChatWithBodyWithResponse Chat with the legacy pipeline
@@ -16077,6 +17226,401 @@ func ParseRenameConversationResponse(rsp *http.Response) (*RenameConversationRes
 		response.Headers401 = &headers
 	case rsp.StatusCode == 503:
 		var headers RenameConversationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListDocumentsResponse parses an HTTP response from a ListDocumentsWithResponse call
+func ParseListDocumentsResponse(rsp *http.Response) (*ListDocumentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListDocumentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DocumentList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListDocumentsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListDocumentsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUploadDocumentResponse parses an HTTP response from a UploadDocumentWithResponse call
+func ParseUploadDocumentResponse(rsp *http.Response) (*UploadDocumentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UploadDocumentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DocumentSummary
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest DocumentSummary
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers UploadDocumentResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers UploadDocumentResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteDocumentResponse parses an HTTP response from a DeleteDocumentWithResponse call
+func ParseDeleteDocumentResponse(rsp *http.Response) (*DeleteDocumentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteDocumentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteDocumentResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteDocumentResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDocumentResponse parses an HTTP response from a GetDocumentWithResponse call
+func ParseGetDocumentResponse(rsp *http.Response) (*GetDocumentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDocumentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DocumentDetail
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetDocumentResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetDocumentResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -25,6 +25,7 @@ var commands = []struct{ name, synopsis string }{
 	{"openapi", ""},
 	{"audit", "[--db DSN] [--since D] [--user U] [--limit N] [--json]"},
 	{"erase", "[--db DSN] --user PROVIDER:SUBJECT|ID"},
+	{"eval", "retrieval [--config DIR] --cat X [--db DSN] [--k N] GOLDEN.jsonl"},
 	{"version", ""},
 	{"healthcheck", "[--addr HOST:PORT]"},
 }
@@ -106,6 +107,8 @@ func dispatch(ctx context.Context, args []string, env environ, stdin io.Reader, 
 		return auditCmd(ctx, args[1:], env, stdout)
 	case "erase":
 		return eraseCmd(ctx, args[1:], env, stdout)
+	case "eval":
+		return evalCmd(ctx, args[1:], env, stdout)
 	case "healthcheck":
 		return healthcheckCmd(ctx, args[1:], env, stdout)
 	case "version", "--version":

@@ -26,6 +26,7 @@ import (
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/analyticsapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/docsapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/telemetry"
 	"github.com/catsrv/catsrv/apps/catsrv/web"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
@@ -183,11 +184,22 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		return err
 	}
 	defer stopTools()
+	fallbacks, err := telemetry.KnowledgeFallbacks(reg)
+	if err != nil {
+		return err
+	}
+	documents, err := documentService(ctx, cfg, store, logger, fallbacks)
+	if err != nil {
+		return fmt.Errorf("opening the document store: %w", err)
+	}
+	stopDocuments := syncDocuments(ctx, cfg.ConfigDir, catConfig, documents, logger)
+	defer stopDocuments()
 	kb := knowledge.New(cfg.ConfigDir)
 	chatService, err := service.New(service.Deps{
 		Cats: catConfig, Conversations: chats, Turns: chats,
 		Model:     model,
 		Knowledge: kb,
+		Documents: documents,
 		Clock:     clock.System{},
 		Toolbox:   toolbox,
 		Searcher:  chatagent.KnowledgeBase{Source: kb},
@@ -214,8 +226,9 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 			Service: chatService, Config: catConfig, Memory: authDeps.Memory, DefaultCat: authDeps.DefaultCat,
 			AgentKeySet: func(cat string) bool { return cfg.AgentKey(cat) != "" },
 		},
-		Metrics: requestMetrics,
-		Tracer:  tracer,
+		Documents: &docsapi.Deps{Documents: documents, Cats: catConfig, DefaultCat: authDeps.DefaultCat},
+		Metrics:   requestMetrics,
+		Tracer:    tracer,
 	})
 
 	stopMetrics, err := serveMetrics(cfg.MetricsAddr, reg, logger)

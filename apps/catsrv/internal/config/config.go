@@ -104,6 +104,9 @@ type Config struct {
 	AgentAPIKey       Secret            `env:"CATSRV_AGENT_API_KEY"`
 	AgentAPIKeysByCat map[string]Secret `env:"CATSRV_AGENT_API_KEY__<CAT>"` // by catfiles.EnvName
 
+	EmbeddingsAPIKey       Secret            `env:"CATSRV_EMBEDDINGS_API_KEY"`
+	EmbeddingsAPIKeysByCat map[string]Secret `env:"CATSRV_EMBEDDINGS_API_KEY__<CAT>"` // by catfiles.EnvName
+
 	// CatOverrides are the CATSRV_CAT__ variables, then the CATSRV_CATS__
 	// ones, each group sorted by name.
 	CatOverrides []catfiles.Override `env:"CATSRV_CAT__<SECTION>__<KEY>,CATSRV_CATS__<NAME>__<SECTION>__<KEY>"`
@@ -168,6 +171,16 @@ type OIDCProvider struct {
 	Scopes       []string `env:"CATSRV_PROVIDER_<NAME>_SCOPES" default:"openid email profile" sep:" "`
 	DisplayName  string   `env:"CATSRV_PROVIDER_<NAME>_DISPLAY_NAME" default:"<name>"`
 	RedirectURI  string   `env:"CATSRV_PROVIDER_<NAME>_REDIRECT_URI" default:"<public url>/api/v1/auth/<name>/callback"`
+}
+
+// EmbeddingsKey returns the embeddings service's API key for a CAT
+// (cat.knowledge.embeddings): CATSRV_EMBEDDINGS_API_KEY__<CAT>, even when
+// empty, or else CATSRV_EMBEDDINGS_API_KEY; "" sends none.
+func (c *Config) EmbeddingsKey(cat string) string {
+	if k, ok := c.EmbeddingsAPIKeysByCat[catfiles.EnvName(cat)]; ok {
+		return k.Value()
+	}
+	return c.EmbeddingsAPIKey.Value()
 }
 
 // AgentKey returns the agent model's API key for a CAT: its own

@@ -204,6 +204,7 @@ func TestEverySettingIsRead(t *testing.T) {
 		"CATSRV_PROVIDER_B_CLIENT_ID": "x", "CATSRV_PROVIDER_B_CLIENT_SECRET": "x",
 		"CATSRV_PROVIDER_C_CLIENT_ID": "x", "CATSRV_PROVIDER_C_CLIENT_SECRET": "x", "CATSRV_PROVIDER_C_TENANT_ID": "x",
 		"CATSRV_AGENT_API_KEY__<CAT>":                                        "CATSRV_AGENT_API_KEY__DEMO=k",
+		"CATSRV_EMBEDDINGS_API_KEY__<CAT>":                                   "CATSRV_EMBEDDINGS_API_KEY__DEMO=k",
 		"CATSRV_CAT__<SECTION>__<KEY>,CATSRV_CATS__<NAME>__<SECTION>__<KEY>": "CATSRV_CAT__CAT__CHAT_MODE=agent",
 		"CATSRV_OIDC_PROVIDERS":                                              "corp,dex",
 		"CATSRV_PROVIDER_<NAME>_ISSUER":                                      "CATSRV_PROVIDER_CORP_ISSUER=https://other.example.com",
@@ -301,6 +302,18 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 	if _, err := Load([]string{"CATSRV_PROVIDER_C_CLIENT_ID=x"}, nil); err == nil ||
 		!strings.Contains(err.Error(), "CATSRV_PROVIDER_C_CLIENT_SECRET, CATSRV_PROVIDER_C_TENANT_ID") {
 		t.Errorf("half-configured provider_c: %v", err)
+	}
+}
+
+func TestEmbeddingsKey(t *testing.T) {
+	keys, err := Load([]string{"CATSRV_EMBEDDINGS_API_KEY=all", "CATSRV_EMBEDDINGS_API_KEY__MY_CAT=mine", "CATSRV_EMBEDDINGS_API_KEY__EMPTY=", "CATSRV_AGENT_API_KEY=agent"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cat, want := range map[string]string{"my-cat": "mine", "demo": "all", "empty": ""} {
+		if got := keys.EmbeddingsKey(cat); got != want {
+			t.Errorf("key(%s) = %q, want %q", cat, got, want)
+		}
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/docsapi"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/auth/tokens"
 	"github.com/catsrv/catsrv/ports"
@@ -57,6 +58,9 @@ type Deps struct {
 	// Chat serves /api/v1/cat (chat, conversations, runtime
 	// configuration); nil answers those routes with 503.
 	Chat *chatapi.Deps
+	// Documents serves /api/v1/cat/documents; nil answers those routes
+	// with 503.
+	Documents *docsapi.Deps
 	// Metrics counts and times every request (base.Measure); nil counts
 	// none.
 	Metrics *base.RequestMetrics
@@ -98,6 +102,14 @@ func New(d Deps) (huma.API, http.Handler) {
 	analyticsapi.Register(api, analyticsapi.Deps{Reporter: d.Reporter, Browser: d.Browser, Logger: log, Log: d.Ingest, Ingest: d.IngestLimits, WholeLists: d.WholeLists, WholeListWait: d.WholeListWait})
 	base.RegisterHealth(api, d.Ready, log)
 	chatapi.Register(api, cd)
+	var dd docsapi.Deps
+	if d.Documents != nil {
+		dd = *d.Documents
+	}
+	if dd.Logger == nil {
+		dd.Logger = log
+	}
+	docsapi.Register(api, dd)
 	authapi.Register(api, ad)
 	base.RegisterDashboard(mux, d.Dashboard)
 	base.RegisterAPIDocs(mux)
