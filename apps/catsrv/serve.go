@@ -202,7 +202,7 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		Documents: documents,
 		Clock:     clock.System{},
 		Toolbox:   toolbox,
-		Searcher:  chatagent.KnowledgeBase{Source: kb},
+		Searcher:  chatagent.Searchers{chatagent.KnowledgeBase{Source: kb}, documents},
 		Audit:     auditLog,
 	})
 	if err != nil {
