@@ -16,7 +16,7 @@ import (
 const (
 	propertyLogs    = 10
 	propertyQueries = 25
-	// propertyLogsRace is propertyLogs under the race detector.
+	// propertyLogsRace is propertyLogs under the race detector and -short.
 	propertyLogsRace = 3
 )
 
@@ -29,7 +29,7 @@ const PropertySeedEnv = "CATSRV_PROPERTY_SEED"
 func testProperty(t *testing.T, open func(t *testing.T) (ports.InteractionLog, ports.Aggregator)) {
 	base := propertyBase(t)
 	logs := uint64(propertyLogs)
-	if underRace {
+	if underRace || testing.Short() {
 		logs = propertyLogsRace
 	}
 	for k := range logs {
