@@ -20,6 +20,7 @@ import (
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/openaiapi"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/auth/tokens"
 	"github.com/catsrv/catsrv/ports"
@@ -99,6 +100,7 @@ func New(d Deps) (huma.API, http.Handler) {
 	base.RegisterHealth(api, d.Ready, log)
 	chatapi.Register(api, cd)
 	authapi.Register(api, ad)
+	openaiapi.Register(api, openaiapi.Deps{Service: cd.Service, Cats: cd.Config, Logger: log})
 	base.RegisterDashboard(mux, d.Dashboard)
 	return api, base.Finish(api, mux, origins, log, base.Instruments{Metrics: d.Metrics, Tracer: d.Tracer})
 }
