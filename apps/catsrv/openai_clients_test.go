@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -8,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -135,5 +138,89 @@ func TestOpenAIGoClient(t *testing.T) {
 	bad := openai.NewClient(option.WithBaseURL(f.base+"/v1/"), option.WithAPIKey("not-a-token"), option.WithMaxRetries(0))
 	if _, err := bad.Models.List(ctx); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("bad token: %v", err)
+	}
+}
+
+// openAIJSDir is the program of the official openai npm package
+// (tools/openai-js), relative to this package.
+const openAIJSDir = "../../tools/openai-js"
+
+// jsTurn is one chat of tools/openai-js/src/main.mjs.
+type jsTurn struct {
+	Object       string   `json:"object"`
+	Content      string   `json:"content"`
+	FinishReason string   `json:"finish_reason"`
+	TotalTokens  *int     `json:"total_tokens"`
+	Sources      []string `json:"sources"`
+	Conversation string   `json:"conversation"`
+	Chunks       int      `json:"chunks"`
+}
+
+// jsFailure is an error the openai package threw.
+type jsFailure struct {
+	Status  int    `json:"status"`
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// TestOpenAIJSClient runs the official openai npm package (pinned by
+// tools/openai-js/package-lock.json) against a running `catsrv serve`:
+// the model list, a legacy and an agent CAT, plain and streamed, and the
+// errors of an unknown model and a bad token. Needs Node.js and npm.
+func TestOpenAIJSClient(t *testing.T) {
+	t.Parallel()
+	node, npm := nodeTools(t)
+	dir, err := filepath.Abs(openAIJSDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	inDir(ctx, t, dir, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	f := startOpenAIFixture(t)
+	out := inDir(ctx, t, dir, node, "src/main.mjs", f.base, f.token, "shop", "bot")
+	var got struct {
+		Models []struct {
+			ID      string `json:"id"`
+			Object  string `json:"object"`
+			OwnedBy string `json:"owned_by"`
+		} `json:"models"`
+		LegacyPlain, LegacyStream, AgentPlain, AgentStream jsTurn
+		Unknown, Anonymous                                 jsFailure
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("main.mjs printed no result: %v\n%s", err, out)
+	}
+	if len(got.Models) != 2 || got.Models[0].ID != "bot" || got.Models[1].ID != "shop" || got.Models[0].Object != "model" || got.Models[0].OwnedBy != "catsrv" {
+		t.Errorf("models: %+v", got.Models)
+	}
+	lp, ls := got.LegacyPlain, got.LegacyStream
+	if lp.Object != "chat.completion" || lp.Content != legacyAnswer || lp.FinishReason != "stop" || !slices.Equal(lp.Sources, []string{"reset-password"}) || lp.Conversation == "" {
+		t.Errorf("legacy: %+v", lp)
+	}
+	if ls.Content != legacyAnswer || ls.FinishReason != "stop" || ls.Conversation != lp.Conversation || ls.TotalTokens == nil || ls.Chunks < 3 {
+		t.Errorf("legacy stream (continuing %s): %+v", lp.Conversation, ls)
+	}
+	ap, as := got.AgentPlain, got.AgentStream
+	if ap.Content != agentReply || ap.TotalTokens == nil || *ap.TotalTokens != agentUsage || ap.Conversation == "" || ap.Conversation == lp.Conversation {
+		t.Errorf("agent: %+v", ap)
+	}
+	if as.Content != agentReply || as.TotalTokens == nil || *as.TotalTokens != agentUsage || as.Conversation == "" || as.Conversation == ap.Conversation {
+		t.Errorf("agent stream: %+v", as)
+	}
+	for _, r := range f.model.Requests() {
+		var seen []string
+		for _, m := range r.Messages() {
+			seen = append(seen, m["role"].(string)+":"+m["content"].(string))
+		}
+		if want := []string{"system:Be brief.", "user:first", "assistant:premier", "user:second"}; !slices.Equal(seen, want) {
+			t.Errorf("the model saw %q, want %q", seen, want)
+		}
+	}
+	if got.Unknown.Status != http.StatusNotFound || got.Unknown.Type != "not_found_error" || got.Unknown.Message == "" {
+		t.Errorf("unknown model: %+v", got.Unknown)
+	}
+	if got.Anonymous.Status != http.StatusUnauthorized || got.Anonymous.Type != "authentication_error" {
+		t.Errorf("bad token: %+v", got.Anonymous)
 	}
 }
