@@ -1,5 +1,5 @@
 // Package httpapi assembles catsrv's HTTP app: the route packages
-// (analyticsapi, chatapi, authapi) over the shared base (package base: the
+// (analyticsapi, chatapi, authapi, openaiapi) over the shared base (package base: the
 // error table, middleware, authenticator, OpenAPI settings, health and the
 // dashboard page), serving the OpenAPI document and docs page. It
 // translates between HTTP and the core; it holds no analytics logic of its
