@@ -9,21 +9,49 @@ DB ?= sqlite:./data/catsrv.db
 ADDR ?= 127.0.0.1:8080
 DEMO_INTERACTIONS ?= 50000
 
-.PHONY: all build run test test-short test-race fuzz lint lint-openapi vet generate bench bench-go clean tools web lighthouse
+.PHONY: all build image apidocs run test test-short test-race fuzz lint lint-openapi vet generate bench bench-go clean tools web lighthouse
 
 all: build
 
+# VERSION and COMMIT are what `catsrv version`, the OpenAPI document, the
+# trace resource and catsrv_build_info report (apps/catsrv/internal/buildinfo):
+# the tag at HEAD (v1.2.0) or dev, and HEAD's commit; without git, dev and
+# unknown.
+VERSION ?= $(shell git describe --tags --exact-match --match 'v*' 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+BUILDINFO := github.com/catsrv/catsrv/apps/catsrv/internal/buildinfo
+LDFLAGS := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT)
+
 build:
-	$(GO) build -o $(BIN) ./apps/catsrv
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./apps/catsrv
+
+# image: the container image of Containerfile (FROM scratch), built with
+# podman from bin/image: the static binary (CGO_ENABLED=0, the version in
+# -ldflags), the CA bundle of this host, the shipped configs and an empty
+# data directory. No registry is needed. PODMAN_FLAGS defaults to the vfs
+# storage driver, which works in containers and unprivileged sandboxes.
+IMAGE ?= catsrv:$(VERSION)
+CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
+PODMAN ?= podman
+PODMAN_FLAGS ?= --storage-driver vfs
+image:
+	rm -rf bin/image && mkdir -p bin/image/data
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/image/catsrv ./apps/catsrv
+	cp $(CA_BUNDLE) bin/image/ca-certificates.crt
+	cp -r $(CONFIG_DIR) bin/image/configs
+	$(PODMAN) $(PODMAN_FLAGS) build --format docker -f Containerfile -t $(IMAGE) bin/image
 
 # run: build, seed a demo CAT with demo data on the embedded SQLite (first run
-# only), print the URL and an admin token, then serve.
+# only), print the URL and an admin token, then serve. Without
+# CATSRV_JWT_SECRET, the secret is data/jwt-secret (CATSRV_JWT_SECRET_FILE's
+# default), written once: tokens outlive a restart, and `bin/catsrv token`
+# run from this directory signs with it too.
 run: build
 	@mkdir -p data
-	@if [ -z "$$CATSRV_JWT_SECRET" ]; then \
-		echo "CATSRV_JWT_SECRET is not set: using a random secret for this run only."; \
+	@if [ -z "$$CATSRV_JWT_SECRET" ] && [ ! -s data/jwt-secret ]; then \
+		echo "CATSRV_JWT_SECRET is not set: keeping a random secret in data/jwt-secret (mode 0600) for this and later runs."; \
+		(umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > data/jwt-secret) || exit 1; \
 	fi; \
-	export CATSRV_JWT_SECRET="$${CATSRV_JWT_SECRET:-$$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"; \
 	if [ ! -f data/catsrv.db ]; then \
 		echo "Seeding $(DEMO_INTERACTIONS) demo interactions for CAT 'demo'..."; \
 		./$(BIN) demo --interactions $(DEMO_INTERACTIONS) --cats demo --days 90 --seed 1 \
@@ -78,7 +106,8 @@ FUZZ_TARGETS := \
 	./apps/catsrv/internal/httpapi/authapi:FuzzEraseUser:3000x \
 	./apps/catsrv/internal/httpapi/base:FuzzAcceptsGzip:10000x \
 	./core/chat/toolpolicy:FuzzParse:20000x \
-	./adapters/openai:FuzzLimitedBody:20000x
+	./adapters/openai:FuzzLimitedBody:20000x \
+	./core/knowledge:FuzzParse:3000x
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; budget=$${rest#*:}; \
@@ -124,7 +153,7 @@ bench: build
 # bin/bench-go.txt.
 bench-go:
 	@mkdir -p bin
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./core/analytics/ ./core/auth/tokens/ ./adapters/colindex/ ./adapters/mcp/ | tee bin/bench-go.raw
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./core/analytics/ ./core/auth/tokens/ ./adapters/colindex/ ./adapters/mcp/ ./core/knowledge/ | tee bin/bench-go.raw
 	$(GO) run golang.org/x/perf/cmd/benchstat@latest bin/bench-go.raw | tee bin/bench-go.txt
 
 # web: rebuild the admin dashboard (apps/catsrv/web/dist, committed and
@@ -132,6 +161,13 @@ bench-go:
 # nothing else does.
 web:
 	cd apps/catsrv/web && npm ci --no-audit --no-fund && npm run build
+
+# apidocs: rebuild apps/catsrv/web/apidocs, the API reference page's assets
+# (/docs: Stoplight Elements, committed and embedded, so the page needs no
+# CDN), from the @stoplight/elements that tools/apidocs/package-lock.json
+# pins. Needs Node.js and npm; nothing else does.
+apidocs:
+	tools/apidocs/build.sh
 
 # lighthouse: score the signed-in dashboard (Lighthouse 12, mobile defaults,
 # pinned in tools/lighthouse) on LIGHTHOUSE_DB and print the scores and the

@@ -21,8 +21,8 @@
 // serves.
 package client
 
-// This file is named to sort before client.gen.go: go doc joins the package
-// comments of the files in name order, and the generated one is generic.
+// The generated file has no package comment (oapi-codegen.yaml overrides
+// the generator's header), so go doc shows this one alone.
 
 //go:generate go run ./internal/gendoc -o openapi.json
 //go:generate go tool oapi-codegen -config oapi-codegen.yaml openapi.json

@@ -123,6 +123,19 @@ func permuted[T any](codes []T, perm []int32) []T {
 	return out
 }
 
+// reserve makes room for n codes in the column's width (widening keeps
+// the room).
+func (c *codeColumn) reserve(n int) {
+	switch c.width {
+	case 1:
+		c.u8 = slices.Grow(c.u8, max(0, n-len(c.u8)))
+	case 2:
+		c.u16 = slices.Grow(c.u16, max(0, n-len(c.u16)))
+	default:
+		c.u32 = slices.Grow(c.u32, max(0, n-len(c.u32)))
+	}
+}
+
 // trim drops the spare capacity that growing left behind.
 func (c *codeColumn) trim() {
 	c.u8, c.u16, c.u32 = trimmed(c.u8), trimmed(c.u16), trimmed(c.u32)

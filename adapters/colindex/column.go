@@ -26,12 +26,20 @@ type catIndex struct {
 	// (see heavy.go).
 	heavy [len(postingDims)]heavyCodes
 	cube  cube
+	// byCombo holds the question and answer codes' rows per combination
+	// over the whole CAT, built by queries (see combolists.go).
+	byCombo comboCache
 	// seen marks the codes shiftPostings has shifted; all false between
 	// calls, kept to spare an allocation per late row.
 	seen [len(postingDims)][]bool
 	// shifted counts the rows moved by late inserts since the last
 	// refresh: past lateBudget, late rows are appended and sorted once.
 	shifted int
+	// buildPostings is set while a CAT no reader sees yet receives its
+	// rows (a catDraft's fresh CAT): put leaves the posting lists and the
+	// classes by total alone, and finishFresh builds them once, each list
+	// at its final size.
+	buildPostings bool
 }
 
 // catRows is a CAT's rows: the code columns, the time column and the
@@ -174,6 +182,9 @@ func (c *catIndex) put(r codedRow) {
 	c.question.insert(at, r.question)
 	c.answer.insert(at, r.answer)
 	c.cube.add(r.micros, r.combo)
+	if c.buildPostings {
+		return
+	}
 	for k, d := range postingDims {
 		c.heavy[k].add(codes[d], c.totals[d][codes[d]])
 	}
@@ -185,16 +196,34 @@ func (c *catIndex) put(r codedRow) {
 	}
 }
 
+// reserve makes room for n rows in the columns, so that a CAT built
+// from a snapshot of known size is not copied while it grows.
+func (c *catIndex) reserve(n int) {
+	c.at.low = slices.Grow(c.at.low, max(0, n-len(c.at.low)))
+	for _, col := range []*codeColumn{&c.combo, &c.question, &c.answer} {
+		col.reserve(n)
+	}
+}
+
 // finishFresh makes a CAT built aside ready for readers: its
-// dictionaries ranked (each in a goroutine of its own) and its rows in
-// time order.
+// dictionaries ranked (each in a goroutine of its own), its rows in time
+// order and its posting lists built.
 func (c *catIndex) finishFresh() {
 	var wg sync.WaitGroup
 	for d := range c.dicts {
 		wg.Go(c.dicts[d].updateRanks)
 	}
-	c.sortByTime(&c.totals) // rebuilds the posting lists when it sorts
-	c.shifted = 0
+	sorted := c.sorted
+	c.sortByTime(&c.totals) // builds the posting lists when it sorts
+	if sorted {
+		for k, d := range postingDims {
+			c.postings[k].rebuild(c.totals[d], c.postingColumn(k))
+		}
+	}
+	for k, d := range postingDims {
+		c.heavy[k] = heavyOf(c.totals[d])
+	}
+	c.shifted, c.buildPostings = 0, false
 	wg.Wait()
 }
 

@@ -37,6 +37,43 @@ type catDraft struct {
 	combos  [][3]uint32          // new combinations, coded after c's
 	comboOf map[[3]uint32]uint32 // their codes
 	rows    []codedRow
+	// bySource is, for a new CAT, each dimension's codes by the source's
+	// code (analytics.FeedRow.Codes), plus one: a value the source codes is
+	// looked up in the dictionary once per read, not once per row.
+	bySource [dimensions][]uint32
+}
+
+// maxSourceCode bounds the source codes remembered in bySource (a table
+// by code); rows with larger ones are coded by their texts.
+const maxSourceCode = 1 << 24
+
+// addFresh adds a row to a new CAT, coding each value the source coded
+// only the first time it comes.
+func (cd *catDraft) addFresh(r *analytics.FeedRow) {
+	if r.Codes == [dimensions]uint64{} {
+		cd.c.add(r)
+		return
+	}
+	keys := [dimensions][]byte{r.Topic, r.Model, r.Persona, r.QuestionID, r.AnswerID}
+	texts := [dimensions][]byte{r.Topic, r.Model, r.Persona, r.Question, r.Answer}
+	var codes [dimensions]uint32
+	for d, src := range r.Codes {
+		by := cd.bySource[d]
+		if src > 0 && src < uint64(len(by)) && by[src] != 0 {
+			codes[d] = by[src] - 1
+			continue
+		}
+		codes[d] = cd.c.dicts[d].code(keys[d], texts[d])
+		if src > 0 && src < maxSourceCode {
+			if src >= uint64(len(by)) {
+				by = append(by, make([]uint32, int(src)+1-len(by))...)
+				by = by[:cap(by)]
+				cd.bySource[d] = by
+			}
+			by[src] = codes[d] + 1
+		}
+	}
+	cd.c.addCoded(r.Micros, &codes)
 }
 
 // add reads one row into the batch; cats are the index's CATs.
@@ -46,6 +83,10 @@ func (b *batch) add(cats map[string]*catIndex, r *analytics.FeedRow) {
 		cd = &catDraft{c: cats[string(r.Cat)]}
 		if cd.c == nil {
 			cd.c, cd.fresh = newCatIndex(), true
+			cd.c.buildPostings = true
+			if r.CatRows > 0 {
+				cd.c.reserve(r.CatRows)
+			}
 		} else {
 			for d := range cd.dicts {
 				cd.dicts[d] = newDictDraft(&cd.c.dicts[d])
@@ -55,7 +96,7 @@ func (b *batch) add(cats map[string]*catIndex, r *analytics.FeedRow) {
 	}
 	b.rows++
 	if cd.fresh {
-		cd.c.add(r)
+		cd.addFresh(r)
 		return
 	}
 	combo := [3]uint32{

@@ -36,7 +36,7 @@ func (x *Index) RefreshHold(ctx context.Context) (time.Duration, error) {
 
 // CountWay counts dimension d's list of the selection the named way: the
 // plain "scan" of the range's rows, or one of the shortcuts groups
-// chooses from ("totals", "cube", "complement", "top", and "postings", a
+// chooses from ("totals", "cube", "complement", "top", "comboLists", and "postings", a
 // scan of a selective question or answer filter's rows only); ok is
 // false when that way does not apply to it.
 func (x *Index) CountWay(way string, sel analytics.Selection, d analytics.Dimension, limit int) (groups []analytics.Group, ok bool) {
@@ -84,6 +84,13 @@ func (x *Index) CountWay(way string, sel analytics.Selection, d analytics.Dimens
 			for code, n := range p.cat.fold(d, sum(out.run(col, size))) {
 				counts[code] -= n
 			}
+		}
+		return dict.sortedGroups(counts, limit), true
+	case "comboLists":
+		p.cat.comboLists() // built by the second query that sees the same rows
+		counts, ok := p.byComboOnly(d)
+		if !ok {
+			return nil, false
 		}
 		return dict.sortedGroups(counts, limit), true
 	case "top":

@@ -39,11 +39,39 @@ func (h *heavyCodes) add(code uint32, n int64) {
 	if n < 1<<heavyFloor || n&(n-1) != 0 {
 		return
 	}
-	b := classOf(n)
+	h.put(code, classOf(n))
+}
+
+// put appends code to class b.
+func (h *heavyCodes) put(code uint32, b int) {
 	for len(*h) <= b {
 		*h = append(*h, nil)
 	}
 	(*h)[b] = append((*h)[b], code)
+}
+
+// heavyOf returns the classes of every code of totals, each code in its
+// own class only, each class at its size.
+func heavyOf(totals []int64) heavyCodes {
+	var sizes [64]int
+	classes := 0
+	for _, n := range totals {
+		if n >= 1<<heavyFloor {
+			b := classOf(n)
+			sizes[b]++
+			classes = max(classes, b+1)
+		}
+	}
+	h := make(heavyCodes, classes)
+	for b := heavyFloor; b < classes; b++ {
+		h[b] = make([]uint32, 0, sizes[b])
+	}
+	for code, n := range totals {
+		if n >= 1<<heavyFloor {
+			h.put(uint32(code), classOf(n)) // #nosec G115 -- codes are uint32
+		}
+	}
+	return h
 }
 
 // codeCount is a code and its count in a range.

@@ -86,6 +86,9 @@ func (x *Index) groups(sel analytics.Selection, d analytics.Dimension, limit int
 		p.fromCube(own, counts)
 		return dict.sortedGroups(counts, limit)
 	}
+	if counts, ok := p.byComboOnly(d); ok {
+		return dict.sortedGroups(counts, limit)
+	}
 	if unfiltered && rows-(p.hi-p.lo) < p.hi-p.lo {
 		// Most of the CAT: count the rows outside the range and take them
 		// from the CAT's running totals (the full range reads no row).

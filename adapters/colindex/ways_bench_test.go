@@ -34,14 +34,19 @@ func BenchmarkWays(b *testing.B) {
 		{"300DaysQuestions", "complement", at(300), analytics.Question, 0},
 		{"300DaysTopicsNotWholeDays", "complement", at(300), analytics.Topic, 0},
 		{"OneQuestionTopics", "postings", analytics.Range{}, analytics.Topic, 0},
+		{"TwoModelsPersonaQuestions", "comboLists", analytics.Range{}, analytics.Question, 0},
+		{"TwoModelsPersonaAnswers", "comboLists", analytics.Range{}, analytics.Answer, 0},
 		{"180DaysQuestionsTop100", "top", at(180), analytics.Question, 100},
 		{"AllQuestionsTop100", "top", analytics.Range{}, analytics.Question, 100},
 	}
 	oneQuestion := analytics.Filters{QuestionIDs: []string{string(hexID("q-", 1))}}
 	for _, c := range cases {
 		sel := analytics.Selection{Cat: "support", Range: c.rng}
-		if c.way == "postings" {
+		switch c.way {
+		case "postings":
 			sel.Filters = oneQuestion
+		case "comboLists":
+			sel.Filters = analytics.Filters{Models: []string{"gpt-4o", "claude-3-5-sonnet"}, Personas: []string{"persona-1"}}
 		}
 		base := "scan"
 		plain, _ := idx.CountWay(base, sel, c.d, c.limit)

@@ -10,68 +10,43 @@ import (
 	"github.com/catsrv/catsrv/core/errs"
 )
 
-// The page cache of the SQLite connection an Append writes on (it keeps
-// it for its life): bulkWriterCache, 32 MiB, for a store opened with
-// BulkWrites (catsrv import), writerCache, 8 MiB, otherwise (serve). For
-// an import, 64 MiB gained nothing: a 10M-line import took 180 s with it
-// and 171 s with 32 MiB, and peaked at 287 MiB against 222 MiB
-// (docs/benchmarks.md, section 22); 8 MiB imported 3M lines 6% slower. A
-// server's Appends are chat turns and ingested batches: at 10M rows 8 MiB
-// ingested over HTTP as fast as 32 (61,393 and 52,709 interactions/s),
-// and kept the server's peak 39 MiB lower (section 27).
+// The page cache of the SQLite connection Appends write on: 32 MiB for a
+// store opened with BulkWrites (catsrv import), 8 MiB otherwise.
 const (
 	writerCache     = "PRAGMA cache_size = -8192"
 	bulkWriterCache = "PRAGMA cache_size = -32768"
 )
 
-// writerTemp keeps the SQLite writer connection's statement journals in
-// memory: a multi-row insert or upsert inside a transaction journals the
-// pages it changes so that it can be undone alone, and past 64 KiB SQLite
-// spills that journal to a temporary file, written (and read back) in
-// every batch.
+// writerTemp keeps the SQLite writer's statement journals in memory
+// instead of temporary files.
 const writerTemp = "PRAGMA temp_store = MEMORY"
 
-// Append validates and stores the interactions the sequence yields, and
-// updates the rollups, in one transaction: all or nothing. It reads the
-// sequence as a stream, so inputs of any length are held in memory only a
-// few batches at a time. An invalid interaction is an errs.KindInvalid
-// error naming its position (1-based); an error from the sequence or the
-// context is returned as is. Every event kind is stored; only api rows are
-// rolled up.
-//
-// Reading (which for an import includes decoding), validating and
-// normalizing run on the caller's goroutine while another writes the
-// previous batches, so the two overlap. On PostgreSQL an input longer
-// than copyBatchRows (an import) streams through COPY (pipeline.go); a
-// shorter one (an HTTP batch) is written on the transaction in multi-row
-// inserts (writer.run).
+// Append validates and stores the interactions the sequence yields in one
+// transaction: all or nothing. It reads the
+// sequence as a stream, a few batches at a time, on the caller's goroutine
+// while another writes the previous batches. An invalid interaction is an
+// errs.KindInvalid error naming its position (1-based); an error from the
+// sequence or the context is returned as is. Every event kind is stored;
+// only api rows are counted.
 func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
-	h := s.newHeld()
-	n, err := s.append(ctx, interactions, h, false)
-	if err == nil && s.dialect == postgresDialect {
-		s.told(h) // SQLite tells within its writer turn (append)
-	}
-	return n, err
-}
-
-// append is Append, gathering the rows written in h when it is not nil;
-// with load, Load (load.go).
-func (s *Store) append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error], h *held, load bool) (int, error) {
-	alone := false
 	if s.dialect == sqliteDialect {
 		if err := s.takeTurn(ctx); err != nil {
 			return 0, err
 		}
 		defer s.endTurn()
-		if load && s.leaveWAL(ctx) {
-			alone = true
-			// After the transaction has ended (deferred below).
-			defer s.backToWAL(ctx)
-		}
 	}
-	// A connection of its own: on PostgreSQL the writer also speaks COPY
-	// on it, inside the transaction (see copyRaw); on a SQLite file, the
-	// store's writer connection (writerConn).
+	return s.stream(ctx, interactions, maxBatchRows, func(w *writer, _ *sql.Conn, in *batches) error {
+		return w.run(in)
+	})
+}
+
+// stream runs write in a new transaction on a connection of its own while
+// the caller's goroutine reads the interactions into batches of size for
+// it, and commits when both succeed; then the follower is told. On SQLite
+// the caller holds the writer turn.
+func (s *Store) stream(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error], size int,
+	write func(w *writer, conn *sql.Conn, in *batches) error,
+) (int, error) {
 	conn, release, err := s.appendConn(ctx)
 	if err != nil {
 		return 0, internal(err)
@@ -82,10 +57,9 @@ func (s *Store) append(ctx context.Context, interactions iter.Seq2[analytics.Int
 		return 0, internal(err)
 	}
 	committed := false
-	// txErr is what ended the transaction, if anything did but a
-	// rollback of ours (release discards the connection then): a failed
-	// commit or rollback, or a cancelled ctx, on which database/sql rolls
-	// back, and may close the connection, itself.
+	// txErr is what ended the transaction other than our rollback (a
+	// failed commit or rollback, a cancelled ctx): release then discards
+	// the connection.
 	var txErr error
 	defer func() {
 		if !committed {
@@ -98,51 +72,33 @@ func (s *Store) append(ctx context.Context, interactions iter.Seq2[analytics.Int
 		}
 		release(txErr)
 	}()
-	// PostgreSQL writers take no common lock and commit concurrently
-	// (feedorder.go). They do not wait for each other's commits on rollup
-	// rows (shards) or code blocks (only ever inserted, blockcompact.go),
-	// and the rows two may both lock (dictionary entries, rollup shards)
-	// are written in one order, sorted (rollupwrite.go).
 	if s.dialect == postgresDialect {
 		if _, err := tx.ExecContext(ctx, writeLockFirst); err != nil {
 			return 0, internal(err)
 		}
 	}
-
 	// The first failure on either side cancels pipeCtx with its error as
 	// the cause, which stops the other side.
 	pipeCtx, cancel := context.WithCancelCause(ctx)
 	w := newWriter(pipeCtx, tx, s.dialect)
-	w.compactAlways = s.compactAlways
-	w.store = s
-	w.codeCache = &s.codes
-	w.held = h
-	w.alone = alone
-	if s.dialect == postgresDialect {
-		// An import goes through the COPY pipeline, with a second
-		// connection for the dictionaries (pipeline.go); an input of one
-		// batch (an HTTP batch) is written on the transaction (run).
-		w.conn = conn
-		w.openDict = func() (*sql.Conn, error) { return s.db.DB.Conn(ctx) }
-		w.rawBatch = copyBatchRows
-	}
+	w.held = s.newHeld()
+	in := newBatches(size)
 	written := make(chan struct{})
 	var writeErr error
 	go func() {
 		defer close(written)
-		if writeErr = w.run(); writeErr != nil {
+		if writeErr = write(w, conn, in); writeErr != nil {
 			cancel(writeErr)
 		}
 	}()
-	// Runs before the rollback, also if the sequence panics: the writer
-	// must be done with the transaction first.
+	// Also if the sequence panics: the writer is done with the transaction
+	// before it rolls back.
 	defer func() {
 		cancel(nil)
 		<-written
 		w.close()
 	}()
-
-	n, readErr := w.feed(pipeCtx, interactions)
+	n, readErr := in.feed(pipeCtx, interactions)
 	if readErr != nil {
 		cancel(readErr)
 	}
@@ -151,8 +107,7 @@ func (s *Store) append(ctx context.Context, interactions iter.Seq2[analytics.Int
 	case ctx.Err() != nil:
 		return 0, ctx.Err()
 	case readErr != nil && writeErr != nil:
-		// One side failed and stopped the other: report the first cause.
-		return 0, context.Cause(pipeCtx)
+		return 0, context.Cause(pipeCtx) // the first cause
 	case readErr != nil:
 		return 0, readErr
 	case writeErr != nil:
@@ -163,17 +118,31 @@ func (s *Store) append(ctx context.Context, interactions iter.Seq2[analytics.Int
 		return 0, internal(err)
 	}
 	committed = true
-	w.codeCache.learn(w.collections, w.learned)
-	if s.dialect == sqliteDialect {
-		s.told(h) // in commit order (tell.go)
-	}
-	return n - w.skipped - w.copySkipped, nil
+	s.told(w.held)
+	return n - w.skipped, nil
 }
 
-// appendConn returns the connection an Append writes on and the function
+// run writes the batches until the input ends, then the pending blocks.
+func (w *writer) run(in *batches) error {
+	for batch := range in.c {
+		if err := w.ctxErr(); err != nil {
+			return err
+		}
+		if err := w.write(batch); err != nil {
+			return err
+		}
+		in.recycle(batch)
+	}
+	if err := w.ctxErr(); err != nil {
+		return err
+	}
+	return w.flushBlocks()
+}
+
+// appendConn returns the connection a stream writes on and the function
 // that gives it back once the transaction has ended, told the error that
-// ended it if any. On a SQLite file that is the store's writer connection,
-// kept across Appends (writerConn); otherwise one from the pool.
+// ended it if any: on a SQLite file the store's writer connection
+// (writerconn.go), otherwise one from the pool.
 func (s *Store) appendConn(ctx context.Context) (*sql.Conn, func(error), error) {
 	if s.dialect == sqliteDialect && s.reserveWriter {
 		conn, err := s.writerConn(ctx)
@@ -187,7 +156,6 @@ func (s *Store) appendConn(ctx context.Context) (*sql.Conn, func(error), error) 
 		return nil, nil, err
 	}
 	if s.dialect == sqliteDialect {
-		// The rollup upserts of a large import need a large page cache.
 		if _, err := conn.ExecContext(ctx, s.writerCache); err != nil {
 			_ = conn.Close()
 			return nil, nil, err
@@ -196,17 +164,50 @@ func (s *Store) appendConn(ctx context.Context) (*sql.Conn, func(error), error) 
 	return conn, func(error) { _ = conn.Close() }, nil
 }
 
-// feed reads, validates and normalizes the interactions into batches for
-// the writer, and closes the batch channel when it returns. It stops at
-// the first error, or when ctx is done.
-func (w *writer) feed(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
-	defer close(w.batches)
+// batchesQueued is how many batches may wait for the writer.
+const batchesQueued = 2
+
+// batches carries the batches the reader fills to the writer, and the
+// written ones back for reuse.
+type batches struct {
+	c, spare chan []analytics.Interaction
+	size     int
+}
+
+func newBatches(size int) *batches {
+	return &batches{c: make(chan []analytics.Interaction, batchesQueued),
+		spare: make(chan []analytics.Interaction, batchesQueued+1), size: size}
+}
+
+// empty returns a batch to fill, a written one when there is one.
+func (b *batches) empty() []analytics.Interaction {
+	select {
+	case batch := <-b.spare:
+		return batch[:0]
+	default:
+		return make([]analytics.Interaction, 0, b.size)
+	}
+}
+
+// recycle hands a written batch back to the reader.
+func (b *batches) recycle(batch []analytics.Interaction) {
+	select {
+	case b.spare <- batch:
+	default:
+	}
+}
+
+// feed reads, validates and normalizes the interactions into batches, and
+// closes the channel when it returns. It stops at the first error, or when
+// ctx is done.
+func (b *batches) feed(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error) {
+	defer close(b.c)
 	n := 0
-	batch := w.emptyBatch()
+	batch := b.empty()
 	send := func() error {
 		select {
-		case w.batches <- batch:
-			batch = w.emptyBatch()
+		case b.c <- batch:
+			batch = b.empty()
 			return nil
 		case <-ctx.Done():
 			return context.Cause(ctx)
@@ -224,7 +225,7 @@ func (w *writer) feed(ctx context.Context, interactions iter.Seq2[analytics.Inte
 		}
 		batch = append(batch, i.Normalize())
 		n++
-		if len(batch) == w.rawBatch {
+		if len(batch) == b.size {
 			if err := send(); err != nil {
 				return 0, err
 			}

@@ -14,13 +14,9 @@ import (
 	"github.com/catsrv/catsrv/core/errs"
 )
 
-// turnWait bounds how long WriteTx waits for a lock: on SQLite for this
-// process's other writers (writeTurn), then for another process's write
-// transaction, such as a long catsrv import (busy_timeout); on PostgreSQL
-// for a row another transaction holds (a rollup row a long import has
-// updated; lock_timeout). Past it the write is refused with a temporary
-// errs.KindUnavailable error (503 with Retry-After) rather than left
-// waiting for the import to end.
+// turnWait bounds how long WriteTx waits for a lock (SQLite's write lock,
+// a PostgreSQL row lock), such as one a long import holds; past it the
+// write fails with a temporary errs.KindUnavailable error (503).
 const turnWait = 2 * time.Second
 
 // outcomeChecks and outcomePause bound how long WriteTx asks PostgreSQL
@@ -30,25 +26,17 @@ const (
 	outcomePause  = 50 * time.Millisecond
 )
 
-// WriteTx runs fn in one write transaction on the store's database and
-// commits it when fn returns nil (rolls it back otherwise), so sibling
-// adapters can write their own rows and interactions (AppendTx) all or
-// nothing, and raw reads see the interactions as soon as WriteTx returns.
-// On SQLite it takes the same turn as Append (this process's writer
-// queue); on PostgreSQL write transactions run concurrently, with no
-// common lock (feedorder.go).
+// WriteTx runs fn in one write transaction and commits it when fn returns
+// nil, so sibling adapters write their rows and interactions (AppendTx)
+// all or nothing. On SQLite it takes the writer turn, as Append does; on
+// PostgreSQL writers run concurrently (feedorder.go). It waits at most
+// turnWait for a lock.
 //
-// On PostgreSQL a transaction that fails because the connection was lost
-// or the server rolled it back (serialization failure, deadlock) is run
-// again, a few times with a jittered back-off, so fn must act only
-// through tx and may run more than once. A commit whose answer was lost
-// is never run again blindly: the server is asked whether the transaction
-// committed (txid_status), and only one that did not is retried; when that
-// cannot be known, the error is errs.KindUnavailable and nothing is
-// retried. WriteTx waits at most turnWait for a lock (SQLite's write
-// lock, held by an import for as long as it runs; on PostgreSQL a row an
-// import holds) and then fails with errs.KindUnavailable, having stored
-// nothing.
+// On PostgreSQL a transaction lost with its connection or rolled back by
+// the server (serialization failure, deadlock) runs again, a few times, so
+// fn must act only through tx. A commit whose answer was lost is retried
+// only once the server says it did not commit (txid_status); when that
+// cannot be known the error is errs.KindUnavailable.
 func (s *Store) WriteTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
 	if s.dialect == sqliteDialect {
 		return s.writeTxSQLite(ctx, fn)
@@ -141,33 +129,30 @@ func (s *Store) writeTxOnce(ctx context.Context, db bun.IDB, fn func(ctx context
 	}()
 	var xid int64
 	if s.dialect == postgresDialect {
-		// An import holds the rollup rows it updated for all of its
-		// transaction: wait for a row lock at most turnWait. Then the
-		// table lock, before the transaction has an id (feedorder.go); the
-		// transaction's id, to ask about it should its commit be lost; and
-		// the dictionary collections counter, for the code cache: all in
-		// one statement (beginWrite).
-		var collections int64
+		// In one statement (beginWrite): a wait for a row lock bounded
+		// by turnWait, the
+		// table lock before the transaction has an id (feedorder.go), and
+		// that id, to ask about should the commit be lost.
+		var collections int64 // unused
 		if err := tx.Tx.QueryRowContext(ctx, beginWrite, turnWait.Milliseconds()).Scan(&xid, &collections); err != nil {
 			return internal(err)
-		}
-		if a := attemptFrom(ctx); a != nil {
-			a.collections, a.collectionsRead = collections, true
 		}
 	}
 	if err := fn(ctx, tx); err != nil {
 		return err
 	}
-	if s.beforeCommit != nil {
-		if err := s.beforeCommit(ctx, tx); err != nil {
-			return err
+	commit := bun.Tx.Commit
+	if h := s.hooks; h != nil {
+		if h.beforeCommit != nil {
+			if err := h.beforeCommit(ctx, tx); err != nil {
+				return err
+			}
+		}
+		if h.commit != nil {
+			commit = h.commit
 		}
 	}
 	done = true
-	commit := bun.Tx.Commit
-	if s.commit != nil {
-		commit = s.commit
-	}
 	if err := commit(tx); err != nil {
 		if s.dialect == postgresDialect && classify(err) == failConnection {
 			return s.commitOutcome(ctx, xid, err)
@@ -213,8 +198,8 @@ func (s *Store) commitOutcome(ctx context.Context, xid int64, commitErr error) e
 		"the database connection was lost while saving; the change may not have been stored, check before trying again")
 }
 
-// AppendTx validates and stores interactions, with their rollups, in tx, a
-// transaction of WriteTx: the same rows and rollups Append writes. An
+// AppendTx validates and stores interactions in tx, a transaction of
+// WriteTx: the same rows Append writes. An
 // invalid interaction is an errs.KindInvalid error naming its position
 // (1-based); the caller's transaction then rolls back.
 func (s *Store) AppendTx(ctx context.Context, tx bun.Tx, interactions []analytics.Interaction) error {
@@ -226,36 +211,9 @@ func (s *Store) AppendTx(ctx context.Context, tx bun.Tx, interactions []analytic
 		normalized = append(normalized, i.Normalize())
 	}
 	w := newWriter(ctx, tx.Tx, s.dialect)
-	w.compactAlways = s.compactAlways
-	w.store = s
-	a := attemptFrom(ctx)
-	if a != nil {
-		// The codes come from the cache while the collections counter
-		// read in this transaction is the cache's; those learned are
-		// cached once the transaction commits (settled).
-		w.held, w.codeCache = a.held, &s.codes
-		w.collections, w.collectionsRead = a.collections, a.collectionsRead
+	if a := attemptFrom(ctx); a != nil {
+		w.held = a.held
 	}
 	defer w.close()
-	if err := w.appendTx(normalized); err != nil {
-		return err
-	}
-	if a != nil {
-		a.collections, a.collectionsRead = w.collections, w.collectionsRead
-		a.learned = append(a.learned, w.learned...)
-	}
-	return nil
-}
-
-// appendTx writes AppendTx's interactions.
-func (w *writer) appendTx(in []analytics.Interaction) error {
-	if w.dialect == postgresDialect && len(in) <= w.rawBatch {
-		return w.writeTurn(in) // one statement (turn.go)
-	}
-	for start := 0; start < len(in); start += w.rawBatch {
-		if err := w.write(in[start:min(len(in), start+w.rawBatch)]); err != nil {
-			return err
-		}
-	}
-	return w.flushDerived()
+	return w.writeAll(normalized)
 }

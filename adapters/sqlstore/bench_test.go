@@ -49,33 +49,40 @@ func realisticLog(n int) []analytics.Interaction {
 }
 
 // BenchmarkAppend imports benchLines realistic interactions into an empty
-// store per iteration and reports the rate in lines/s.
+// store per iteration, through the writer (Append) and the importer
+// (Load), and reports the rate in lines/s.
 func BenchmarkAppend(b *testing.B) {
 	lines := realisticLog(benchLines)
 	for _, be := range backends {
-		b.Run(be.Name, func(b *testing.B) {
-			if be.Name == "PostgreSQL" {
-				serverDSN(b)
-			}
-			for range b.N {
-				b.StopTimer()
-				s, err := sqlstore.Open(b.Context(), be.DSN(b))
-				if err != nil {
-					b.Fatalf("Open: %v", err)
+		for _, path := range []string{"Append", "Load"} {
+			b.Run(be.Name+"/"+path, func(b *testing.B) {
+				if be.Name == "PostgreSQL" {
+					serverDSN(b)
 				}
-				b.StartTimer()
-				n, err := s.Append(b.Context(), analytics.Each(lines))
-				b.StopTimer()
-				if err != nil || n != len(lines) {
-					b.Fatalf("Append = %d, %v", n, err)
+				for range b.N {
+					b.StopTimer()
+					s, err := sqlstore.Open(b.Context(), be.DSN(b))
+					if err != nil {
+						b.Fatalf("Open: %v", err)
+					}
+					write := s.Append
+					if path == "Load" {
+						write = s.Load
+					}
+					b.StartTimer()
+					n, err := write(b.Context(), analytics.Each(lines))
+					b.StopTimer()
+					if err != nil || n != len(lines) {
+						b.Fatalf("%s = %d, %v", path, n, err)
+					}
+					if err := s.Close(); err != nil {
+						b.Fatalf("Close: %v", err)
+					}
+					b.StartTimer()
 				}
-				if err := s.Close(); err != nil {
-					b.Fatalf("Close: %v", err)
-				}
-				b.StartTimer()
-			}
-			b.ReportMetric(float64(len(lines)*b.N)/b.Elapsed().Seconds(), "lines/s")
-		})
+				b.ReportMetric(float64(len(lines)*b.N)/b.Elapsed().Seconds(), "lines/s")
+			})
+		}
 	}
 }
 

@@ -7,19 +7,14 @@ import (
 	"strings"
 )
 
-// On PostgreSQL a writer never rewrites a code block: appending to a
-// day's last block would lock its row, so every chat turn of a CAT would
-// wait for the one before it to commit, and each would rewrite the block.
-// Instead every flush inserts its rows as new blocks, numbered from a
-// sequence (dims_blocks_seq) so concurrent writers never pick the same
-// number, and now and then a writer merges a day's small blocks into full
-// ones (compactBlocks). A turn's cost is one small insert and, on average,
-// a bounded share of one merge: independent of how many rows the day or
-// the block holds. The raw pass reads a day's blocks in any order.
+// On PostgreSQL, where writers commit concurrently, a flush never rewrites
+// a block (whose row lock would queue every turn of a CAT behind the
+// last): it inserts new blocks, numbered from dims_blocks_seq, and now and
+// then merges a day's small blocks into full ones (compactBlocks).
 
 // compactEvery is one in how many flushes of a day that leaves a small
-// block merges the day's small blocks.
-const compactEvery = 32
+// block merges the day's small blocks (a variable for tests).
+var compactEvery = 32
 
 // compactMaxBlocks bounds the small blocks one merge takes.
 const compactMaxBlocks = 256
@@ -62,7 +57,7 @@ func (w *writer) newBlocks() (blocks []newBlock, compact []blockKey) {
 			small = small || n < blockMaxRows
 			data, left = data[cut:], left-n
 		}
-		if small && (w.compactAlways || rand.N(compactEvery) == 0) { // #nosec G404 -- spreads the merges, no secret
+		if small && rand.N(compactEvery) == 0 { // #nosec G404 -- spreads the merges, no secret
 			compact = append(compact, k)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 // raw pass over them counts exactly the reference.
 func TestTurnsMergeSmallBlocks(t *testing.T) {
 	s := openStore(t, sqltest.PostgresDSN(t))
-	sqlstore.SetCompactAlways(s)
+	sqlstore.SetCompactAlways(t)
 	const turns = 1100
 	var log []analytics.Interaction
 	for k := range turns {

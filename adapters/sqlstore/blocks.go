@@ -8,17 +8,13 @@ import (
 	"time"
 )
 
-// The raw pass reads the api rows' codes from dims_blocks, a column-wise
-// copy of the raw log: per CAT and UTC day, blocks of up to blockMaxRows
-// rows, each row its time within the day and its dims (see dims.go), all
-// as unsigned varints. A year of a CAT is a few hundred to a few thousand
-// blocks, so the database hands over a million rows in a few hundred
-// values and the per-row cost is Go's decoding alone. The blocks are
-// written in the same transaction as the rows they copy, and can be
-// rebuilt from the rows' dims (backfillBlocks).
+// dims_blocks is a column-wise copy of the api rows for the raw pass: per
+// CAT and UTC day, blocks of up to blockMaxRows rows, each row its time
+// within the day and its dims (dims.go) as unsigned varints, so a pass
+// reads a year in a few thousand values. Written in the transaction of
+// the rows they copy; rebuilt from the rows' dims (backfillBlocks).
 
-// blockMaxRows bounds a block: appending to a block rewrites it, so a
-// small block keeps a single chat turn's write small.
+// blockMaxRows bounds a block, which an append rewrites.
 const blockMaxRows = 1024
 
 // blockFlushBytes is how much pending block data a writer holds before
@@ -65,12 +61,19 @@ func (b *blockBuffer) add(cat string, t time.Time, dims []byte) {
 	b.bytes += len(p.data) - before
 }
 
-// flushBlocks writes the pending rows into dims_blocks: appended to the
-// day's last block while it has room, in new blocks after that.
+// flushBlocks writes the pending rows into dims_blocks: on PostgreSQL as
+// new blocks (blockcompact.go), on SQLite appended to each day's last
+// block (fillBlocks).
 func (w *writer) flushBlocks() error {
-	if w.dialect == postgresDialect && !w.lastBlocks {
+	if w.dialect == postgresDialect {
 		return w.insertBlocks()
 	}
+	return w.fillBlocks()
+}
+
+// fillBlocks writes the pending rows appended to the day's last block
+// while it has room, in new blocks after that.
+func (w *writer) fillBlocks() error {
 	for k, p := range w.blocks.days {
 		last, rows, found, err := w.lastBlock(k)
 		if err != nil {
@@ -195,8 +198,9 @@ const blockBackfillRows = 10000
 // a round of rows at a time (the transaction's one connection cannot
 // write while a result is open).
 func backfillBlocks(ctx context.Context, tx *sql.Tx, d dialect) error {
+	// Filling each day's last block, as SQLite does, also on PostgreSQL:
+	// this migration runs before the blocks' sequence exists.
 	w := newWriter(ctx, tx, d)
-	w.lastBlocks = true
 	defer w.close()
 	micros := "occurred_at"
 	if d == postgresDialect {
@@ -212,10 +216,10 @@ func backfillBlocks(ctx context.Context, tx *sql.Tx, d dialect) error {
 			return err
 		}
 		if n == 0 {
-			return w.flushBlocks()
+			return w.fillBlocks()
 		}
 		if w.blocks.bytes >= blockFlushBytes {
-			if err := w.flushBlocks(); err != nil {
+			if err := w.fillBlocks(); err != nil {
 				return err
 			}
 		}

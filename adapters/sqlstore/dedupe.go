@@ -12,18 +12,14 @@ import (
 )
 
 // An interaction id is stored once per CAT: the writer leaves out the
-// interactions of a batch whose (CAT, id) is already stored or came
-// earlier in the same Append, before anything of the batch is coded,
-// rolled up or written, so the rollups, the blocks and every follower of
-// the log see only the rows stored. The unique index
-// interactions_cat_interaction_id (migration 5) is the backstop: a
-// concurrent writer that stores one of the ids first makes the insert
-// fail, and the whole Append with it (duplicateID).
+// interactions whose (CAT, id) is already stored or came earlier in the
+// same write, before anything of the batch is coded or written. The unique
+// index interactions_cat_interaction_id is the backstop against a
+// concurrent writer (duplicateID).
 
 // idLookupChunk bounds the ids of one lookup statement; pgIDLookupChunk
-// those of one array on PostgreSQL, small enough that the server's
-// estimate of the lookup stays below jit_above_cost's default (JIT
-// compiling a plan costs ~10 ms, more than the lookup of 4096 ids).
+// those of one array on PostgreSQL, small enough that the plan's cost
+// stays below jit_above_cost (JIT compiling costs more than the lookup).
 const (
 	idLookupChunk   = 500
 	pgIDLookupChunk = 4096
@@ -48,11 +44,9 @@ func interactionIDArg(i analytics.Interaction) any {
 
 // dedupe returns the interactions of batch (in place, in order) that are
 // to be stored, leaving out those whose id came earlier in the batch and,
-// when on is set, those whose id on already has (earlier batches of the
-// same Append are visible there: on is the Append's transaction), and
-// counts the others in w.skipped. A pipelined PostgreSQL import passes no
-// on: the copier looks the ids up on the import's transaction between
-// COPY segments (keepNew), so no id is kept past its batch.
+// when on is set, those on already has, and counts them in w.skipped. A
+// PostgreSQL import passes no on: it looks the ids up between COPY
+// segments (keepNew).
 func (w *writer) dedupe(on sqlRunner, batch []analytics.Interaction) ([]analytics.Interaction, error) {
 	stored := map[[2]string]struct{}{}
 	if on != nil {
@@ -105,14 +99,10 @@ func (w *writer) storedOf(on sqlRunner, batch []analytics.Interaction) (map[[2]s
 }
 
 // storedIDs adds to stored the ids among ids that cat already has. On
-// PostgreSQL the ids are one array parameter, each looked up on its own
-// in the unique index (a LATERAL subquery with both columns equal): with
-// "interaction_id = ANY($2)" the planner, whose statistics lag behind a
-// table that is being filled (an import is one transaction), searched
-// the index by CAT alone and tested every row of the CAT against the
-// whole array: 0.5 s per 8192 ids with 500k rows, growing with the log.
-// The statement is planned at every run (an unnamed statement, pgx's
-// QueryExecModeExec), not given a cached generic plan.
+// PostgreSQL the ids are one array parameter, each looked up on its own in
+// the unique index (a LATERAL subquery): with "interaction_id = ANY($2)"
+// the planner, whose statistics lag behind a table being filled, may scan
+// the whole CAT instead. It is planned at every run (QueryExecModeExec).
 func (w *writer) storedIDs(on sqlRunner, cat string, ids []string, stored map[[2]string]struct{}) error {
 	var query string
 	var args []any

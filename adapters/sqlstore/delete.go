@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"slices"
 	"strings"
 	"time"
@@ -15,15 +14,11 @@ import (
 )
 
 // Deletion (retention and erasure) removes raw rows a batch at a time, each
-// batch one write transaction (WriteTx: the same turn as an Append, so
-// readers see a batch whole and ids still commit in order) that also
-// rebuilds what the rows fed: the dims_blocks and rollup_cube rows of every
-// (CAT, UTC day) that lost api rows are recomputed from the api rows that
-// remain there, and the CATs that lost api rows are recorded in
-// interaction_deletions, the deletion feed (colindex.Deletions) a column
-// index polls to learn that it must rebuild them. When the deletion ends,
-// the dictionary entries only deleted rows used are deleted too
-// (deletegc.go), so no erased text stays behind.
+// batch one WriteTx that rebuilds the dims_blocks of every (CAT, UTC day)
+// that lost api rows from the rows left, and records those CATs in
+// interaction_deletions, the deletion feed (colindex.Deletions) the column
+// index polls. At the end the dictionary entries only deleted rows used go
+// too (deletegc.go), so no erased text stays behind.
 
 var (
 	_ ports.InteractionEraser = (*Store)(nil)
@@ -50,7 +45,13 @@ var deletionMigrations = []Migration{
 			api_rows BIGINT NOT NULL
 		)`}
 	}},
-	{Version: 2, Name: "the count of dictionary collections", Statements: func(string) []string { return collectionsTable() }},
+	{Version: 2, Name: "the count of dictionary collections", Statements: func(string) []string {
+		// Counted by collections (deletegc.go), read by older releases.
+		return []string{
+			`CREATE TABLE dictionary_collections (id INTEGER PRIMARY KEY, collections BIGINT NOT NULL)`,
+			`INSERT INTO dictionary_collections (id, collections) VALUES (1, 0)`,
+		}
+	}},
 }
 
 // DeleteInteractions deletes the interactions d selects, in id order, at
@@ -88,8 +89,8 @@ func (s *Store) DeleteInteractions(ctx context.Context, d analytics.Deletion, ba
 			return total, err
 		}
 		total += n
-		if n > 0 && s.afterDeleteBatch != nil {
-			s.afterDeleteBatch()
+		if n > 0 && s.hooks != nil && s.hooks.afterDeleteBatch != nil {
+			s.hooks.afterDeleteBatch()
 		}
 		if dead.n > 0 && (n < batch || dead.n >= gcMaxCodes) {
 			if err := s.WriteTx(ctx, func(ctx context.Context, tx bun.Tx) error {
@@ -109,7 +110,7 @@ func (s *Store) DeleteInteractions(ctx context.Context, d analytics.Deletion, ba
 }
 
 // deleteBatch deletes the first (at most) limit rows d selects in tx and
-// rebuilds the blocks and rollups of the days they leave.
+// rebuilds the blocks of the days they leave.
 func (s *Store) deleteBatch(ctx context.Context, tx *sql.Tx, d analytics.Deletion, limit int, dead *deadCodes) (int, error) {
 	ids, touched, err := s.selectDeleted(ctx, tx, d, limit, dead)
 	if err != nil || len(ids) == 0 {
@@ -240,7 +241,7 @@ func (s *Store) microsExpr() string {
 	return "occurred_at"
 }
 
-// rebuildDay replaces the blocks and rollups of one CAT's UTC day by those
+// rebuildDay replaces the blocks of one CAT's UTC day by those
 // of the api rows that remain on it.
 func (s *Store) rebuildDay(ctx context.Context, tx *sql.Tx, k blockKey) error {
 	w := newWriter(ctx, tx, s.dialect)
@@ -249,16 +250,14 @@ func (s *Store) rebuildDay(ctx context.Context, tx *sql.Tx, k blockKey) error {
 		return err
 	}
 	ph := s.dialect.placeholders
-	for _, table := range []string{"dims_blocks", "rollup_cube"} {
-		//nolint:gosec // the table name comes from a fixed list; the values are bound
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE cat = "+ph(1, 1)+" AND day = "+ph(2, 1), k.cat, k.day); err != nil {
-			return internal(err)
-		}
+	//nolint:gosec // fixed SQL text; the values are bound
+	if _, err := tx.ExecContext(ctx, "DELETE FROM dims_blocks WHERE cat = "+ph(1, 1)+" AND day = "+ph(2, 1), k.cat, k.day); err != nil {
+		return internal(err)
 	}
-	return w.flushDerived()
+	return w.flushBlocks()
 }
 
-// readDay gathers the blocks and rollups of the api rows of one CAT's UTC
+// readDay gathers the blocks of the api rows of one CAT's UTC
 // day in w, to be written once the old ones are gone.
 func (s *Store) readDay(ctx context.Context, tx *sql.Tx, k blockKey, w *writer) error {
 	ph := s.dialect.placeholders
@@ -279,19 +278,9 @@ func (s *Store) readDay(ctx context.Context, tx *sql.Tx, k blockKey, w *writer) 
 		if err := rows.Scan(&micros, &dims); err != nil {
 			return internal(err)
 		}
-		key := rollupKey{cat: k.cat, day: k.day}
-		data := dims
-		for c := range dimsCodes {
-			v, n := binary.Uvarint(data)
-			if n <= 0 || v == 0 {
-				return internal(errCorruptDims)
-			}
-			if c < len(key.codes) {
-				key.codes[c] = int64(v) // #nosec G115 -- codes are positive int64s
-			}
-			data = data[n:]
+		if !wholeDims(dims) {
+			return internal(errCorruptDims)
 		}
-		w.rollups[key]++
 		w.blocks.add(k.cat, time.UnixMicro(micros).UTC(), dims)
 	}
 	if err := rows.Err(); err != nil {
@@ -336,15 +325,11 @@ func (s *Store) ReadDeletions(ctx context.Context, after int64) (int64, []string
 	return r.gen, r.cats, err
 }
 
-// keepHighest keeps SQLite from numbering new rows below the ids a
-// follower has seen: a rowid table gives a new row the highest id plus
-// one, so deleting the row with the highest id would hand its id out
-// again, and an index following the ids would never read the new row.
-// When the batch deletes the highest id, that row is blanked into a
-// tombstone instead (empty CAT, event kind, texts and user; no dims): no
-// query, listing or deletion ever selects it, and it keeps the id taken.
-// The previous tombstone, no longer the highest, goes. PostgreSQL's
-// identity column never hands an id out twice.
+// keepHighest keeps SQLite from handing out again the highest id, which a
+// follower of the ids has seen (a rowid table numbers a new row highest id
+// plus one): when the batch deletes it, that row is blanked into a
+// tombstone (empty event kind) that nothing selects, and the previous
+// tombstone goes. PostgreSQL's identity column never reuses an id.
 func (s *Store) keepHighest(ctx context.Context, tx *sql.Tx, ids []int64) ([]int64, error) {
 	var highest int64
 	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM interactions").Scan(&highest); err != nil {
@@ -365,16 +350,11 @@ func (s *Store) keepHighest(ctx context.Context, tx *sql.Tx, ids []int64) ([]int
 }
 
 // excludeWriters makes a deletion's transaction the only writer of the
-// interactions until it commits. Appends on PostgreSQL commit
-// concurrently (feedorder.go: each holds the table in ROW EXCLUSIVE
-// mode), but a deletion rebuilds whole days' blocks and rollups from the
-// rows left and collects dictionary codes no row uses: a row committed
-// beside it could be left out of a rebuilt day or lose a code. SHARE ROW
-// EXCLUSIVE conflicts with ROW EXCLUSIVE and with itself, so the deletion
-// waits for the running writers, new ones wait for it, and deletions
-// commit one at a time (in the order of their generations). Two deleters
-// that both upgrade may deadlock; PostgreSQL aborts one and WriteTx
-// retries it. On SQLite a write transaction already excludes every other.
+// interactions on PostgreSQL, whose writers otherwise commit concurrently
+// (each holds the table in ROW EXCLUSIVE mode, feedorder.go): a row
+// committed beside a deletion could miss its rebuilt day or lose a code.
+// SHARE ROW EXCLUSIVE conflicts with ROW EXCLUSIVE and itself; a deadlock
+// of two deleters is retried by WriteTx. SQLite has one writer anyway.
 func (s *Store) excludeWriters(ctx context.Context, tx bun.Tx) error {
 	if s.dialect != postgresDialect {
 		return nil

@@ -7,16 +7,11 @@ import (
 	"slices"
 )
 
-// Dictionary entries hold the texts of topics, models, personas, questions
-// and answers. An erased person's question must not stay behind in
-// question_dict once no remaining row uses it, so a deletion collects the
-// codes of the api rows it deletes and, when done (or when it has
-// collected many), deletes those no row of their CAT refers to any more:
-// found by one read of the CAT's dims_blocks, which copy every api row's
-// codes. This runs in a write transaction (WriteTx), so no Append can
-// start using a code between the read and the delete: every writer of
-// rows takes the same turn for its whole transaction (a PostgreSQL import
-// takes the append lock before it codes its first row, see append.go).
+// An erased text must not stay in the dictionaries once no row uses it: a
+// deletion collects the codes of the api rows it deletes and then deletes
+// the entries no row of their CAT still refers to (read from dims_blocks).
+// It runs in a write transaction that excludes every writer of rows
+// (excludeWriters), so no write starts using a code meanwhile.
 
 // gcMaxCodes is how many candidate codes a deletion collects before it
 // collects the garbage, bounding its memory.
@@ -61,9 +56,9 @@ func (d *deadCodes) add(cat string, dims []byte) error {
 // d (the codes still used leave it): the caller starts afresh after a
 // commit, and a retried attempt deletes a subset of what it would have.
 func (s *Store) collect(ctx context.Context, tx *sql.Tx, d *deadCodes) error {
-	// Codes cached before this collection are no longer to be trusted
-	// (codecache.go).
-	if _, err := tx.ExecContext(ctx, countCollection); err != nil {
+	// Counted for older releases sharing the database, whose code caches
+	// trust their codes only while the count stays.
+	if _, err := tx.ExecContext(ctx, "UPDATE dictionary_collections SET collections = collections + 1 WHERE id = 1"); err != nil {
 		return internal(err)
 	}
 	cats := make([]string, 0, len(d.cats))

@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -53,32 +52,8 @@ func (d dialect) timeArg(t time.Time) any {
 }
 
 // valuesClause returns the VALUES list of a multi-row insert with native
-// placeholders: "(?, ?), (?, ?)" or "($1, $2), ($3, $4)". The lists of
-// full batches (maxBatchRows rows) are built once: on PostgreSQL, where
-// each statement goes to the driver as text (its statement cache keys on
-// it), building 14,000 placeholders for every HTTP batch took ~4% of an
-// ingestion's CPU.
+// placeholders: "(?, ?), (?, ?)" or "($1, $2), ($3, $4)".
 func (d dialect) valuesClause(rows, cols int) string {
-	if rows != maxBatchRows {
-		return d.buildValuesClause(rows, cols)
-	}
-	key := valuesKey{d, cols}
-	if v, ok := fullValues.Load(key); ok {
-		return v.(string)
-	}
-	v, _ := fullValues.LoadOrStore(key, d.buildValuesClause(rows, cols))
-	return v.(string)
-}
-
-// valuesKey names a full batch's VALUES list; fullValues holds them.
-type valuesKey struct {
-	d    dialect
-	cols int
-}
-
-var fullValues sync.Map
-
-func (d dialect) buildValuesClause(rows, cols int) string {
 	var b strings.Builder
 	for r := range rows {
 		if r > 0 {

@@ -56,7 +56,7 @@ func (s *Store) codesOf(ctx context.Context, q queryer, d analytics.Dimension, c
 
 // describe looks up the key and text of each code of counts (in code
 // order) and hands them to fill with the code's index in counts. The
-// entries are not gathered in a map: at 10M a list without a limit looks
+// entries are not gathered in a map: a list without a limit may look
 // up hundreds of thousands of codes.
 func (s *Store) describe(ctx context.Context, q queryer, d analytics.Dimension, counts codeCounts, fill func(k int, key, text string)) error {
 	if len(counts) == 0 {

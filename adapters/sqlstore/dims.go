@@ -12,10 +12,9 @@ import (
 )
 
 // Every api row carries its five dictionary codes (topic, model, persona,
-// question, answer) in one small column, dims: the codes as unsigned
-// varints, in that order; rows of other event kinds have none (NULL), as
-// they are never counted. The raw pass reads the same values from
-// dims_blocks (blocks.go), which can be rebuilt from them.
+// question, answer) as unsigned varints in its dims column (NULL for other
+// event kinds): deletions read them to rebuild dims_blocks and collect
+// dictionary entries.
 
 // dimsCodes is how many codes a dims value holds.
 const dimsCodes = 5
@@ -26,6 +25,19 @@ func appendDims(dst []byte, codes [dimsCodes]int64) []byte {
 		dst = binary.AppendUvarint(dst, uint64(c)) // #nosec G115 -- codes are positive
 	}
 	return dst
+}
+
+// wholeDims reports whether d is the codes of one row: dimsCodes positive
+// varints.
+func wholeDims(d []byte) bool {
+	for range dimsCodes {
+		v, n := binary.Uvarint(d)
+		if n <= 0 || v == 0 {
+			return false
+		}
+		d = d[n:]
+	}
+	return len(d) == 0
 }
 
 // errCorruptDims reports stored codes that do not decode to whole rows of

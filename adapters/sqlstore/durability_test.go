@@ -72,7 +72,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 			}
 			expectMatchesReference(t, "reopened", again.Rollups(), normalized(in))
 			if n := countMigrations(t, b.Name, dsn); n != sqlstore.AnalyticsSteps+sqlstore.DeletionSteps+sqlstore.FunctionSteps {
-				t.Errorf("schema_migrations has %d rows, want %d", n, sqlstore.AnalyticsSteps+sqlstore.DeletionSteps+sqlstore.FunctionSteps)
+				t.Errorf("bun_migrations has %d rows, want %d", n, sqlstore.AnalyticsSteps+sqlstore.DeletionSteps+sqlstore.FunctionSteps)
 			}
 		})
 	}
@@ -91,7 +91,7 @@ func countMigrations(t *testing.T, backend, dsn string) int {
 	}
 	defer func() { _ = db.Close() }()
 	var n int
-	if err := db.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM schema_migrations").Scan(&n); err != nil {
+	if err := db.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM bun_migrations").Scan(&n); err != nil {
 		t.Fatalf("count migrations: %v", err)
 	}
 	return n
@@ -209,6 +209,51 @@ func TestAppendSurvivesPanickingSequence(t *testing.T) {
 			expectMatchesReference(t, "raw", s, ref)
 			expectMatchesReference(t, "rollups", s.Rollups(), ref)
 		})
+	}
+}
+
+// TestUpgradeFromSchemaMigrations opens, with bun's migrator, databases
+// that the releases before it made (schema_migrations): one at the latest
+// schema of commit e049dc0 (version 6), whose steps must be recorded and
+// none run again, and one at version 1, whose later steps must run and
+// backfill its rows.
+func TestUpgradeFromSchemaMigrations(t *testing.T) {
+	for _, b := range backends {
+		for _, version := range []int{6, 1} {
+			t.Run(fmt.Sprintf("%s/version %d", b.Name, version), func(t *testing.T) {
+				dsn := b.DSN(t)
+				old, err := sqlstore.OpenLegacy(t.Context(), dsn, version)
+				if err != nil {
+					t.Fatalf("legacy schema: %v", err)
+				}
+				in := sampleLog(120, 3)
+				if version == 1 {
+					err = sqlstore.InsertVersion1(t.Context(), old, in)
+				} else {
+					_, err = old.Append(t.Context(), analytics.Each(in))
+				}
+				if err != nil {
+					t.Fatalf("rows in the legacy schema: %v", err)
+				}
+				if err := old.Close(); err != nil {
+					t.Fatal(err)
+				}
+				upgraded := openStore(t, dsn)
+				if err := upgraded.Ping(t.Context()); err != nil {
+					t.Fatalf("Ping after the upgrade: %v", err)
+				}
+				if n, want := countMigrations(t, b.Name, dsn), sqlstore.AnalyticsSteps+sqlstore.DeletionSteps+sqlstore.FunctionSteps; n != want {
+					t.Errorf("bun_migrations has %d rows, want %d", n, want)
+				}
+				expectMatchesReference(t, "raw", upgraded, normalized(in))
+				expectMatchesReference(t, "rollups", upgraded.Rollups(), normalized(in))
+				more := sampleLog(40, 11)
+				mustAppend(t, upgraded, more)
+				ref := append(normalized(in), normalized(more)...)
+				expectMatchesReference(t, "raw after an append", upgraded, ref)
+				expectMatchesReference(t, "rollups after an append", upgraded.Rollups(), ref)
+			})
+		}
 	}
 }
 

@@ -60,26 +60,39 @@ func InsertVersion1(ctx context.Context, s *Store, rows []analytics.Interaction)
 // CheckSessionSettings is the check every new PostgreSQL connection passes.
 var CheckSessionSettings = checkSessionSettings
 
+// hooksOf returns the store's test hooks, creating them.
+func hooksOf(s *Store) *testHooks {
+	if s.hooks == nil {
+		s.hooks = &testHooks{}
+	}
+	return s.hooks
+}
+
 // SetWriteTxHooks sets WriteTx's test hooks: before runs just before the
 // commit, commit replaces tx.Commit (nil: the real one).
 func SetWriteTxHooks(s *Store, before func(ctx context.Context, tx bun.Tx) error, commit func(tx bun.Tx) error) {
-	s.beforeCommit, s.commit = before, commit
+	hooksOf(s).beforeCommit, hooksOf(s).commit = before, commit
 }
 
 // TurnWait is how long WriteTx waits for SQLite's write lock.
 const TurnWait = turnWait
 
 // SetCompactAlways makes every PostgreSQL write that leaves a small code
-// block merge its day's small blocks.
-func SetCompactAlways(s *Store) { s.compactAlways = true }
+// block merge its day's small blocks, in every store of the test binary,
+// until the test ends.
+func SetCompactAlways(t interface{ Cleanup(func()) }) {
+	before := compactEvery
+	compactEvery = 1
+	t.Cleanup(func() { compactEvery = before })
+}
 
 // SetPassPlanned sets the hook a raw pass runs once it has planned its
 // parts, before it takes more connections.
-func SetPassPlanned(s *Store, hook func()) { s.passPlanned = hook }
+func SetPassPlanned(s *Store, hook func()) { hooksOf(s).passPlanned = hook }
 
 // SetAfterDeleteBatch installs fn to run after each committed batch of
 // DeleteInteractions.
-func (s *Store) SetAfterDeleteBatch(fn func()) { s.afterDeleteBatch = fn }
+func (s *Store) SetAfterDeleteBatch(fn func()) { hooksOf(s).afterDeleteBatch = fn }
 
 // DeletionSteps is how many schema steps the deletion feed has.
 var DeletionSteps = len(deletionMigrations)
@@ -93,3 +106,66 @@ var DuplicateID = duplicateID
 
 // PoolStats is the store's connection pool statistics.
 func PoolStats(s *Store) sql.DBStats { return s.db.Stats() }
+
+// OpenLegacy opens the database with its schema made as the releases
+// before bun's migrator made it (their Migrate, below): the analytics
+// component brought to the given version, the others to their latest.
+func OpenLegacy(ctx context.Context, dsn string, version int) (*Store, error) {
+	s, err := connect(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	for component, steps := range map[string][]Migration{
+		analyticsComponent: analyticsMigrations[:version], deletionsComponent: deletionMigrations, functionsComponent: functionMigrations,
+	} {
+		if err := legacyMigrate(ctx, s, component, steps); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// legacyMigrate is Migrate as of commit e049dc0: the steps recorded by
+// (component, version) in schema_migrations, all in one transaction.
+func legacyMigrate(ctx context.Context, s *Store, component string, steps []Migration) error {
+	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if s.dialect == postgresDialect {
+			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?, hashtext(current_schema()))", lockMigrate); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			component TEXT NOT NULL,
+			version INTEGER NOT NULL,
+			name TEXT NOT NULL,
+			PRIMARY KEY (component, version)
+		)`); err != nil {
+			return err
+		}
+		var current sql.NullInt64
+		if err := tx.NewSelect().TableExpr("schema_migrations").ColumnExpr("MAX(version)").
+			Where("component = ?", component).Scan(ctx, &current); err != nil {
+			return err
+		}
+		for _, m := range steps {
+			if m.Version <= int(current.Int64) {
+				continue
+			}
+			for _, stmt := range m.Statements(s.dialect.String()) {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return err
+				}
+			}
+			if m.Backfill != nil {
+				if err := m.Backfill(ctx, tx, s.dialect.String()); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (component, version, name) VALUES (?, ?, ?)", component, m.Version, m.Name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -246,7 +246,7 @@ func TestWriteTxCommitsWhileAnImportIsOpen(t *testing.T) {
 				}
 			}
 		}
-		_, err := s.Append(context.Background(), iter.Seq2[analytics.Interaction, error](seq))
+		_, err := s.Load(context.Background(), iter.Seq2[analytics.Interaction, error](seq))
 		imported <- err
 	}()
 	<-half
@@ -271,7 +271,7 @@ func TestWriteTxCommitsWhileAnImportIsOpen(t *testing.T) {
 // count exactly the reference.
 func TestFeedConcurrentWriters(t *testing.T) {
 	s := openStore(t, sqltest.PostgresDSN(t))
-	sqlstore.SetCompactAlways(s)
+	sqlstore.SetCompactAlways(t)
 	f := newFollower(s)
 	idx, err := colindex.Build(t.Context(), s)
 	if err != nil {

@@ -67,8 +67,14 @@ func TestIndexFromSnapshot(t *testing.T) {
 			kept := without(log[:400], gone)
 
 			rows := 0
+			perCat, catRows := map[string]int{}, map[string]map[int]bool{}
 			high, given, err := s.ReadSnapshot(t.Context(), func(r *analytics.FeedRow) error {
 				rows++
+				perCat[string(r.Cat)]++
+				if catRows[string(r.Cat)] == nil {
+					catRows[string(r.Cat)] = map[int]bool{}
+				}
+				catRows[string(r.Cat)][r.CatRows] = true
 				return nil
 			})
 			if err != nil {
@@ -77,6 +83,13 @@ func TestIndexFromSnapshot(t *testing.T) {
 			if want := len(apiOnly(kept)); rows != want || len(given) != 0 || high <= 0 {
 				t.Fatalf("ReadSnapshot gave %d rows, %d given again, position %d; want %d rows, none again, a position", rows, len(given), high, want)
 			}
+			// Every row tells its CAT's row count in the snapshot.
+			for cat, n := range perCat {
+				if got := catRows[cat]; len(got) != 1 || !got[n] {
+					t.Errorf("CAT %s: %d rows, FeedRow.CatRows %v", cat, n, got)
+				}
+			}
+
 			fromSnapshot := buildIndex(t, s)
 			fromFeed := buildIndex(t, feedOnly{s, s})
 			if got, want := statsRows(fromSnapshot), statsRows(fromFeed); got != want || got != rows {

@@ -2,18 +2,16 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/migrate"
 
 	"github.com/catsrv/catsrv/core/errs"
 )
 
-// Migration is one step of a component's schema. Steps are applied in
-// order, each once; a database records the (component, version) pairs it
-// has in schema_migrations. Statements gets the dialect name (DialectSQLite
-// or DialectPostgres).
+// Migration is one step of a component's schema, applied once (Migrate).
+// Statements gets the dialect name (DialectSQLite or DialectPostgres).
 type Migration struct {
 	Version    int
 	Name       string
@@ -38,6 +36,7 @@ var analyticsMigrations = []Migration{
 	{Version: 4, Name: "rollups per topic, model and persona", Statements: func(d string) []string { return cubeRollups(dialectNamed(d)) }},
 	{Version: 5, Name: "interaction ids, unique per CAT", Statements: func(string) []string { return interactionIDs() }},
 	{Version: 6, Name: "feed order by writing transaction", Statements: func(d string) []string { return feedOrder(dialectNamed(d)) }},
+	{Version: 7, Name: "rollups counted from the code blocks", Statements: func(string) []string { return []string{`DROP TABLE rollup_cube`} }},
 }
 
 // interactionIDs adds the optional interaction id, unique per CAT where
@@ -51,10 +50,8 @@ func interactionIDs() []string {
 	}
 }
 
-func latestVersion(steps []Migration) int { return steps[len(steps)-1].Version }
-
-// dictionaryTables names the dictionary of each rollup dimension, in the
-// order of rollupDims.
+// dictionaryTables names the dictionary of each dimension, in the order of
+// analytics.Dimensions.
 var dictionaryTables = []string{"topic_dict", "model_dict", "persona_dict", "question_dict", "answer_dict"}
 
 // analyticsSchema creates the raw log, the dictionaries and the rollups.
@@ -119,70 +116,116 @@ func analyticsSchema(d dialect) []string {
 	return out
 }
 
-// Migrate applies the missing steps of one component's schema in one
-// transaction. Sibling adapters that keep their own tables in this database
-// (authentication, chat) call it with their own component name. On
-// PostgreSQL an advisory lock, scoped to the current schema, makes
-// concurrent starters wait for each other; on SQLite the immediate
-// transaction does the same.
+// Migrate brings one component's schema (sibling adapters pass their own)
+// up to date through bun's migrator. Step n is the bun migration
+// "<component>_<nnnn>", applied in one transaction that records it, and
+// skipped when found recorded: by a concurrent starter, or in the
+// schema_migrations table of releases before bun's migrator. PostgreSQL
+// starters wait for each other on an advisory lock.
 func (s *Store) Migrate(ctx context.Context, component string, steps []Migration) error {
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if s.dialect == postgresDialect {
-			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?, hashtext(current_schema()))", lockMigrate); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-			component TEXT NOT NULL,
-			version INTEGER NOT NULL,
-			name TEXT NOT NULL,
-			PRIMARY KEY (component, version)
-		)`); err != nil {
-			return err
-		}
-		current, err := schemaVersion(ctx, tx, component)
-		if err != nil {
-			return err
-		}
-		for _, m := range steps {
-			if m.Version <= current {
-				continue
-			}
-			for _, stmt := range m.Statements(s.dialect.String()) {
-				if _, err := tx.ExecContext(ctx, stmt); err != nil {
-					return fmt.Errorf("migration %s %d: %w", component, m.Version, err)
-				}
-			}
-			if m.Backfill != nil {
-				if err := m.Backfill(ctx, tx, s.dialect.String()); err != nil {
-					return fmt.Errorf("migration %s %d: %w", component, m.Version, err)
-				}
-			}
-			if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (component, version, name) VALUES (?, ?, ?)", component, m.Version, m.Name); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := s.migrate(ctx, component, steps); err != nil {
 		return errs.Wrap(errs.KindInternal, err, "database migration failed")
 	}
 	return nil
 }
 
-// schemaVersion returns the highest applied migration of a component, 0
-// for none.
-func schemaVersion(ctx context.Context, db bun.IDB, component string) (int, error) {
-	var version sql.NullInt64
-	if err := db.NewSelect().TableExpr("schema_migrations").ColumnExpr("MAX(version)").
-		Where("component = ?", component).Scan(ctx, &version); err != nil {
-		return 0, err
+func (s *Store) migrate(ctx context.Context, component string, steps []Migration) error {
+	if len(steps) == 0 {
+		return nil
 	}
-	return int(version.Int64), nil
+	if s.dialect == postgresDialect {
+		conn, err := s.db.DB.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer dropConn(conn) // ends the session, and its lock
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1, hashtext(current_schema()))", lockMigrate); err != nil {
+			return err
+		}
+	}
+	legacy, err := s.legacyVersions(ctx, component)
+	if err != nil {
+		return err
+	}
+	ms := migrate.NewMigrations()
+	for _, step := range steps {
+		ms.Add(migrate.Migration{Name: migrationName(component, step.Version), Comment: step.Name,
+			Up: func(ctx context.Context, _ *migrate.Migrator, m *migrate.Migration) error {
+				return s.applyStep(ctx, step, m, legacy[step.Version])
+			}})
+	}
+	m := migrate.NewMigrator(s.db, ms, migrate.WithMarkAppliedOnSuccess(true), migrate.WithUpsert(true))
+	if err := m.Init(ctx); err != nil {
+		return err
+	}
+	if _, err := m.Migrate(ctx); err != nil {
+		return fmt.Errorf("%s: %w", component, err)
+	}
+	return nil
 }
 
-// Advisory lock classes of this package, the first key of PostgreSQL's
-// two-key advisory locks; the second is a hash of the current schema.
-const (
-	lockMigrate = 0x63617401 // "cat\x01"
-)
+// migrationName is the bun migration of a component's step.
+func migrationName(component string, version int) string {
+	return fmt.Sprintf("%s_%04d", component, version)
+}
+
+// applyStep runs a step's statements and backfill and records it, in one
+// transaction, unless it finds the step recorded (or legacy is set: the
+// old table has it), when it only records it.
+func (s *Store) applyStep(ctx context.Context, step Migration, m *migrate.Migration, legacy bool) error {
+	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		done, err := tx.NewSelect().TableExpr("bun_migrations").Where("name = ?", m.Name).Exists(ctx)
+		if err != nil || done {
+			return err
+		}
+		if !legacy {
+			for _, stmt := range step.Statements(s.dialect.String()) {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return err
+				}
+			}
+			if step.Backfill != nil {
+				if err := step.Backfill(ctx, tx, s.dialect.String()); err != nil {
+					return err
+				}
+			}
+		}
+		record := *m // the migrator records m again, by name, once this commits
+		_, err = tx.NewInsert().Model(&record).ModelTableExpr("bun_migrations").Exec(ctx)
+		return err
+	})
+}
+
+// legacyVersions returns the steps of the component that the table of the
+// releases before bun's migrator, schema_migrations, records.
+func (s *Store) legacyVersions(ctx context.Context, component string) (map[int]bool, error) {
+	var exists bool
+	var err error
+	if s.dialect == postgresDialect {
+		err = s.db.QueryRowContext(ctx, "SELECT to_regclass('schema_migrations') IS NOT NULL").Scan(&exists)
+	} else {
+		exists, err = s.db.NewSelect().TableExpr("sqlite_master").Where("type = 'table' AND name = 'schema_migrations'").Exists(ctx)
+	}
+	if err != nil || !exists {
+		return nil, err
+	}
+	var versions []int
+	if err := s.db.NewSelect().TableExpr("schema_migrations").Column("version").
+		Where("component = ?", component).Scan(ctx, &versions); err != nil {
+		return nil, err
+	}
+	out := map[int]bool{}
+	for _, v := range versions {
+		out[v] = true
+	}
+	return out, nil
+}
+
+// migrated reports whether the component's step is recorded.
+func migrated(ctx context.Context, db bun.IDB, component string, version int) (bool, error) {
+	return db.NewSelect().TableExpr("bun_migrations").Where("name = ?", migrationName(component, version)).Exists(ctx)
+}
+
+// lockMigrate is the first key of the migrations' PostgreSQL advisory
+// lock; the second is a hash of the current schema.
+const lockMigrate = 0x63617401 // "cat\x01"

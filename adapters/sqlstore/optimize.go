@@ -19,7 +19,7 @@ func (s *Store) Optimize(ctx context.Context) error {
 			return internal(err)
 		}
 	}
-	tables := append([]string{"interactions", "rollup_cube", "dims_blocks"}, dictionaryTables...)
+	tables := append([]string{"interactions", "dims_blocks"}, dictionaryTables...)
 	for _, t := range tables {
 		stmt := "ANALYZE " + t // #nosec G202 -- table names come from this package's fixed list.
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {

@@ -46,7 +46,7 @@ func (c *counter) merge(o *counter) {
 }
 
 // counts returns the codes counted at least once, in code order: a slice
-// of pairs, not a map (at 10M a list holds hundreds of thousands of codes,
+// of pairs, not a map (a list may hold hundreds of thousands of codes,
 // and a map of them costs three times the memory).
 func (c *counter) counts() codeCounts {
 	n := len(c.sparse)

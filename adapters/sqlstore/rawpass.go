@@ -14,19 +14,12 @@ import (
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
-// The raw path counts a whole answer in one pass over its rows.
-//
-// An answer is a total under every filter and the groups of each
-// dimension under every filter but its own. Instead of six GROUP BY
-// queries over texts, Answer reads the rows' dictionary codes once
-// (dims_blocks, see blocks.go) and counts all six in Go: a row that fails
-// no filter counts in the total and in every list, a row that fails
-// exactly one filter counts only in that filter's own list, any other row
-// counts nowhere (analytics.CountAnswer states the same rule over
-// interactions). Only the codes the answer returns are then looked up in
-// the dictionaries. The range is read in passParts ranges of days,
-// passWorkers at a time on their own connections, all in read
-// transactions of one committed state (snapshot.go).
+// The raw pass counts a whole answer in one read of the rows' codes
+// (dims_blocks): a row that fails no filter counts in the total and every
+// list, one that fails exactly one filter only in that filter's list
+// (analytics.CountAnswer's rule). Only the codes answered are looked up.
+// The range is read in passParts ranges of days, passWorkers at a time on
+// their own connections, in read transactions of one state (snapshot.go).
 const (
 	passParts   = 4
 	passWorkers = 2
@@ -80,8 +73,8 @@ func (s *Store) onePass(ctx context.Context, snap *passSnapshot, n selection) (p
 	if err != nil {
 		return out, err
 	}
-	if s.passPlanned != nil {
-		s.passPlanned()
+	if s.hooks != nil && s.hooks.passPlanned != nil {
+		s.hooks.passPlanned()
 	}
 	if err := s.extend(ctx, snap, min(s.passWorkers(), max(1, len(parts)))-1); err != nil {
 		return out, err

@@ -28,8 +28,8 @@ func (s *Store) Daily(ctx context.Context, sel analytics.Selection) ([]chatlog.D
 	return Retry(ctx, func(ctx context.Context) ([]chatlog.DayCount, error) { return s.daily(ctx, sel) })
 }
 
-// Answer counts the wanted parts of the query's answer from the rollups
-// and the raw pass (answer).
+// Answer counts the wanted parts of the query's answer for whole UTC days
+// (answer).
 func (r *Rollups) Answer(ctx context.Context, q analytics.Query, want analytics.Parts) (analytics.Counts, error) {
 	return Retry(ctx, func(ctx context.Context) (analytics.Counts, error) { return r.answer(ctx, q, want) })
 }

@@ -16,12 +16,10 @@ import (
 	"github.com/catsrv/catsrv/core/errs"
 )
 
-// This file is where database failures are told apart, once for every SQL
-// adapter: a lost connection, a transaction the server rolled back to
-// resolve a conflict, and SQLite's write lock held elsewhere are
-// errs.KindUnavailable (503, try again), everything else stays internal.
-// Reads and a turn's transaction are retried here with a bounded,
-// jittered back-off.
+// Database failures are told apart here, once for every SQL adapter: a
+// lost connection, a transaction the server rolled back and SQLite's write
+// lock held elsewhere are errs.KindUnavailable (503, try again), anything
+// else internal. Reads and WriteTx retry with a jittered back-off.
 
 // failure is the class of a database error.
 type failure int
@@ -138,7 +136,7 @@ func transient(err error) error {
 const retryAttempts = 4
 
 // retryBase is the back-off before the second attempt; it doubles for
-// each further one (with jitter): at most about 20+40+80 ms in all.
+// each further one (with jitter).
 const retryBase = 20 * time.Millisecond
 
 // backoff is the jittered wait before attempt n+1 (n >= 1): uniformly

@@ -15,8 +15,7 @@ import (
 // planned its day ranges but not read them: the answer must count the
 // state before the append (its snapshot) in every part, not some day
 // ranges or parts before and some after; the next answer counts it all.
-// The rollups' answer (its total and small lists from rollup_cube, read
-// before the pass) holds to the same state.
+// The rollups' answer holds to the same state.
 func TestPassCountsOneCommittedState(t *testing.T) {
 	for _, b := range sqltest.Backends() {
 		for _, rollups := range []bool{false, true} {

@@ -1,12 +1,9 @@
-// Package sqlstore keeps the interaction log and its rollups in SQL, on
-// SQLite (embedded, pure Go) or PostgreSQL, through bun.
-//
-// The raw log answers [ports.InteractionLog] with one pass over the
-// column-wise codes of the interactions (dims_blocks); [Rollups] answers
-// [ports.RollupStore] from daily rollups that every Append updates in the
-// same transaction as the raw rows, so the two paths can never disagree.
-// Both must answer exactly as the core reference (analytics.CountAnswer)
-// does, each answer from one committed state. The raw log is also the
+// Package sqlstore keeps the interaction log in SQL, on SQLite (embedded,
+// pure Go) or PostgreSQL, through bun. It answers [ports.InteractionLog]
+// and, for whole UTC days, [ports.RollupStore] with one pass over the
+// column-wise dictionary codes of the interactions (dims_blocks), written
+// in the same transaction as the rows; each answer comes from one
+// committed state. The log is also the
 // feed (ReadSince) the column index follows.
 package sqlstore
 
@@ -26,6 +23,7 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/driver/sqliteshim"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/errs"
@@ -53,19 +51,9 @@ const (
 	sqliteIdleConns = 2
 )
 
-// Idle PostgreSQL connections the pool keeps (postgresIdleConns), and
-// for how long one stays unused before it is closed (postgresIdleTime).
-// database/sql keeps 2 by default: under concurrent chat turns every
-// transaction beyond two then closed its connection when it ended and
-// the next one opened a new one (a server process started, the session
-// settings checked), which cost more than the turn itself. Keeping as many
-// as concurrent work uses stops that churn; the idle time gives them back
-// once the load is gone. The bound on idle connections never opens one:
-// a pool holds as many as its concurrent work asks for, and this only
-// decides whether one is closed when its work ends. At 16, 32 chat users
-// still closed and reopened about 30 connections in 2,000 chats (each a
-// new server process with cold catalog and statement caches); 64 keeps
-// what such a load uses.
+// Idle PostgreSQL connections the pool keeps, and how long one stays
+// unused before it is closed: as many as concurrent chat turns use, so
+// that a turn does not open a new server process.
 const (
 	postgresIdleConns = 64
 	postgresIdleTime  = time.Minute
@@ -79,42 +67,38 @@ const sqliteBusyTimeoutMS = 30000
 type Store struct {
 	db      *bun.DB
 	dialect dialect
-	// writeTurn queues this process's SQLite writers (a one-slot
-	// semaphore, so that a chat turn can stop waiting, see turnWait):
-	// SQLite allows one writer at a time, and queueing here beats waiting
-	// on busy_timeout.
+	// writeTurn queues this process's SQLite writers, a one-slot
+	// semaphore that a chat turn can stop waiting for (turnWait): SQLite
+	// has one writer at a time, and queueing here beats busy_timeout.
 	writeTurn chan struct{}
-	// beforeCommit, set by tests only, runs in WriteTx just before the
-	// commit, and commit replaces tx.Commit when set.
-	beforeCommit func(ctx context.Context, tx bun.Tx) error
-	commit       func(tx bun.Tx) error
-	// compactAlways, set by tests only, merges small code blocks on every
-	// PostgreSQL write that leaves one (blockcompact.go).
-	compactAlways bool
-	// passPlanned, a test hook, runs once a pass has planned its parts
-	// and before it takes more connections.
-	passPlanned func()
-	// afterDeleteBatch, a test hook, runs after each committed batch of
-	// DeleteInteractions.
-	afterDeleteBatch func()
 	// localLocks are the job locks of a SQLite database (joblock.go).
 	localLocks localLocks
-	// rawInsert is the insert of a full batch of raw rows, prepared once
-	// per connection rather than once per transaction (sharedstmt.go).
-	rawInsert sharedStmt
 	// reserveWriter is set on a SQLite file: Appends write on writer, a
-	// connection kept for them (writerconn.go), used only by the holder
-	// of writeTurn.
+	// connection kept for them (writerconn.go) and used by the holder of
+	// writeTurn only; writerCache is its page cache setting.
 	reserveWriter bool
 	writer        *sql.Conn
-	// codes caches the dictionary codes committed Appends used
-	// (codecache.go).
-	codes codeCache
-	// writerCache sets the page cache of the SQLite connection Appends
-	// write on: writerCache or, with BulkWrites, bulkWriterCache.
-	writerCache string
+	writerCache   string
 	// tell is the follower told of each committed write (tell.go).
 	tell atomic.Pointer[func(rows []analytics.FeedRow, givenAt int64, complete bool)]
+	// hooks are set by tests only (export_test.go); nil otherwise.
+	hooks *testHooks
+	// tracer, when set (Traced), makes database calls spans (trace.go).
+	tracer trace.Tracer
+}
+
+// testHooks let tests act at points of a write or a read.
+type testHooks struct {
+	// beforeCommit runs in WriteTx just before the commit; commit, when
+	// set, replaces tx.Commit.
+	beforeCommit func(ctx context.Context, tx bun.Tx) error
+	commit       func(tx bun.Tx) error
+	// passPlanned runs once a raw pass has planned its parts, before it
+	// takes more connections.
+	passPlanned func()
+	// afterDeleteBatch runs after each committed batch of
+	// DeleteInteractions.
+	afterDeleteBatch func()
 }
 
 // Open connects to the database the DSN names and brings its schema up to
@@ -129,27 +113,50 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 // Option is a choice about how a Store is set up, given to Open.
 type Option func(*Store)
 
-// BulkWrites sets a store up for large batches of interactions (catsrv
-// import): on SQLite the connection that writes keeps a 32 MiB page cache
-// instead of 8 MiB, for the rollup upserts of batches of thousands of
-// rows. It changes nothing on PostgreSQL.
+// BulkWrites sets a store up for large imports: on SQLite the writer
+// connection gets a larger page cache. It changes
+// nothing on PostgreSQL.
 func BulkWrites() Option {
 	return func(s *Store) { s.writerCache = bulkWriterCache }
 }
 
 // open is Open with the schema steps to bring the database to.
 func open(ctx context.Context, dsn string, steps []Migration, opts ...Option) (*Store, error) {
+	s, err := connect(ctx, dsn, opts...)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range []struct {
+		name  string
+		steps []Migration
+	}{{analyticsComponent, steps}, {deletionsComponent, deletionMigrations}, {functionsComponent, functionMigrations}} {
+		if err := s.Migrate(ctx, c.name, c.steps); err != nil {
+			_ = s.db.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// connect opens the database the DSN names, as it is.
+func connect(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	var (
 		sqldb *sql.DB
 		d     dialect
 		err   error
 	)
+	// The options that the connection itself needs (a tracer), read
+	// before it opens; all of them are applied to the Store below.
+	pre := &Store{}
+	for _, o := range opts {
+		o(pre)
+	}
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):
 		sqldb, err = openSQLite(strings.TrimPrefix(dsn, "sqlite:"))
 		d = sqliteDialect
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		sqldb, err = openPostgres(dsn)
+		sqldb, err = openPostgres(dsn, pre.tracer)
 		d = postgresDialect
 	default:
 		return nil, errs.New(errs.KindInvalid, "unsupported database DSN: %s", dsnForms)
@@ -168,21 +175,13 @@ func open(ctx context.Context, dsn string, steps []Migration, opts ...Option) (*
 	for _, o := range opts {
 		o(s)
 	}
+	if s.tracer != nil && d == sqliteDialect {
+		db = db.WithQueryHook(bunTracer{s.tracer})
+		s.db = db
+	}
 	if err := ping(ctx, db); err != nil {
 		_ = db.Close()
 		return nil, errs.Wrap(errs.KindUnavailable, err, "database unreachable")
-	}
-	if err := s.Migrate(ctx, analyticsComponent, steps); err != nil {
-		_ = db.Close()
-		return nil, err
-	}
-	if err := s.Migrate(ctx, deletionsComponent, deletionMigrations); err != nil {
-		_ = db.Close()
-		return nil, err
-	}
-	if err := s.Migrate(ctx, functionsComponent, functionMigrations); err != nil {
-		_ = db.Close()
-		return nil, err
 	}
 	return s, nil
 }
@@ -225,12 +224,9 @@ func openSQLite(path string) (*sql.DB, error) {
 	// A file: URI lets any path through once ?, # and % are escaped; the
 	// underscore keys are read by the driver on every new connection.
 	escaped := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)
-	// Readers get a small page cache each (SQLite allocates it outside
-	// the Go heap, per connection): the raw pass reads each code block
-	// once, so a larger cache only holds more of them. 2 MiB instead of
-	// 8 took a 10M server's peak through raw requests from 413-415 MiB to
-	// 369-373, as fast (docs/benchmarks.md, section 27). The connection
-	// Appends write on has its own (writerCache).
+	// Readers get a small page cache each (allocated outside the Go heap,
+	// per connection): the raw pass reads each code block once. The
+	// writer connection has its own (writerCache).
 	dsn := "file:" + escaped + "?_pragma=busy_timeout(" + strconv.Itoa(sqliteBusyTimeoutMS) + ")" +
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-2048)&_txlock=immediate"
 	sqldb, err := sql.Open(sqliteshim.ShimName, dsn)
@@ -253,13 +249,16 @@ func openSQLite(path string) (*sql.DB, error) {
 	return sqldb, nil
 }
 
-func openPostgres(dsn string) (*sql.DB, error) {
+func openPostgres(dsn string, tracer trace.Tracer) (*sql.DB, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		// pgx redacts the password from its own message; ours names none.
 		return nil, errs.Wrap(errs.KindInvalid, err, "invalid PostgreSQL DSN")
 	}
 	forceSessionSettings(cfg)
+	if tracer != nil {
+		cfg.Tracer = pgxTracer{tracer}
+	}
 	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(checkSessionSettings))
 	db.SetMaxIdleConns(postgresIdleConns)
 	db.SetConnMaxIdleTime(postgresIdleTime)
@@ -271,7 +270,6 @@ func (s *Store) Close() error {
 	if s.reserveWriter {
 		s.closeWriter()
 	}
-	s.rawInsert.close()
 	if err := s.db.Close(); err != nil {
 		return errs.Wrap(errs.KindInternal, err, "closing the database failed")
 	}
@@ -287,12 +285,13 @@ func (s *Store) Ping(ctx context.Context) error {
 	if err := s.db.PingContext(ctx); err != nil {
 		return errs.Wrap(errs.KindUnavailable, err, "database unreachable")
 	}
-	version, err := schemaVersion(ctx, s.db, analyticsComponent)
+	want := analyticsMigrations[len(analyticsMigrations)-1].Version
+	ok, err := migrated(ctx, s.db, analyticsComponent, want)
 	if err != nil {
 		return errs.Wrap(errs.KindUnavailable, err, "database schema unreadable")
 	}
-	if want := latestVersion(analyticsMigrations); version != want {
-		return errs.New(errs.KindUnavailable, "database schema at version %d, expected %d", version, want)
+	if !ok {
+		return errs.New(errs.KindUnavailable, "database schema before version %d", want)
 	}
 	return nil
 }
@@ -301,7 +300,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // tables in the same database (they bring their schema with Migrate).
 func (s *Store) DB() *bun.DB { return s.db }
 
-// Rollups returns the rollup store kept in step with this log.
+// Rollups returns the log as a ports.RollupStore (rollups.go).
 func (s *Store) Rollups() *Rollups { return &Rollups{store: s} }
 
 func internal(err error) error {

@@ -9,13 +9,21 @@ import (
 )
 
 // A follower in this process (the column index) is told of the api rows
-// each write transaction committed, with their ids, before the write
-// returns (TellCommits), and with their feed position: on SQLite the
-// highest id, on PostgreSQL the transaction's id plus one (the feed reads
-// below a transaction horizon, feedorder.go). SQLite tells within the
-// writer turn, so in commit order (time order for rows logged as they
-// happen: no late rows for the index to sort in); PostgreSQL writers
-// commit concurrently and tell after the commit.
+// each of the store's write transactions committed (TellCommits),
+// with their ids, before the write returns: it counts them at once,
+// instead of reading them back from the feed. The rows' feed position
+// (GivenAt) tells the follower whether a read of the feed has given them
+// already: on SQLite, where one writer commits at a time and ids only
+// grow, the highest id among them; on PostgreSQL, where the feed reads
+// below a transaction horizon (feedorder.go), the transaction's id plus
+// one.
+
+// On SQLite the follower is told within the writer turn,
+// so in commit order, which for rows logged as they happen is time
+// order: two concurrent batches told the other way round would make the
+// earlier one's rows late ones for the index to sort in (a rebuild of the
+// CAT's columns, whose cost grows with the CAT). PostgreSQL writers commit
+// concurrently, with no order to keep; they tell after the commit.
 
 // heldMax bounds the rows one transaction hands over: past it (an
 // import) the follower is told only that the transaction committed, and
@@ -111,16 +119,10 @@ func (h *held) add(batch []analytics.Interaction, ids []int64, xactPos int64) {
 }
 
 // attempt is what one attempt of WriteTx shares with the AppendTx calls
-// of its fn: the rows they wrote, for the follower, and the dictionary
-// codes they learned, for the store's code cache (codecache.go), both
-// handed over once the transaction has committed (settled).
+// of its fn: the rows they wrote, for the follower once the transaction
+// has committed (settled).
 type attempt struct {
 	held *held // nil when no follower is told
-	// collections is the dictionary collections counter, read in the
-	// transaction (on PostgreSQL by beginWrite) when collectionsRead.
-	collections     int64
-	collectionsRead bool
-	learned         []learnedCode
 }
 
 // attemptKey carries a WriteTx attempt to the AppendTx calls of its fn.
@@ -136,13 +138,10 @@ func attemptFrom(ctx context.Context) *attempt {
 	return a
 }
 
-// settled hands over what a committed attempt gathered: its rows to the
-// follower (in commit order, tell.go) and its codes to the code cache.
+// settled hands a committed attempt's rows to the follower (in commit
+// order, see above).
 func (s *Store) settled(a *attempt) {
 	s.told(a.held)
-	if a.collectionsRead {
-		s.codes.learn(a.collections, a.learned)
-	}
 }
 
 // insertReturning runs the multi-row insert of raw rows and returns the

@@ -7,18 +7,10 @@ import (
 )
 
 // On a SQLite file every Append writes on one connection, the store's
-// writer connection, kept out of the pool between Appends (only the
-// holder of the writer turn uses it). A SQLite connection keeps its page
-// cache across transactions only while no other connection has written
-// the database since its last one: a writer taking whichever pooled
-// connection was free found, nearly every batch, a connection whose cache
-// the previous batch's commit (on another connection) had made stale,
-// dropped it whole and read the pages it writes (index, rollup and block
-// pages) back from the file. One connection writing batch after batch
-// keeps them cached, and keeps its prepared statements. Writes through
-// WriteTx (chat turns, deletions) still take a pooled connection; the
-// writer connection's next Append then starts with a cold cache, as every
-// Append did before.
+// writer connection, kept out of the pool between Appends and used only by
+// the holder of the writer turn: a SQLite connection keeps its page cache
+// only while no other connection writes the file, so batch after batch on
+// one connection finds the index and block pages it writes cached.
 
 // writerConn returns the writer connection, opening it the first time
 // (its page cache enlarged, its statement journals in memory). The caller

@@ -141,6 +141,6 @@ func (r *report) agentRow() string {
 	if a == nil {
 		return "| agent turn, two tool calls | — | not measured in this run | |\n"
 	}
-	return fmt.Sprintf("| agent turn, two tool calls (scripted model, 1 user) | — | turn p50 %s, p99 %s; the loop's own time per step p50 %s, p99 %s, beside the model's p50 %s, p99 %s (%d turns) | |\n",
+	return fmt.Sprintf("| agent turn, two tool calls (scripted model, 1 user) | — | turn p50 %s, p99 %s; the loop's own time per step (the turn less the model's time, over its 2 steps: HTTP, auth and storage included) p50 %s, p99 %s, beside the model's p50 %s, p99 %s (%d turns) | |\n",
 		ms(a.turnP50), ms(a.turnP99), ms(a.loopP50), ms(a.loopP99), ms(a.modelP50), ms(a.modelP99), a.turns)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/catsrv/catsrv/adapters/clock"
@@ -14,11 +13,12 @@ import (
 // tests can supply their own. Only config.Load reads it.
 type environ []string
 
-// tokenService builds the access token service from CATSRV_JWT_SECRET.
+// tokenService builds the access token service from CATSRV_JWT_SECRET
+// (or CATSRV_JWT_SECRET_FILE).
 func tokenService(cfg *config.Config) (*tokens.Service, error) {
 	secret := cfg.JWTSecret.Value()
 	if secret == "" {
-		return nil, errors.New("CATSRV_JWT_SECRET is not set: export a random secret of at least 32 bytes (e.g. `openssl rand -hex 32`)")
+		return nil, fmt.Errorf("CATSRV_JWT_SECRET is not set and CATSRV_JWT_SECRET_FILE (%s) does not exist: export a random secret of at least 32 bytes (e.g. `openssl rand -hex 32`)", cfg.JWTSecretFile)
 	}
 	return tokens.New([]byte(secret), cfg.JWTIssuer, cfg.JWTAudience, clock.System{})
 }

@@ -12,13 +12,15 @@ import (
 func TestCommandHelpAndBadFlags(t *testing.T) {
 	t.Parallel()
 	flags := map[string][]string{
-		"serve":   {"-config", "-db", "-addr"},
-		"import":  {"-config", "-db", "-skip-invalid"},
-		"demo":    {"-interactions", "-cats", "-days", "-seed"},
-		"token":   {"-config", "-subject", "-role", "-cats", "-ttl"},
-		"openapi": {},
-		"audit":   {"-db", "-since", "-user", "-limit", "-json"},
-		"erase":   {"-db", "-user"},
+		"serve":       {"-config", "-db", "-addr"},
+		"import":      {"-config", "-db", "-skip-invalid"},
+		"demo":        {"-interactions", "-cats", "-days", "-seed"},
+		"token":       {"-config", "-subject", "-role", "-cats", "-ttl"},
+		"openapi":     {},
+		"audit":       {"-db", "-since", "-user", "-limit", "-json"},
+		"erase":       {"-db", "-user"},
+		"version":     {},
+		"healthcheck": {"-addr"},
 	}
 	for cmd, want := range flags {
 		for _, help := range []string{"--help", "-h"} {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/catsrv/catsrv/adapters/memstore"
 	"github.com/catsrv/catsrv/adapters/openai"
 	"github.com/catsrv/catsrv/adapters/sqlstore"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/buildinfo"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/telemetry"
 )
 
@@ -39,6 +42,9 @@ func TestRegistryFollowsPrometheusConventions(t *testing.T) {
 	if _, err := telemetry.AuditLog(reg, memstore.NewAuth()); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := telemetry.IngestLog(reg, store); err != nil {
+		t.Fatal(err)
+	}
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +52,13 @@ func TestRegistryFollowsPrometheusConventions(t *testing.T) {
 	for _, p := range problems {
 		t.Errorf("%s: %s", p.Metric, p.Text)
 	}
-	for _, name := range []string{"catsrv_index_lag_rows", "catsrv_index_lag_seconds", "go_sql_in_use_connections", "catsrv_auth_logins_total", "catsrv_chat_model_requests_total", "process_start_time_seconds"} {
+	info := buildinfo.Get()
+	want := fmt.Sprintf("# HELP catsrv_build_info The running build: always 1, labelled by its version, commit and Go version.\n"+
+		"# TYPE catsrv_build_info gauge\ncatsrv_build_info{commit=%q,goversion=%q,version=%q} 1\n", info.Commit, info.GoVersion, info.Version)
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "catsrv_build_info"); err != nil {
+		t.Error(err)
+	}
+	for _, name := range []string{"catsrv_index_lag_rows", "catsrv_index_lag_seconds", "go_sql_in_use_connections", "catsrv_auth_logins_total", "catsrv_chat_model_requests_total", "catsrv_ingest_lines_total", "process_start_time_seconds"} {
 		if n, err := testutil.GatherAndCount(reg, name); err != nil || n == 0 {
 			t.Errorf("%s: %d series (%v)", name, n, err)
 		}

@@ -1,5 +1,5 @@
 // Command catsrv is the catsrv service binary: the HTTP app (serve) and the
-// operator's tools (import, demo, token, openapi, audit, erase). It is the one composition
+// operator's tools (import, demo, token, openapi, audit, erase, version, healthcheck). It is the one composition
 // root: the only place adapters are chosen and wired into core services.
 package main
 
@@ -12,6 +12,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/catsrv/catsrv/apps/catsrv/internal/buildinfo"
 )
 
 // commands are the subcommands in the order the usage lists them.
@@ -23,6 +25,9 @@ var commands = []struct{ name, synopsis string }{
 	{"openapi", ""},
 	{"audit", "[--db DSN] [--since D] [--user U] [--limit N] [--json]"},
 	{"erase", "[--db DSN] --user PROVIDER:SUBJECT|ID"},
+	{"eval", "retrieval [--config DIR] --cat X [--db DSN] [--k N] GOLDEN.jsonl"},
+	{"version", ""},
+	{"healthcheck", "[--addr HOST:PORT]"},
 }
 
 // usage is the general usage text: every command, the main variables.
@@ -36,6 +41,7 @@ var usage = func() string {
 
 Environment:
   CATSRV_JWT_SECRET    HS256 signing secret, at least 32 bytes (serve, token)
+  CATSRV_JWT_SECRET_FILE  file read for it when unset (./data/jwt-secret, where make run keeps one)
   CATSRV_CONFIG_DIR    default for --config (./configs)
   CATSRV_DB            default for --db (sqlite:./data/catsrv.db); keeps passwords off the command line
   CATSRV_ADDR          default for --addr (127.0.0.1:8080)
@@ -101,9 +107,28 @@ func dispatch(ctx context.Context, args []string, env environ, stdin io.Reader, 
 		return auditCmd(ctx, args[1:], env, stdout)
 	case "erase":
 		return eraseCmd(ctx, args[1:], env, stdout)
+	case "eval":
+		return evalCmd(ctx, args[1:], env, stdout)
+	case "healthcheck":
+		return healthcheckCmd(ctx, args[1:], env, stdout)
+	case "version", "--version":
+		return versionCmd(args[1:], stdout)
 	case "help", "-h", "--help":
 		_, err := fmt.Fprint(stdout, usage)
 		return err
 	}
 	return fmt.Errorf("unknown command %q: %w", args[0], errUsage)
+}
+
+// versionCmd prints the build's version, commit and Go version.
+func versionCmd(args []string, stdout io.Writer) error {
+	fs := newFlags("version")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fs.misuse("version takes no arguments")
+	}
+	_, err := fmt.Fprintln(stdout, buildinfo.Get())
+	return err
 }

@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -364,6 +366,8 @@ func TestUsageAndStartupErrors(t *testing.T) {
 		{"ingest token without CATs", []string{"token", "--config", cfg, "--subject", "x", "--role", "ingest"}, nil, 2, "--cats"},
 		{"CATs on another role", []string{"token", "--config", cfg, "--subject", "x", "--role", "admin", "--cats", "demo"}, nil, 2, "--cats"},
 		{"ingest token for an unknown CAT", []string{"token", "--config", cfg, "--subject", "x", "--role", "ingest", "--cats", "demo,nosuchcat"}, []string{"CATSRV_JWT_SECRET=" + testSecret}, 1, "nosuchcat"},
+		{"unknown role", []string{"token", "--config", cfg, "--subject", "x", "--role", "superuser"}, nil, 2, `--role "superuser" is not a role catsrv knows: one of admin, user, ingest`},
+		{"role in capitals", []string{"token", "--config", cfg, "--subject", "x", "--role", "Admin"}, nil, 2, `--role "Admin"`},
 		{"import without file", []string{"import", "--config", cfg}, nil, 2, "FILE"},
 		{"bad DSN", []string{"serve", "--config", cfg, "--db", "mysql://x", "--addr", "127.0.0.1:0"}, nil, 1, "sqlite:"},
 		{"missing config dir", []string{"serve", "--config", filepath.Join(cfg, "missing"), "--addr", "127.0.0.1:0"}, nil, 1, "missing"},
@@ -381,10 +385,77 @@ func TestUsageAndStartupErrors(t *testing.T) {
 func TestServeRefusesMissingSecret(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command(binary, "serve", "--config", configDir(t), "--db", "sqlite:"+filepath.Join(t.TempDir(), "x.db"), "--addr", "127.0.0.1:0")
+	cmd.Dir = t.TempDir() // no data/jwt-secret there
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "CATSRV_JWT_SECRET") {
 		t.Fatalf("serve without a secret: %v\n%s", err, out)
+	}
+}
+
+// TestVersion: `catsrv version` and `catsrv --version` print the build's
+// version, commit and Go version. The test binary names no release: its
+// version is dev, its commit the revision go build stamped.
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"version", "--version"} {
+		r := catsrv(t, nil, nil, arg)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d: %s", arg, r.code, r.stderr)
+		}
+		want := regexp.MustCompile(`^catsrv dev \(commit ([0-9a-f]{40}(-dirty)?|unknown), go1\.\d+(\.\d+)?\S*\)\n$`)
+		if !want.MatchString(r.stdout) {
+			t.Errorf("%s printed %q", arg, r.stdout)
+		}
+		if !strings.Contains(r.stdout, runtime.Version()) {
+			t.Errorf("%s printed %q, not the Go version %s", arg, r.stdout, runtime.Version())
+		}
+	}
+	if r := catsrv(t, nil, nil, "version", "extra"); r.code != 2 {
+		t.Errorf("version extra: exit %d", r.code)
+	}
+}
+
+// TestServeWarnsWithoutCats: serve on a configuration directory with no
+// CAT file starts (a file may be added) but logs a WARN naming the
+// directory.
+func TestServeWarnsWithoutCats(t *testing.T) {
+	empty := t.TempDir()
+	srv := startServe(t, empty, "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"))
+	var warned bool
+	for line := range strings.SplitSeq(srv.logs.String(), "\n") {
+		var l struct {
+			Level, Msg string
+			ConfigDir  string `json:"config_dir"`
+		}
+		if json.Unmarshal([]byte(line), &l) == nil && l.Level == "WARN" && strings.HasPrefix(l.Msg, "no CAT configured") && l.ConfigDir == empty {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Errorf("no WARN about the missing CAT files:\n%s", srv.logs.String())
+	}
+	withCats := startServe(t, configDir(t), "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"))
+	if strings.Contains(withCats.logs.String(), "no CAT configured") {
+		t.Errorf("a directory with CAT files warned:\n%s", withCats.logs.String())
+	}
+}
+
+// TestHealthcheck: `catsrv healthcheck` succeeds against a running serve
+// (a wildcard listen address asked on loopback) and fails, exit 1, when
+// nothing answers.
+func TestHealthcheck(t *testing.T) {
+	srv := startServe(t, configDir(t), "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"))
+	_, port, err := net.SplitHostPort(strings.TrimPrefix(srv.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, addr := range []string{"127.0.0.1:" + port, "0.0.0.0:" + port, ":" + port} {
+		if r := catsrv(t, nil, []string{"CATSRV_ADDR=" + addr}, "healthcheck"); r.code != 0 || !strings.Contains(r.stdout, "/healthz") {
+			t.Errorf("healthcheck of %s: exit %d: %s %s", addr, r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := catsrv(t, nil, nil, "healthcheck", "--addr", freeAddr(t)); r.code != 1 {
+		t.Errorf("healthcheck with nothing listening: exit %d: %s", r.code, r.stderr)
 	}
 }

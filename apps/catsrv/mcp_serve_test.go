@@ -7,12 +7,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/catsrv/catsrv/adapters/openai/openaitest"
 )
 
 // mcpCat writes a configuration directory with one CAT whose agent has
@@ -195,6 +198,68 @@ func TestSIGKILLedServeStdioServersExit(t *testing.T) {
 				t.Fatalf("%s (pid %d) still runs 20s after serve was killed", p.comm, p.pid)
 			}
 			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// TestAgentTurnStartsAndCallsStdioServer: a turn in agent mode starts the
+// CAT's stdio MCP server at its first use, the model's tool call reaches
+// it and its result the model, /metrics counts the call, and SIGTERM
+// leaves no server behind.
+func TestAgentTurnStartsAndCallsStdioServer(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	model := openaitest.New(openaitest.Steps(
+		openaitest.Reply{Calls: []openaitest.Call{{ID: "c1", Name: "files__add", Arguments: `{"a":2,"b":40}`}}},
+		openaitest.Reply{Text: "The sum is 42."},
+	))
+	t.Cleanup(model.Close)
+	cfg := filepath.Join(t.TempDir(), "configs")
+	if err := os.Mkdir(cfg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	yaml := fmt.Sprintf("cat:\n  chat_mode: agent\n  agent:\n    base_url: %s\n    model: m\n    mcp_servers:\n      - name: files\n        command: [%q]\n",
+		model.BaseURL(), mcpServerBinary(t))
+	if err := os.WriteFile(filepath.Join(cfg, "demo.yaml"), []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	metricsAddr := freeAddr(t)
+	s := startServe(t, cfg, "sqlite:"+filepath.Join(t.TempDir(), "c.db"), "CATSRV_METRICS_ADDR="+metricsAddr)
+	if procs := descendants(s.proc.Pid); len(procs) != 0 {
+		t.Fatalf("MCP servers before any turn: %v", procs)
+	}
+	user := issueToken(t, cfg, "alice", "user")
+	code, body, _ := send(t, nil, http.MethodPost, s.base+"/api/v1/cat/chat?catname=demo", `{"message":"what is 2 + 40?"}`, "Authorization", "Bearer "+user)
+	if code != http.StatusOK || !strings.Contains(body, "The sum is 42.") {
+		t.Fatalf("chat: %d %s\n%s", code, body, s.logs.String())
+	}
+	reqs := model.Requests()
+	if len(reqs) != 2 || !slices.Contains(reqs[0].ToolNames(), "files__add") {
+		t.Fatalf("model requests: %d, tools of the first %v", len(reqs), reqs[0].ToolNames())
+	}
+	msgs := reqs[1].Messages()
+	if last := msgs[len(msgs)-1]; last["role"] != "tool" || last["content"] != "42" {
+		t.Fatalf("the model's second request ends with %v, want the tool's result 42", last)
+	}
+	procs := waitChildren(t, s.proc.Pid, map[string]int{"mcpserver": 1}, s.logs)
+	_, metrics, _ := send(t, nil, http.MethodGet, "http://"+metricsAddr+"/metrics", "")
+	if !strings.Contains(metrics, `catsrv_tool_calls_total{outcome="ok",server="files",tool="add"} 1`) {
+		t.Errorf("no tool call counted:\n%s", metrics)
+	}
+	if err := s.proc.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := s.proc.Wait(); done <- err }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop within 30s of SIGTERM")
+	}
+	for _, p := range procs {
+		if running(p) {
+			t.Errorf("%s (pid %d) still runs after serve stopped", p.comm, p.pid)
 		}
 	}
 }

@@ -137,10 +137,19 @@ func TestMetricsScrape(t *testing.T) {
 	expect(http.MethodGet, "/healthz", "", http.StatusOK)
 	expect(http.MethodGet, "/api/v1/analytics/all?catname=demo", "", http.StatusUnauthorized)
 	expect(http.MethodGet, "/api/v1/analytics/all?catname=shop", "", http.StatusOK)
+	expect(http.MethodGet, "/api/v1/analytics/all?catname=shop&startDate=not-a-date", "", http.StatusInternalServerError) // the spec's 500 for a caller's mistake
 	expect(http.MethodGet, "/no/such/page-42", "", http.StatusNotFound)
 	expect(http.MethodGet, "/api/v1/cat/conversations/conv-404?catname=demo", "", http.StatusNotFound, "Authorization", "Bearer "+user)
 	expect(http.MethodPost, "/api/v1/cat/chat?catname=demo", `{"message":"hello"}`, http.StatusOK, "Authorization", "Bearer "+user)
 	expect(http.MethodPost, "/api/v1/auth/provider_a?catname=demo", "", http.StatusServiceUnavailable) // no credentials
+	// A batch ingested twice: stored, then already stored.
+	admin := issueToken(t, cfg, "root", "admin")
+	batch := `{"time":"2025-06-01T10:00:00Z","event_kind":"api","question":"q","answer":"a","topic":"t","model":"m","persona":"p","interaction_id":"e-1"}` + "\n" +
+		`{"time":"2025-06-01T10:01:00Z","event_kind":"api","question":"q","answer":"a","topic":"t","model":"m","persona":"p","interaction_id":"e-2"}` + "\n"
+	for range 2 {
+		expect(http.MethodPost, "/api/v1/analytics/interactions?catname=shop", batch, http.StatusOK,
+			"Authorization", "Bearer "+admin, "Content-Type", "application/x-ndjson")
+	}
 	// A provider_b login against the local provider, then a callback with
 	// a forged state.
 	jar, err := cookiejar.New(nil)
@@ -172,6 +181,7 @@ func TestMetricsScrape(t *testing.T) {
 		`catsrv_http_requests_total{method="GET",route="/healthz",status="200"}`:                                             2,
 		`catsrv_http_requests_total{method="GET",route="/api/v1/analytics/all",status="401"}`:                                1,
 		`catsrv_http_requests_total{method="GET",route="/api/v1/analytics/all",status="200"}`:                                1,
+		`catsrv_http_requests_total{method="GET",route="/api/v1/analytics/all",status="500_client"}`:                         1,
 		`catsrv_http_requests_total{method="GET",route="unmatched",status="404"}`:                                            1,
 		`catsrv_http_requests_total{method="GET",route="/api/v1/cat/conversations/{id}",status="404"}`:                       1,
 		`catsrv_http_requests_total{method="POST",route="/api/v1/cat/chat",status="200"}`:                                    1,
@@ -179,6 +189,7 @@ func TestMetricsScrape(t *testing.T) {
 		`catsrv_http_requests_total{method="POST",route="/api/v1/auth/provider_b",status="200"}`:                             1,
 		`catsrv_http_requests_total{method="GET",route="/api/v1/auth/provider_b/callback",status="303"}`:                     1,
 		fmt.Sprintf(`catsrv_http_requests_total{method="GET",route="/api/v1/auth/provider_b/callback",status="%d"}`, forged): 1,
+		`catsrv_http_requests_total{method="POST",route="/api/v1/analytics/interactions",status="200"}`:                      2,
 	}
 	durations := map[string]float64{}
 	for k, v := range requests {
@@ -203,7 +214,11 @@ func TestMetricsScrape(t *testing.T) {
 			`catsrv_auth_events_total{event="login_failure"}`:     1,
 			`catsrv_auth_events_total{event="provider_disabled"}`: 1,
 		}},
-		{"catsrv_index_rows", map[string]float64{`catsrv_index_rows{}`: 1}}, // the chat's interaction
+		{"catsrv_index_rows", map[string]float64{`catsrv_index_rows{}`: 3}}, // the chat's interaction and the batch's two
+		{"catsrv_ingest_lines_total", map[string]float64{
+			`catsrv_ingest_lines_total{outcome="stored"}`:         2,
+			`catsrv_ingest_lines_total{outcome="already_stored"}`: 2,
+		}},
 	} {
 		got := moved(before, after, c.prefix)
 		for k, v := range c.want {

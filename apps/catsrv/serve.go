@@ -20,11 +20,13 @@ import (
 	"github.com/catsrv/catsrv/adapters/openai"
 	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/chatsql"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/buildinfo"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/config"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/analyticsapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/docsapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/telemetry"
 	"github.com/catsrv/catsrv/apps/catsrv/web"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
@@ -98,11 +100,26 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	if err != nil {
 		return err
 	}
+	if len(configured) == 0 {
+		// Not fatal (a CAT file may be added and picked up by a restart),
+		// but every CAT-scoped request answers "unknown CAT" meanwhile.
+		logger.Warn("no CAT configured: the configuration directory holds no <catname>.yaml file; every CAT-scoped request will answer unknown CAT",
+			"config_dir", cfg.ConfigDir)
+	}
 	toks, err := tokenService(cfg)
 	if err != nil {
 		return err
 	}
-	store, err := sqlstore.Open(ctx, cfg.DB)
+	tracer, stopTracing, err := startTracing(ctx, cfg.OTLPEndpoint, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	var storeOpts []sqlstore.Option
+	if tracer != nil {
+		storeOpts = append(storeOpts, sqlstore.Traced(tracer.Tracer))
+	}
+	store, err := sqlstore.Open(ctx, cfg.DB, storeOpts...)
 	if err != nil {
 		return fmt.Errorf("opening database: %w", err)
 	}
@@ -115,6 +132,10 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	// CATSRV_METRICS_ADDR when it is set (serveMetrics).
 	reg := telemetry.NewRegistry()
 	requestMetrics, err := instrument(reg, store, rollups)
+	if err != nil {
+		return err
+	}
+	ingestLog, err := telemetry.IngestLog(reg, store)
 	if err != nil {
 		return err
 	}
@@ -144,11 +165,6 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	}
 	stopFollower := followCatConfig(ctx, cfg, store, catConfig, logger)
 	defer stopFollower()
-	tracer, stopTracing, err := startTracing(ctx, cfg.OTLPEndpoint, logger)
-	if err != nil {
-		return err
-	}
-	defer stopTracing()
 	var agent ports.ChatModel = openai.New(openai.Options{APIKey: cfg.AgentKey})
 	if tracer != nil {
 		agent = telemetry.TracedChatModel(tracer.Tracer, agent)
@@ -168,14 +184,25 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		return err
 	}
 	defer stopTools()
+	fallbacks, err := telemetry.KnowledgeFallbacks(reg)
+	if err != nil {
+		return err
+	}
+	documents, err := documentService(ctx, cfg, store, logger, fallbacks)
+	if err != nil {
+		return fmt.Errorf("opening the document store: %w", err)
+	}
+	stopDocuments := syncDocuments(ctx, cfg.ConfigDir, catConfig, documents, logger)
+	defer stopDocuments()
 	kb := knowledge.New(cfg.ConfigDir)
 	chatService, err := service.New(service.Deps{
 		Cats: catConfig, Conversations: chats, Turns: chats,
 		Model:     model,
 		Knowledge: kb,
+		Documents: documents,
 		Clock:     clock.System{},
 		Toolbox:   toolbox,
-		Searcher:  chatagent.KnowledgeBase{Source: kb},
+		Searcher:  chatagent.Searchers{chatagent.KnowledgeBase{Source: kb}, documents},
 		Audit:     auditLog,
 	})
 	if err != nil {
@@ -190,7 +217,7 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		Ready:        store.Ping,
 		Logger:       logger,
 		Browser:      store,
-		Ingest:       store,
+		Ingest:       ingestLog,
 		IngestLimits: analyticsapi.IngestLimits{MaxBytes: cfg.IngestMaxBytes, MaxLines: cfg.IngestMaxLines},
 		WholeLists:   cfg.RawWholeLists,
 		Dashboard:    web.Assets(),
@@ -199,8 +226,9 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 			Service: chatService, Config: catConfig, Memory: authDeps.Memory, DefaultCat: authDeps.DefaultCat,
 			AgentKeySet: func(cat string) bool { return cfg.AgentKey(cat) != "" },
 		},
-		Metrics: requestMetrics,
-		Tracer:  tracer,
+		Documents: &docsapi.Deps{Documents: documents, Cats: catConfig, DefaultCat: authDeps.DefaultCat},
+		Metrics:   requestMetrics,
+		Tracer:    tracer,
 	})
 
 	stopMetrics, err := serveMetrics(cfg.MetricsAddr, reg, logger)
@@ -328,7 +356,7 @@ func startTracing(ctx context.Context, endpoint string, logger *slog.Logger) (tr
 	if endpoint == "" {
 		return nil, func() {}, nil
 	}
-	t, err := telemetry.NewTracing(ctx, endpoint, base.Version)
+	t, err := telemetry.NewTracing(ctx, endpoint, buildinfo.Get().Version)
 	if err != nil {
 		return nil, nil, err
 	}

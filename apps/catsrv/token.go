@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,7 +16,7 @@ func tokenCmd(ctx context.Context, args []string, env environ, stdout io.Writer)
 	fs := newFlags("token")
 	config.AddFlags(fs.FlagSet, "config")
 	subject := fs.String("subject", "", "token subject (required)")
-	role := fs.String("role", "", "role claim, e.g. admin, or ingest with --cats (required)")
+	role := fs.String("role", "", "role claim: admin, user, or ingest with --cats (required)")
 	catList := fs.String("cats", "", "with --role ingest: the comma-separated CATs the token may ingest into")
 	ttl := fs.Duration("ttl", 0, "lifetime, e.g. 24h (default: the shortest security.jwt.expiration_hours of the CATs)")
 	if err := fs.parse(args); err != nil {
@@ -23,6 +24,9 @@ func tokenCmd(ctx context.Context, args []string, env environ, stdout io.Writer)
 	}
 	if *subject == "" || *role == "" || fs.NArg() > 0 {
 		return fs.misuse("token needs --subject and --role")
+	}
+	if !slices.Contains(auth.Roles, *role) {
+		return fs.misuse("--role %q is not a role catsrv knows: one of %s", *role, strings.Join(auth.Roles, ", "))
 	}
 	if *ttl < 0 {
 		return fs.misuse("--ttl must be positive")

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -19,6 +20,8 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/catsrv/catsrv/apps/catsrv/internal/buildinfo"
 )
 
 // otlpReceiver is an in-process OTLP/HTTP collector: it accepts protobuf
@@ -136,8 +139,8 @@ func TestTracingExportsSpans(t *testing.T) {
 
 	recv.mu.Lock()
 	defer recv.mu.Unlock()
-	if recv.attrs["service.name"] != "catsrv" {
-		t.Errorf("resource attributes %v, want service.name catsrv", recv.attrs)
+	if recv.attrs["service.name"] != "catsrv" || recv.attrs["service.version"] != buildinfo.Dev {
+		t.Errorf("resource attributes %v, want service.name catsrv, service.version %s", recv.attrs, buildinfo.Dev)
 	}
 	byName := map[string][]*tracepb.Span{}
 	for _, s := range recv.spans {
@@ -172,6 +175,16 @@ func TestTracingExportsSpans(t *testing.T) {
 	}
 	if a := spanAttrs(model); a["catsrv.outcome"] != "ok" || a["gen_ai.request.model"] != "m-1" || model.GetKind() != tracepb.Span_SPAN_KIND_CLIENT {
 		t.Errorf("model span: kind %v, attributes %v", model.GetKind(), a)
+	}
+	var dbSpans int
+	for _, s := range recv.spans {
+		if bytes.Equal(s.GetTraceId(), chatSpan.GetTraceId()) && s.GetKind() == tracepb.Span_SPAN_KIND_CLIENT &&
+			strings.HasPrefix(s.GetName(), "db ") && spanAttrs(s)["db.system.name"] == "sqlite" {
+			dbSpans++
+		}
+	}
+	if dbSpans == 0 {
+		t.Errorf("the chat request made no database span")
 	}
 	for _, s := range recv.spans {
 		if bytes.Contains([]byte(s.GetName()), []byte("conv-404")) {

@@ -10,4 +10,11 @@ type FeedRow struct {
 	Topic, Model, Persona,
 	QuestionID, Question,
 	AnswerID, Answer []byte
+	// Codes are the store's own codes of the topic, model, persona,
+	// question and answer, when a snapshot gives them (0 otherwise): rows
+	// of one CAT with the same code in a dimension have the same value.
+	Codes [5]uint64
+	// CatRows is, in a snapshot, how many rows of the row's CAT it holds
+	// (0 when unknown).
+	CatRows int
 }

@@ -17,6 +17,10 @@ const RoleAdmin = "admin"
 // CATs its claims name (Claims.Cats) and do nothing else.
 const RoleIngest = "ingest"
 
+// Roles are the roles catsrv knows: a token of another role may call
+// nothing but public routes.
+var Roles = []string{RoleAdmin, RoleUser, RoleIngest}
+
 // Claims is what a verified access token says about its bearer.
 type Claims struct {
 	Subject string

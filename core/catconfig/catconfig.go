@@ -42,6 +42,9 @@ type Chat struct {
 	Agent    Agent  `config:"agent" json:"agent"`
 	Legacy   Legacy `config:"legacy" json:"legacy"`
 	Custom   Custom `config:"custom" json:"custom"`
+	// Knowledge holds the CAT's documents and their retrieval
+	// (knowledge.go).
+	Knowledge Knowledge `config:"knowledge" json:"knowledge"`
 	// MaxMessageBytes bounds a chat message (chat.max_message_bytes lives
 	// under cat. so one file section holds every chat knob).
 	MaxMessageBytes int `config:"max_message_bytes" json:"max_message_bytes"`
@@ -208,6 +211,7 @@ func Defaults(name string) Cat {
 				Models: slices.Clone(LegacyStages), DefaultAnswer: DefaultDefaultAnswer, MinScore: 0.5,
 			},
 			Custom:          Custom{DefaultRoute: ModeLegacy},
+			Knowledge:       defaultKnowledge(),
 			MaxMessageBytes: DefaultMaxMessageBytes,
 		},
 		Security: Security{JWT: JWT{Algorithm: "HS256", ExpirationHours: 24}},
@@ -234,6 +238,9 @@ func (c Cat) Validate() error {
 		}
 	}
 	if err := c.Chat.validate(); err != nil {
+		return err
+	}
+	if err := c.Chat.Knowledge.validate(); err != nil {
 		return err
 	}
 	if c.Security.JWT.Algorithm != "HS256" {

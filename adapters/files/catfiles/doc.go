@@ -33,6 +33,12 @@
 //	cat.custom.rules                         list of strings  [] ("<keyword|pattern|context> <argument> => <route>", see docs/chat.md)
 //	cat.custom.default_route                 string           legacy (legacy, agent, greeting, intent, qa or default)
 //	cat.max_message_bytes                    integer          32768 (1 to 65536)
+//	cat.knowledge.documents                  string           "" (directory of Markdown, text and HTML documents, relative to this directory; re-read when it changes)
+//	cat.knowledge.embeddings.base_url        string           "" (OpenAI-compatible /v1/embeddings endpoint; none: keyword search only; key from CATSRV_EMBEDDINGS_API_KEY)
+//	cat.knowledge.embeddings.model           string           "" (required with base_url)
+//	cat.knowledge.chunk_tokens               integer          500 (50 to 8000: tokens of a chunk, cl100k_base)
+//	cat.knowledge.top_k                      integer          4 (1 to 50: passages a question gets)
+//	cat.knowledge.min_score                  number           0.5 (0 to 1: least relevance of a passage used)
 //	security.jwt.algorithm                   string           HS256 (the only one supported)
 //	security.jwt.expiration_hours            integer          24 (1 to 720)
 //	security.providers.provider_a.enabled    boolean          false

@@ -2,7 +2,6 @@ package authsql
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/catsrv/catsrv/core/auth"
@@ -10,9 +9,9 @@ import (
 
 // Record appends an audit event.
 func (s *Store) Record(ctx context.Context, e auth.AuditEvent) error {
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO auth_audit (at, kind, user_id, provider, cat, ip, user_agent, reason)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		micros(e.Time), string(e.Kind), e.UserID, e.Provider, e.Cat, e.IP, e.UserAgent, e.Reason); err != nil {
+	row := auditRow{At: micros(e.Time), Kind: string(e.Kind), UserID: e.UserID, Provider: e.Provider, Cat: e.Cat,
+		IP: e.IP, UserAgent: e.UserAgent, Reason: e.Reason}
+	if _, err := s.db.NewInsert().Model(&row).Exec(ctx); err != nil {
 		return internal(err)
 	}
 	return nil
@@ -20,43 +19,24 @@ func (s *Store) Record(ctx context.Context, e auth.AuditEvent) error {
 
 // events returns the selected audit events, oldest first.
 func (s *Store) events(ctx context.Context, f auth.AuditFilter) ([]auth.AuditEvent, error) {
-	var where []string
-	var args []any
+	var rows []auditRow
+	q := s.db.NewSelect().Model(&rows).Order("at", "seq")
 	if !f.Since.IsZero() {
-		where = append(where, "at >= ?")
-		args = append(args, micros(f.Since))
+		q = q.Where("at >= ?", micros(f.Since))
 	}
 	if f.UserID != "" {
-		where = append(where, "user_id = ?")
-		args = append(args, f.UserID)
+		q = q.Where("user_id = ?", f.UserID)
 	}
-	q := `SELECT at, kind, user_id, provider, cat, ip, user_agent, reason FROM auth_audit`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY at, seq"
 	if f.Limit > 0 {
-		q += " LIMIT ?"
-		args = append(args, f.Limit)
+		q = q.Limit(int64(f.Limit))
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
+	if err := q.Scan(ctx); err != nil {
 		return nil, internal(err)
 	}
-	defer rows.Close()
-	out := []auth.AuditEvent{}
-	for rows.Next() {
-		var e auth.AuditEvent
-		var at int64
-		var kind string
-		if err := rows.Scan(&at, &kind, &e.UserID, &e.Provider, &e.Cat, &e.IP, &e.UserAgent, &e.Reason); err != nil {
-			return nil, internal(err)
-		}
-		e.Time, e.Kind = fromMicros(at), auth.AuditKind(kind)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, internal(err)
+	out := make([]auth.AuditEvent, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, auth.AuditEvent{Time: fromMicros(r.At), Kind: auth.AuditKind(r.Kind), UserID: r.UserID,
+			Provider: r.Provider, Cat: r.Cat, IP: r.IP, UserAgent: r.UserAgent, Reason: r.Reason})
 	}
 	return out, nil
 }

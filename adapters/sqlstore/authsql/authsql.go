@@ -31,7 +31,7 @@ var (
 	_ ports.RefreshTokenEraser = (*Store)(nil)
 )
 
-// Component names this package's schema in schema_migrations.
+// Component names this package's schema steps (sqlstore.Migrate).
 const Component = "auth"
 
 // migrations is the auth schema's history. Append new steps; never edit
@@ -136,10 +136,10 @@ func (s *Store) upsertUser(ctx context.Context, id auth.Identity, at time.Time) 
 		return auth.User{}, errs.Wrap(errs.KindInternal, err, "no randomness")
 	}
 	now := micros(at)
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO auth_users (id, provider, subject, email, name, role, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (provider, subject) DO UPDATE SET email = excluded.email, name = excluded.name, updated_at = excluded.updated_at`,
-		"u_"+hex.EncodeToString(b), id.Provider, id.Subject, id.Email, id.Name, auth.RoleUser, now, now); err != nil {
+	row := userRow{ID: "u_" + hex.EncodeToString(b), Provider: id.Provider, Subject: id.Subject, Email: id.Email, Name: id.Name,
+		Role: auth.RoleUser, CreatedAt: now, UpdatedAt: now}
+	if _, err := s.db.NewInsert().Model(&row).On("CONFLICT (provider, subject) DO UPDATE").
+		Set("email = EXCLUDED.email, name = EXCLUDED.name, updated_at = EXCLUDED.updated_at").Exec(ctx); err != nil {
 		return auth.User{}, internal(err)
 	}
 	return s.userWhere(ctx, "provider = ? AND subject = ?", id.Provider, id.Subject)
@@ -151,16 +151,13 @@ func (s *Store) user(ctx context.Context, id string) (auth.User, error) {
 }
 
 func (s *Store) userWhere(ctx context.Context, where string, args ...any) (auth.User, error) {
-	var u auth.User
-	var created, updated int64
-	err := s.db.QueryRowContext(ctx, `SELECT id, provider, subject, email, name, role, created_at, updated_at FROM auth_users WHERE `+where, args...).
-		Scan(&u.ID, &u.Provider, &u.Subject, &u.Email, &u.Name, &u.Role, &created, &updated)
+	var row userRow
+	err := s.db.NewSelect().Model(&row).Where(where, args...).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return auth.User{}, errs.New(errs.KindNotFound, "user not found")
 	}
 	if err != nil {
 		return auth.User{}, internal(err)
 	}
-	u.CreatedAt, u.UpdatedAt = fromMicros(created), fromMicros(updated)
-	return u, nil
+	return row.user(), nil
 }

@@ -23,7 +23,7 @@ func (s *Store) UserByIdentity(ctx context.Context, provider, subject string) (a
 
 // DeleteUser deletes an account.
 func (s *Store) DeleteUser(ctx context.Context, id string) (bool, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM auth_users WHERE id = ?`, id)
+	res, err := s.db.NewDelete().Model((*userRow)(nil)).Where("id = ?", id).Exec(ctx)
 	if err != nil {
 		return false, internal(err)
 	}
@@ -37,23 +37,13 @@ func (s *Store) DeleteUser(ctx context.Context, id string) (bool, error) {
 // DeleteRefreshTokens deletes every refresh token of a user in one
 // statement and returns them, oldest first.
 func (s *Store) DeleteRefreshTokens(ctx context.Context, userID string) ([]auth.RefreshToken, error) {
-	rows, err := s.db.QueryContext(ctx, `DELETE FROM auth_refresh_tokens WHERE user_id = ? RETURNING `+refreshColumns, userID)
-	if err != nil {
+	var rows []refreshRow
+	if _, err := s.db.NewDelete().Model(&rows).Where("user_id = ?", userID).Returning("*").Exec(ctx); err != nil {
 		return nil, internal(err)
 	}
-	defer rows.Close()
-	out := []auth.RefreshToken{}
-	for rows.Next() {
-		var t auth.RefreshToken
-		var issued, expires, used, revoked int64
-		if err := rows.Scan(&t.Hash, &t.Family, &t.UserID, &t.Cat, &issued, &expires, &used, &revoked); err != nil {
-			return nil, internal(err)
-		}
-		t.IssuedAt, t.FamilyExpiresAt, t.UsedAt, t.RevokedAt = fromMicros(issued), fromMicros(expires), fromMicros(used), fromMicros(revoked)
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, internal(err)
+	out := make([]auth.RefreshToken, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r.token())
 	}
 	sortTokens(out)
 	return out, nil

@@ -12,9 +12,8 @@ import (
 	"github.com/catsrv/catsrv/core/errs"
 )
 
-// memory returns a user's memory. Read on every chat turn: on PostgreSQL
-// with the id bound, so the driver prepares the statement once per
-// connection instead of the server parsing a new text each time.
+// memory returns a user's memory. Raw SQL with the id bound on PostgreSQL:
+// read on every chat turn, so the driver prepares it once per connection.
 func (s *Store) memory(ctx context.Context, userID string) (auth.Memory, error) {
 	if !s.postgres {
 		return readMemory(ctx, s.db, userID, "")
@@ -74,7 +73,7 @@ func (s *Store) UpdateMemory(ctx context.Context, userID string, change func(aut
 
 // deleteMemory removes a user's memory.
 func (s *Store) deleteMemory(ctx context.Context, userID string) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM auth_memory WHERE user_id = ?`, userID); err != nil {
+	if _, err := s.db.NewDelete().TableExpr("auth_memory").Where("user_id = ?", userID).Exec(ctx); err != nil {
 		return internal(err)
 	}
 	return nil

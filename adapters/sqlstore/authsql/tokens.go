@@ -10,13 +10,10 @@ import (
 	"github.com/catsrv/catsrv/core/errs"
 )
 
-const refreshColumns = `hash, family, user_id, cat, issued_at, family_expires_at, used_at, revoked_at`
-
 // SaveRefresh stores a new refresh token.
 func (s *Store) SaveRefresh(ctx context.Context, t auth.RefreshToken) error {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO auth_refresh_tokens (`+refreshColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING`,
-		t.Hash, t.Family, t.UserID, t.Cat, micros(t.IssuedAt), micros(t.FamilyExpiresAt), micros(t.UsedAt), micros(t.RevokedAt))
+	row := newRefreshRow(t)
+	res, err := s.db.NewInsert().Model(&row).On("CONFLICT (hash) DO NOTHING").Exec(ctx)
 	if err != nil {
 		return internal(err)
 	}
@@ -35,16 +32,16 @@ func (s *Store) SaveRefresh(ctx context.Context, t auth.RefreshToken) error {
 // reuse on another instance), and the one refresh that consumed it would
 // be refused with it.
 func (s *Store) ConsumeRefresh(ctx context.Context, hash string, at time.Time) (auth.RefreshToken, bool, error) {
-	t, err := scanRefresh(s.db.QueryRowContext(ctx,
-		`UPDATE auth_refresh_tokens SET used_at = ? WHERE hash = ? AND used_at = 0 AND revoked_at = 0 RETURNING `+refreshColumns,
-		micros(at), hash))
+	var row refreshRow
+	err := s.db.NewUpdate().Model(&row).Set("used_at = ?", micros(at)).
+		Where("hash = ? AND used_at = 0 AND revoked_at = 0", hash).Returning("*").Scan(ctx)
 	if err == nil {
-		return t, true, nil
+		return row.token(), true, nil
 	}
-	if errs.KindOf(err) != errs.KindNotFound {
-		return auth.RefreshToken{}, false, err
+	if !errors.Is(err, sql.ErrNoRows) {
+		return auth.RefreshToken{}, false, internal(err)
 	}
-	t, err = s.RefreshToken(ctx, hash)
+	t, err := s.RefreshToken(ctx, hash)
 	if err != nil {
 		return auth.RefreshToken{}, false, err
 	}
@@ -53,27 +50,21 @@ func (s *Store) ConsumeRefresh(ctx context.Context, hash string, at time.Time) (
 
 // refreshToken returns a token by hash.
 func (s *Store) refreshToken(ctx context.Context, hash string) (auth.RefreshToken, error) {
-	return scanRefresh(s.db.QueryRowContext(ctx, `SELECT `+refreshColumns+` FROM auth_refresh_tokens WHERE hash = ?`, hash))
-}
-
-// scanRefresh reads a row of refreshColumns; no row is errs.KindNotFound.
-func scanRefresh(row *sql.Row) (auth.RefreshToken, error) {
-	var t auth.RefreshToken
-	var issued, expires, used, revoked int64
-	err := row.Scan(&t.Hash, &t.Family, &t.UserID, &t.Cat, &issued, &expires, &used, &revoked)
+	var row refreshRow
+	err := s.db.NewSelect().Model(&row).Where("hash = ?", hash).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return auth.RefreshToken{}, errs.New(errs.KindNotFound, "refresh token not found")
 	}
 	if err != nil {
 		return auth.RefreshToken{}, internal(err)
 	}
-	t.IssuedAt, t.FamilyExpiresAt, t.UsedAt, t.RevokedAt = fromMicros(issued), fromMicros(expires), fromMicros(used), fromMicros(revoked)
-	return t, nil
+	return row.token(), nil
 }
 
 // revokeFamily revokes every token of a family.
 func (s *Store) revokeFamily(ctx context.Context, family string, at time.Time) error {
-	if _, err := s.db.ExecContext(ctx, `UPDATE auth_refresh_tokens SET revoked_at = ? WHERE family = ? AND revoked_at = 0`, micros(at), family); err != nil {
+	if _, err := s.db.NewUpdate().Model((*refreshRow)(nil)).Set("revoked_at = ?", micros(at)).
+		Where("family = ? AND revoked_at = 0", family).Exec(ctx); err != nil {
 		return internal(err)
 	}
 	return nil
@@ -81,10 +72,10 @@ func (s *Store) revokeFamily(ctx context.Context, family string, at time.Time) e
 
 // Revoke denies id until `until`, forgetting entries expired at now.
 func (s *Store) Revoke(ctx context.Context, id string, until, now time.Time) (bool, error) {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM auth_revocations WHERE until <= ?`, micros(now)); err != nil {
+	if _, err := s.db.NewDelete().Model((*revocationRow)(nil)).Where("until <= ?", micros(now)).Exec(ctx); err != nil {
 		return false, internal(err)
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO auth_revocations (id, until) VALUES (?, ?) ON CONFLICT (id) DO NOTHING`, id, micros(until))
+	res, err := s.db.NewInsert().Model(&revocationRow{ID: id, Until: micros(until)}).On("CONFLICT (id) DO NOTHING").Exec(ctx)
 	if err != nil {
 		return false, internal(err)
 	}
@@ -98,9 +89,8 @@ func (s *Store) Revoke(ctx context.Context, id string, until, now time.Time) (bo
 // revoked reports whether id is denied at `at`.
 func (s *Store) revoked(ctx context.Context, id string, at time.Time) (bool, error) {
 	var n int
-	// Asked on every authenticated request: on PostgreSQL with bound
-	// values, so the driver prepares the statement once per connection
-	// instead of the server parsing a new text each time.
+	// Raw SQL with bound values on PostgreSQL: asked on every request, so
+	// the driver prepares it once per connection.
 	query := `SELECT COUNT(*) FROM auth_revocations WHERE id = ? AND until > ?`
 	if s.postgres {
 		query = `SELECT COUNT(*) FROM auth_revocations WHERE id = $1 AND until > $2`

@@ -12,6 +12,9 @@ import (
 //go:embed dist
 var dist embed.FS
 
+//go:embed apidocs
+var apidocs embed.FS
+
 // Assets returns the built page: index.html, the fingerprinted
 // app.<hash>.js and style.<hash>.css, their .gz copies and favicon.svg at
 // the root.
@@ -20,6 +23,18 @@ func Assets() fs.FS {
 	if err != nil {
 		// "dist" is a valid path embedded above: Sub cannot fail.
 		panic(err)
+	}
+	return sub
+}
+
+// APIDocs returns the API reference page's assets (apps/catsrv/web/apidocs):
+// Stoplight Elements' web components, elements-<version>.js.gz and
+// elements-<version>.css.gz, copied and compressed by tools/apidocs (make
+// apidocs) from the npm package its package-lock.json pins.
+func APIDocs() fs.FS {
+	sub, err := fs.Sub(apidocs, "apidocs")
+	if err != nil {
+		panic(err) // a valid path embedded above: Sub cannot fail
 	}
 	return sub
 }

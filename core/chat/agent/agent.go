@@ -22,6 +22,7 @@ import (
 	"github.com/catsrv/catsrv/core/chat"
 	"github.com/catsrv/catsrv/core/chat/toolpolicy"
 	"github.com/catsrv/catsrv/core/errs"
+	"github.com/catsrv/catsrv/core/knowledge"
 	"github.com/catsrv/catsrv/ports"
 )
 
@@ -148,6 +149,8 @@ func (a *Agent) Run(ctx context.Context, t Turn) (Result, error) {
 				}
 			}
 			res.Sources = sources.list()
+			// A [n] marker must name a source the turn was given.
+			res.Text, _ = knowledge.CheckCitations(res.Text, len(res.Sources))
 			return res, nil
 		}
 		calls := a.named(c.ToolCalls, step)
@@ -185,7 +188,7 @@ func (a *Agent) tools(ctx context.Context, cat catconfig.Cat, scope chat.ToolSco
 	if a.d.Searcher != nil {
 		all = append(all, chat.ToolSpec{
 			Name: KnowledgeSearch, Tool: KnowledgeSearch,
-			Description: "Search this assistant's knowledge base. Returns the best matching entries with their text.",
+			Description: "Search this assistant's knowledge base and documents. Returns the best matching passages with their text; cite a passage you use by its number n as [n].",
 			Parameters:  []byte(`{"type":"object","properties":{"query":{"type":"string","description":"What to look for."}},"required":["query"]}`),
 		})
 	}
@@ -357,8 +360,9 @@ func (a *Agent) search(ctx context.Context, cat catconfig.Cat, args map[string]j
 	if len(hits) == 0 {
 		return chat.ToolOutput{Content: "No matching entries."}, nil
 	}
-	sources.add(hits)
+	nums := sources.add(hits)
 	type hit struct {
+		N       int     `json:"n"`
 		Title   string  `json:"title,omitempty"`
 		Text    string  `json:"text"`
 		Score   float64 `json:"score"`
@@ -370,7 +374,7 @@ func (a *Agent) search(ctx context.Context, cat catconfig.Cat, args map[string]j
 	}
 	out := make([]hit, len(hits))
 	for i, h := range hits {
-		out[i] = hit{Title: h.Title, Text: h.Snippet, Score: h.Score, ID: h.ID, Chunk: h.ChunkID, URL: h.URL, Kind: h.Kind, Related: h.Question}
+		out[i] = hit{N: nums[i], Title: h.Title, Text: h.Snippet, Score: h.Score, ID: h.ID, Chunk: h.ChunkID, URL: h.URL, Kind: h.Kind, Related: h.Question}
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
@@ -439,23 +443,30 @@ func storable(s string) string {
 // sourceList gathers knowledge hits of concurrent calls, each once.
 type sourceList struct {
 	mu   sync.Mutex
-	seen map[string]bool
+	seen map[string]int
 	all  []chat.Source
 }
 
-func (s *sourceList) add(hits []chat.Source) {
+// add keeps the hits not seen before and returns each hit's number in
+// the turn's sources (1-based): the [n] the model cites it by.
+func (s *sourceList) add(hits []chat.Source) []int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.seen == nil {
-		s.seen = map[string]bool{}
+		s.seen = map[string]int{}
 	}
-	for _, h := range hits {
+	nums := make([]int, len(hits))
+	for i, h := range hits {
 		key := h.Kind + "\x00" + h.ID + "\x00" + h.ChunkID
-		if !s.seen[key] {
-			s.seen[key] = true
+		n, ok := s.seen[key]
+		if !ok {
 			s.all = append(s.all, h)
+			n = len(s.all)
+			s.seen[key] = n
 		}
+		nums[i] = n
 	}
+	return nums
 }
 
 func (s *sourceList) list() []chat.Source {

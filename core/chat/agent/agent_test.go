@@ -370,3 +370,52 @@ func TestModelFailureKeepsSteps(t *testing.T) {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
 }
+
+// TestCitationsNameSuppliedSources: knowledge_search numbers each passage
+// ("n"), the numbers go on across searches of one turn (a passage found
+// twice keeps its number), and the answer keeps only the [n] markers of
+// passages supplied.
+func TestCitationsNameSuppliedSources(t *testing.T) {
+	var results []string
+	f := newFixture(t, func(n int, req chat.ModelRequest) (chat.Completion, error) {
+		switch n {
+		case 0:
+			return chat.Completion{ToolCalls: []chat.ToolCall{{ID: "a", Name: agent.KnowledgeSearch, Arguments: `{"query":"refund"}`}}}, nil
+		case 1:
+			results = append(results, req.Messages[len(req.Messages)-1].Content)
+			return chat.Completion{ToolCalls: []chat.ToolCall{{ID: "b", Name: agent.KnowledgeSearch, Arguments: `{"query":"refund again"}`}}}, nil
+		}
+		results = append(results, req.Messages[len(req.Messages)-1].Content)
+		return chat.Completion{Text: "Within 14 days [1], as the manual says [2][1, 3]."}, nil
+	})
+	res, err := f.run(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		var hits []struct{ N int }
+		if err := json.Unmarshal([]byte(r), &hits); err != nil || len(hits) != 1 || hits[0].N != 1 {
+			t.Errorf("search result %q: want the one passage numbered 1", r)
+		}
+	}
+	if len(res.Sources) != 1 {
+		t.Fatalf("sources %+v", res.Sources)
+	}
+	if want := "Within 14 days [1], as the manual says[1]."; res.Text != want {
+		t.Errorf("answer %q, want %q", res.Text, want)
+	}
+}
+
+// TestSearchersJoinHits: Searchers gives every searcher's hits in order,
+// and fails when one fails.
+func TestSearchersJoinHits(t *testing.T) {
+	a := kb{hits: []chat.Source{{Kind: chat.SourceKB, ID: "e1"}}}
+	b := kb{hits: []chat.Source{{Kind: chat.SourceDocument, ID: "d1", ChunkID: "c1"}, {Kind: chat.SourceDocument, ID: "d1", ChunkID: "c2"}}}
+	got, err := agent.Searchers{a, b}.Search(t.Context(), catconfig.Defaults("demo"), "q")
+	if err != nil || len(got) != 3 || got[0].ID != "e1" || got[2].ChunkID != "c2" {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	if _, err := (agent.Searchers{a, b}).Search(t.Context(), catconfig.Defaults("demo"), "fail"); err == nil {
+		t.Error("a failing searcher: no error")
+	}
+}

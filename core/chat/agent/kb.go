@@ -36,3 +36,21 @@ func (k KnowledgeBase) Search(ctx context.Context, cat catconfig.Cat, query stri
 	}
 	return out, nil
 }
+
+// Searchers searches with each in turn and gives every hit, each
+// searcher's in its own order: the knowledge base's entries and the
+// documents' passages together.
+type Searchers []Searcher
+
+// Search implements Searcher. A searcher that fails fails the search.
+func (ss Searchers) Search(ctx context.Context, cat catconfig.Cat, query string) ([]chat.Source, error) {
+	var all []chat.Source
+	for _, s := range ss {
+		hits, err := s.Search(ctx, cat, query)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, hits...)
+	}
+	return all, nil
+}

@@ -179,3 +179,33 @@ func TestEmptyKnowledgeAnswersOffline(t *testing.T) {
 		t.Fatalf("Run = %+v", got)
 	}
 }
+
+// The qa stage answers from the documents' best passage, cited, only when
+// no entry reaches the threshold; other stages never ask for documents.
+func TestQAAnswersFromDocuments(t *testing.T) {
+	k, err := legacy.NewKnowledge([]legacy.Entry{{ID: "hours", Question: "What are your opening hours?", Answer: "9 to 5."}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	docs := func(string) []chat.Source {
+		calls++
+		return []chat.Source{{Kind: chat.SourceDocument, ID: "d1", ChunkID: "d1-0", Snippet: "Hold the button for ten seconds.", Score: 0.9}}
+	}
+	p := legacy.New(k, "default", 0.5).WithDocuments(docs)
+	stages := []string{legacy.StageGreeting, legacy.StageQA, legacy.StageDefault}
+	if r := p.Run("What are your opening hours?", stages); r.Answer != "9 to 5." || calls != 0 || r.Sources[0].Kind != chat.SourceKB {
+		t.Errorf("entry: %+v, %d document calls", r, calls)
+	}
+	if r := p.Run("hello", stages); r.Model != legacy.StageGreeting || calls != 0 {
+		t.Errorf("greeting: %+v, %d document calls", r, calls)
+	}
+	r := p.Run("how do I reset the widget", stages)
+	if r.Model != legacy.StageQA || r.Answer != "Hold the button for ten seconds. [1]" || len(r.Sources) != 1 || r.Sources[0].ChunkID != "d1-0" || calls != 1 {
+		t.Errorf("document: %+v", r)
+	}
+	none := legacy.New(k, "default", 0.5).WithDocuments(func(string) []chat.Source { return nil })
+	if r := none.Run("how do I reset the widget", stages); r.Model != legacy.StageDefault || len(r.Sources) != 0 {
+		t.Errorf("no passage: %+v", r)
+	}
+}

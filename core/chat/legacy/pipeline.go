@@ -2,6 +2,7 @@ package legacy
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/catsrv/catsrv/core/chat"
 )
@@ -24,6 +25,16 @@ type Pipeline struct {
 	k             *Knowledge
 	defaultAnswer string
 	minScore      float64
+	documents     func(message string) []chat.Source
+}
+
+// WithDocuments lets the qa stage answer from the CAT's documents when no
+// knowledge-base entry reaches the threshold: documents returns the
+// passages for a message, best first, as sources whose Snippet is the
+// extract that answers it (only called then).
+func (p *Pipeline) WithDocuments(documents func(message string) []chat.Source) *Pipeline {
+	p.documents = documents
+	return p
 }
 
 // New returns a pipeline over k (nil: an empty base) that answers with
@@ -70,6 +81,12 @@ func (p *Pipeline) Run(message string, stages []string) Result {
 			if len(hits) > 0 && hits[0].Relevance >= p.minScore {
 				return Result{Answer: hits[0].Entry.Answer, Model: StageQA, Topic: topic, Sources: sources(hits, p.minScore)}
 			}
+			if p.documents == nil {
+				continue
+			}
+			if docs := p.documents(message); len(docs) > 0 && strings.TrimSpace(docs[0].Snippet) != "" {
+				return Result{Answer: Extractive(docs), Model: StageQA, Topic: topic, Sources: docs}
+			}
 		case StageDefault:
 			return Result{Answer: p.defaultAnswer, Model: StageDefault, Topic: topic}
 		}
@@ -86,10 +103,17 @@ func sources(hits []Scored, minScore float64) []chat.Source {
 	var out []chat.Source
 	for _, h := range hits[:min(len(hits), maxSources)] {
 		if h.Relevance >= minScore {
-			out = append(out, chat.Source{ID: h.Entry.ID, Question: h.Entry.Question, Score: h.Relevance})
+			out = append(out, chat.Source{Kind: chat.SourceKB, ID: h.Entry.ID, Question: h.Entry.Question, Title: h.Entry.Question,
+				Snippet: chat.Snippet(h.Entry.Answer, nil), Score: h.Relevance})
 		}
 	}
 	return out
+}
+
+// Extractive is the qa stage's answer from documents: the extract of the
+// best passage, cited as source [1].
+func Extractive(sources []chat.Source) string {
+	return strings.TrimSpace(sources[0].Snippet) + " [1]"
 }
 
 // Classify returns the intent that best matches the message: each intent

@@ -41,6 +41,9 @@ type Deps struct {
 	Searcher agent.Searcher
 	// Audit records every tool call; nil: not audited.
 	Audit ports.AuditLog
+	// Documents lets the qa stage answer from the CAT's documents when
+	// no knowledge-base entry fits; nil: it never does.
+	Documents ports.PassageSearcher
 	// NewID makes conversation ids; random 128-bit hex when nil.
 	NewID func() string
 }
@@ -260,7 +263,19 @@ func (s *Service) legacy(ctx context.Context, cfg catconfig.Cat, message string,
 			return answer{}, err
 		}
 	}
-	r := legacy.New(k, cfg.Chat.Legacy.DefaultAnswer, cfg.Chat.Legacy.MinScore).Run(message, stages)
+	p := legacy.New(k, cfg.Chat.Legacy.DefaultAnswer, cfg.Chat.Legacy.MinScore)
+	var docErr error
+	if s.d.Documents != nil {
+		p.WithDocuments(func(message string) []chat.Source {
+			src, err := s.d.Documents.Search(ctx, cfg, message)
+			docErr = err
+			return src
+		})
+	}
+	r := p.Run(message, stages)
+	if docErr != nil {
+		return answer{}, docErr
+	}
 	a := answer{text: r.Answer, model: r.Model, topic: r.Topic, sources: r.Sources}
 	if onEvent != nil {
 		if err := onEvent(chat.Event{Kind: chat.EventDelta, Text: r.Answer}); err != nil {

@@ -34,9 +34,13 @@ type Config struct {
 
 	// JWTSecret signs access tokens; serve and token refuse to run without
 	// it (tokens.New checks its length).
-	JWTSecret   Secret `env:"CATSRV_JWT_SECRET"`
-	JWTIssuer   string `env:"CATSRV_JWT_ISSUER" default:"catsrv"`
-	JWTAudience string `env:"CATSRV_JWT_AUDIENCE" default:"catsrv"`
+	JWTSecret Secret `env:"CATSRV_JWT_SECRET"`
+	// JWTSecretFile holds the secret when CATSRV_JWT_SECRET is unset and
+	// the file exists (readJWTSecretFile): make run keeps its generated
+	// secret there.
+	JWTSecretFile string `env:"CATSRV_JWT_SECRET_FILE" default:"./data/jwt-secret"`
+	JWTIssuer     string `env:"CATSRV_JWT_ISSUER" default:"catsrv"`
+	JWTAudience   string `env:"CATSRV_JWT_AUDIENCE" default:"catsrv"`
 
 	// PublicURL is the server's external URL, without a trailing slash:
 	// CATSRV_PUBLIC_URL, else http://<Addr>. PublicOrigin is its origin
@@ -99,6 +103,9 @@ type Config struct {
 
 	AgentAPIKey       Secret            `env:"CATSRV_AGENT_API_KEY"`
 	AgentAPIKeysByCat map[string]Secret `env:"CATSRV_AGENT_API_KEY__<CAT>"` // by catfiles.EnvName
+
+	EmbeddingsAPIKey       Secret            `env:"CATSRV_EMBEDDINGS_API_KEY"`
+	EmbeddingsAPIKeysByCat map[string]Secret `env:"CATSRV_EMBEDDINGS_API_KEY__<CAT>"` // by catfiles.EnvName
 
 	// CatOverrides are the CATSRV_CAT__ variables, then the CATSRV_CATS__
 	// ones, each group sorted by name.
@@ -164,6 +171,16 @@ type OIDCProvider struct {
 	Scopes       []string `env:"CATSRV_PROVIDER_<NAME>_SCOPES" default:"openid email profile" sep:" "`
 	DisplayName  string   `env:"CATSRV_PROVIDER_<NAME>_DISPLAY_NAME" default:"<name>"`
 	RedirectURI  string   `env:"CATSRV_PROVIDER_<NAME>_REDIRECT_URI" default:"<public url>/api/v1/auth/<name>/callback"`
+}
+
+// EmbeddingsKey returns the embeddings service's API key for a CAT
+// (cat.knowledge.embeddings): CATSRV_EMBEDDINGS_API_KEY__<CAT>, even when
+// empty, or else CATSRV_EMBEDDINGS_API_KEY; "" sends none.
+func (c *Config) EmbeddingsKey(cat string) string {
+	if k, ok := c.EmbeddingsAPIKeysByCat[catfiles.EnvName(cat)]; ok {
+		return k.Value()
+	}
+	return c.EmbeddingsAPIKey.Value()
 }
 
 // AgentKey returns the agent model's API key for a CAT: its own

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -99,7 +100,7 @@ func TestSecretsOnlyFromTheEnvironment(t *testing.T) {
 		if isSecret && s.flag != "" {
 			t.Errorf("secret %s has a flag", s.env)
 		}
-		if !isSecret && regexp.MustCompile(`SECRET|API_KEY|PASSWORD|TOKEN`).MatchString(s.env) {
+		if !isSecret && !strings.HasSuffix(s.env, "_FILE") && regexp.MustCompile(`SECRET|API_KEY|PASSWORD|TOKEN`).MatchString(s.env) {
 			t.Errorf("%s looks like a secret but is a %s", s.env, f.Type)
 		}
 	}
@@ -197,11 +198,13 @@ func TestEverySettingIsRead(t *testing.T) {
 		"CATSRV_AUTH_RATE_LIMIT": "off", "CATSRV_AUTH_RATE_BURST": "3",
 		"CATSRV_AUDIT_RETENTION": "2d", "CATSRV_WAREHOUSE": "sql", "CATSRV_CAT_CONFIG_POLL": "2s", "CATSRV_INDEX_POLL": "1s",
 		"CATSRV_RETENTION_INTERVAL":   "10m",
+		"CATSRV_JWT_SECRET_FILE":      filepath.Join(t.TempDir(), "no-such-file"),
 		"CATSRV_MCP_EAGER_START":      "true",
 		"CATSRV_PROVIDER_A_CLIENT_ID": "x", "CATSRV_PROVIDER_A_API_KEY": "x", "CATSRV_PROVIDER_A_BASE_URL": "x",
 		"CATSRV_PROVIDER_B_CLIENT_ID": "x", "CATSRV_PROVIDER_B_CLIENT_SECRET": "x",
 		"CATSRV_PROVIDER_C_CLIENT_ID": "x", "CATSRV_PROVIDER_C_CLIENT_SECRET": "x", "CATSRV_PROVIDER_C_TENANT_ID": "x",
 		"CATSRV_AGENT_API_KEY__<CAT>":                                        "CATSRV_AGENT_API_KEY__DEMO=k",
+		"CATSRV_EMBEDDINGS_API_KEY__<CAT>":                                   "CATSRV_EMBEDDINGS_API_KEY__DEMO=k",
 		"CATSRV_CAT__<SECTION>__<KEY>,CATSRV_CATS__<NAME>__<SECTION>__<KEY>": "CATSRV_CAT__CAT__CHAT_MODE=agent",
 		"CATSRV_OIDC_PROVIDERS":                                              "corp,dex",
 		"CATSRV_PROVIDER_<NAME>_ISSUER":                                      "CATSRV_PROVIDER_CORP_ISSUER=https://other.example.com",
@@ -299,6 +302,18 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 	if _, err := Load([]string{"CATSRV_PROVIDER_C_CLIENT_ID=x"}, nil); err == nil ||
 		!strings.Contains(err.Error(), "CATSRV_PROVIDER_C_CLIENT_SECRET, CATSRV_PROVIDER_C_TENANT_ID") {
 		t.Errorf("half-configured provider_c: %v", err)
+	}
+}
+
+func TestEmbeddingsKey(t *testing.T) {
+	keys, err := Load([]string{"CATSRV_EMBEDDINGS_API_KEY=all", "CATSRV_EMBEDDINGS_API_KEY__MY_CAT=mine", "CATSRV_EMBEDDINGS_API_KEY__EMPTY=", "CATSRV_AGENT_API_KEY=agent"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cat, want := range map[string]string{"my-cat": "mine", "demo": "all", "empty": ""} {
+		if got := keys.EmbeddingsKey(cat); got != want {
+			t.Errorf("key(%s) = %q, want %q", cat, got, want)
+		}
 	}
 }
 

@@ -22,6 +22,7 @@ const (
 	catPrefix      = "CATSRV_CAT__"
 	catsPrefix     = "CATSRV_CATS__"
 	agentKeyPrefix = "CATSRV_AGENT_API_KEY__"
+	embedKeyPrefix = "CATSRV_EMBEDDINGS_API_KEY__"
 	providerPrefix = "CATSRV_PROVIDER_"
 )
 
@@ -50,6 +51,9 @@ func Load(environ []string, fs *flag.FlagSet) (*Config, error) {
 		return nil, decodeError(err)
 	}
 	if err := c.readFamilies(k); err != nil {
+		return nil, err
+	}
+	if err := c.readJWTSecretFile(); err != nil {
 		return nil, err
 	}
 	if err := c.Validate(); err != nil {
@@ -84,7 +88,8 @@ func load(environ []string, fs *flag.FlagSet) (*koanf.Koanf, error) {
 		EnvironFunc: func() []string { return environ },
 		TransformFunc: func(name, value string) (string, any) {
 			switch {
-			case strings.HasPrefix(name, catPrefix), strings.HasPrefix(name, catsPrefix), strings.HasPrefix(name, agentKeyPrefix):
+			case strings.HasPrefix(name, catPrefix), strings.HasPrefix(name, catsPrefix), strings.HasPrefix(name, agentKeyPrefix),
+				strings.HasPrefix(name, embedKeyPrefix):
 				return name, value // an empty value means something here
 			case value == "":
 				return "", nil // unset
@@ -186,13 +191,17 @@ func decodeError(err error) error {
 }
 
 // readFamilies reads the variables whose names carry a CAT, a key or a
-// provider name: CATSRV_AGENT_API_KEY__<CAT>, the CAT overrides and the
+// provider name: CATSRV_AGENT_API_KEY__<CAT>, CATSRV_EMBEDDINGS_API_KEY__<CAT>, the CAT overrides and the
 // generic providers' CATSRV_PROVIDER_<NAME>_*.
 func (c *Config) readFamilies(k *koanf.Koanf) error {
 	c.AgentAPIKeysByCat = map[string]Secret{}
+	c.EmbeddingsAPIKeysByCat = map[string]Secret{}
 	for _, name := range k.Keys() {
 		if cat, ok := strings.CutPrefix(name, agentKeyPrefix); ok {
 			c.AgentAPIKeysByCat[cat] = Secret{k.String(name)}
+		}
+		if cat, ok := strings.CutPrefix(name, embedKeyPrefix); ok {
+			c.EmbeddingsAPIKeysByCat[cat] = Secret{k.String(name)}
 		}
 	}
 	for _, prefix := range []string{catPrefix, catsPrefix} {

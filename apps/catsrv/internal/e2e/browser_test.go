@@ -15,8 +15,9 @@ import (
 )
 
 // browserContext starts a headless Chromium with a fresh profile and no
-// background traffic (the machine may have no network).
-func browserContext(t *testing.T, chrome string) (context.Context, context.CancelFunc) {
+// background traffic (the machine may have no network), with the extra
+// options.
+func browserContext(t *testing.T, chrome string, extra ...chromedp.ExecAllocatorOption) (context.Context, context.CancelFunc) {
 	t.Helper()
 	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
 		chromedp.ExecPath(chrome),
@@ -30,6 +31,7 @@ func browserContext(t *testing.T, chrome string) (context.Context, context.Cance
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1366, 900),
 	)
+	opts = append(opts, extra...)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)

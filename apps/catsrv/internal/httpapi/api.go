@@ -1,5 +1,5 @@
 // Package httpapi assembles catsrv's HTTP app: the route packages
-// (analyticsapi, chatapi, authapi, openaiapi) over the shared base (package base: the
+// (analyticsapi, chatapi, docsapi, authapi, openaiapi) over the shared base (package base: the
 // error table, middleware, authenticator, OpenAPI settings, health and the
 // dashboard page), serving the OpenAPI document and docs page. It
 // translates between HTTP and the core; it holds no analytics logic of its
@@ -20,6 +20,7 @@ import (
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/docsapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/openaiapi"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/auth/tokens"
@@ -58,6 +59,9 @@ type Deps struct {
 	// Chat serves /api/v1/cat (chat, conversations, runtime
 	// configuration); nil answers those routes with 503.
 	Chat *chatapi.Deps
+	// Documents serves /api/v1/cat/documents; nil answers those routes
+	// with 503.
+	Documents *docsapi.Deps
 	// Metrics counts and times every request (base.Measure); nil counts
 	// none.
 	Metrics *base.RequestMetrics
@@ -99,9 +103,18 @@ func New(d Deps) (huma.API, http.Handler) {
 	analyticsapi.Register(api, analyticsapi.Deps{Reporter: d.Reporter, Browser: d.Browser, Logger: log, Log: d.Ingest, Ingest: d.IngestLimits, WholeLists: d.WholeLists, WholeListWait: d.WholeListWait})
 	base.RegisterHealth(api, d.Ready, log)
 	chatapi.Register(api, cd)
+	var dd docsapi.Deps
+	if d.Documents != nil {
+		dd = *d.Documents
+	}
+	if dd.Logger == nil {
+		dd.Logger = log
+	}
+	docsapi.Register(api, dd)
 	authapi.Register(api, ad)
 	openaiapi.Register(api, openaiapi.Deps{Service: cd.Service, Cats: cd.Config, Logger: log})
 	base.RegisterDashboard(mux, d.Dashboard)
+	base.RegisterAPIDocs(mux)
 	return api, base.Finish(api, mux, origins, log, base.Instruments{Metrics: d.Metrics, Tracer: d.Tracer})
 }
 

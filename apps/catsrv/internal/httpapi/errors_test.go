@@ -155,7 +155,10 @@ func TestNoTokenServiceLocksPrivateCATs(t *testing.T) {
 	if res = e.Get(t, AnalyticsPrefix+"/all?catname="+PublicCat, ""); res.Status != 200 {
 		t.Errorf("public CAT: status %d: %s", res.Status, res.Body)
 	}
-	res = e.Get(t, AnalyticsPrefix+"/get_cats", Bearer(e.Admin))
+	if res = e.Get(t, AnalyticsPrefix+"/get_cats", Bearer(e.Admin)); res.Status != 401 {
+		t.Errorf("get_cats with a token no service verifies: status %d: %s", res.Status, res.Body)
+	}
+	res = e.Get(t, AnalyticsPrefix+"/get_cats", "")
 	AssertJSON(t, res.Body, `{"cats":[{"name":"public","chat_mode":"agent","analytics_public":true,"retention_days":3650,"chat_retention_days":365}]}`)
 }
 

@@ -2,12 +2,15 @@ package httpapi_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +18,7 @@ import (
 
 	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/buildinfo"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/openaiapi"
@@ -118,7 +122,7 @@ func TestOpenAPIDocumentContent(t *testing.T) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.OpenAPI != "3.1.0" || doc.Info.Title != "catsrv" || doc.Info.Version != "0.2.0" || doc.Info.Description == "" {
+	if doc.OpenAPI != "3.1.0" || doc.Info.Title != "catsrv" || doc.Info.Version != buildinfo.Get().Version || doc.Info.Description == "" {
 		t.Errorf("header: %s %+v", doc.OpenAPI, doc.Info)
 	}
 	if s := doc.Components.SecuritySchemes["bearer"]; s.Type != "http" || s.Scheme != "bearer" || s.BearerFormat != "JWT" {
@@ -188,5 +192,46 @@ func TestDocsPage(t *testing.T) {
 	res := e.Get(t, "/docs", "")
 	if res.Status != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") || !bytes.Contains(res.Body, []byte("/openapi")) {
 		t.Errorf("status %d, type %q: %.200s", res.Status, res.Header.Get("Content-Type"), res.Body)
+	}
+}
+
+// TestDocsPageIsServedFromTheBinary: /docs names no other host: its
+// script and stylesheet are the embedded Elements assets under
+// /docs/assets/, gzip-compressed to clients that accept it and plain to
+// the others, and its CSP allows this server alone.
+func TestDocsPageIsServedFromTheBinary(t *testing.T) {
+	e := NewEnv(t)
+	res := e.Get(t, "/docs", "")
+	page := string(res.Body)
+	if strings.Contains(page, "unpkg") || strings.Contains(page, "https://") || strings.Contains(res.Header.Get("Content-Security-Policy"), "https:") {
+		t.Errorf("/docs names another host:\n%s\nCSP %s", page, res.Header.Get("Content-Security-Policy"))
+	}
+	assets := regexp.MustCompile(`(?:src|href)="(/docs/assets/elements-[0-9.]+\.(?:js|css))"`).FindAllStringSubmatch(page, -1)
+	if len(assets) != 2 {
+		t.Fatalf("/docs links %d embedded assets, want the script and the stylesheet:\n%s", len(assets), page)
+	}
+	for _, a := range assets {
+		plain := e.Get(t, a[1], "")
+		if plain.Status != 200 || plain.Header.Get("Content-Encoding") != "" || len(plain.Body) < 100000 {
+			t.Errorf("%s without gzip: %d, encoding %q, %d bytes", a[1], plain.Status, plain.Header.Get("Content-Encoding"), len(plain.Body))
+		}
+		req := httptest.NewRequest(http.MethodGet, a[1], nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		rec := httptest.NewRecorder()
+		e.Handler.ServeHTTP(rec, req)
+		zr, err := gzip.NewReader(rec.Body)
+		if err != nil || rec.Code != 200 || rec.Header().Get("Content-Encoding") != "gzip" {
+			t.Fatalf("%s with gzip: %d, encoding %q, %v", a[1], rec.Code, rec.Header().Get("Content-Encoding"), err)
+		}
+		unzipped, err := io.ReadAll(zr)
+		if err != nil || !bytes.Equal(unzipped, plain.Body) {
+			t.Errorf("%s: the gzip copy differs from the plain one (%v)", a[1], err)
+		}
+		if !strings.Contains(rec.Header().Get("Cache-Control"), "immutable") {
+			t.Errorf("%s: Cache-Control %q", a[1], rec.Header().Get("Cache-Control"))
+		}
+	}
+	if res := e.Get(t, "/docs/assets/other.js", ""); res.Status != 404 {
+		t.Errorf("/docs/assets/other.js: %d", res.Status)
 	}
 }

@@ -13,18 +13,33 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/catsrv/catsrv/apps/catsrv/internal/buildinfo"
 )
 
 // NewRegistry returns a registry of its own (not Prometheus's global one)
-// holding the process collector (CPU, memory, file descriptors) and the Go
-// runtime collector (goroutines, GC, heap).
+// holding the process collector (CPU, memory, file descriptors), the Go
+// runtime collector (goroutines, GC, heap) and catsrv_build_info.
 func NewRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewGoCollector(),
+		BuildInfo(buildinfo.Get()),
 	)
 	return reg
+}
+
+// BuildInfo is the gauge catsrv_build_info, always 1, whose labels name
+// the running build: version, commit and goversion (buildinfo.Info).
+func BuildInfo(info buildinfo.Info) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "catsrv_build_info",
+		Help: "The running build: always 1, labelled by its version, commit and Go version.",
+		ConstLabels: prometheus.Labels{
+			"version": info.Version, "commit": info.Commit, "goversion": info.GoVersion,
+		},
+	}, func() float64 { return 1 })
 }
 
 // Handler serves the registry's metrics in the Prometheus text format (or

@@ -6,6 +6,7 @@ package analyticsapi
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -138,8 +139,9 @@ func registerAnalytics(api huma.API, s *routes) {
 			"Optional (not in the spec): the /all filters, and offset and q to page and search the list, which add its total."), s.answers)
 
 	cats := op("getCats", "/get_cats", "Configured CATs",
-		"Every configured CAT for an admin token; without one, only the CATs whose analytics are public.")
-	cats.Responses = errorResponses(api, http.StatusUnprocessableEntity, http.StatusInternalServerError)
+		"Every configured CAT for an admin token; without one, only the CATs whose analytics are public. "+
+			"A token that does not verify is refused.")
+	cats.Responses = errorResponses(api, http.StatusUnauthorized, http.StatusUnprocessableEntity, http.StatusInternalServerError)
 	huma.Register(api, cats, s.cats)
 }
 
@@ -263,14 +265,18 @@ func (s *routes) answers(ctx context.Context, in *listInput) (*base.Body[Answers
 }
 
 // cats lists every CAT to an admin and only the public ones to anyone else,
-// so that an anonymous caller learns nothing about private CATs. A bad
-// token is not an error here: it just is not an admin's.
+// so that an anonymous caller learns nothing about private CATs. A token
+// that does not verify is refused (401), as on the other analytics routes:
+// taking it for no token would hide an expired or mistyped one.
 func (s *routes) cats(ctx context.Context, _ *struct{}) (*base.Body[CatsBody], error) {
+	who, whoErr := base.CallerOf(ctx)
+	if whoErr != nil && !errors.Is(whoErr, auth.ErrNoCredentials) {
+		return nil, base.AnalyticsError(ctx, s.log, whoErr)
+	}
 	all, err := s.reporter.Cats(ctx)
 	if err != nil {
 		return nil, base.AnalyticsError(ctx, s.log, err)
 	}
-	who, whoErr := base.CallerOf(ctx)
 	out := CatsBody{Cats: []CatEntry{}}
 	for _, c := range all {
 		if auth.MayReadAnalytics(c.Security.Analytics.Public, who, whoErr) == nil {

@@ -17,15 +17,15 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
+	"github.com/catsrv/catsrv/apps/catsrv/internal/buildinfo"
 	"github.com/catsrv/catsrv/core/errs"
 )
 
-// Title and Version are what the OpenAPI document says the API is;
-// License names its terms: "Proprietary", as the repository grants no
-// license.
+// Title is what the OpenAPI document says the API is (its info.version is
+// the build's, buildinfo.Get().Version); License names its terms:
+// "Proprietary", as the repository grants no license.
 const (
 	Title   = "catsrv"
-	Version = "0.2.0"
 	License = "Proprietary"
 )
 
@@ -89,9 +89,10 @@ type Instruments struct {
 // bodies' keys) and without the /schemas routes it serves; its JSON format
 // streams the bodies that write themselves (JSONStreamer).
 func config() huma.Config {
-	cfg := huma.DefaultConfig(Title, Version)
+	cfg := huma.DefaultConfig(Title, buildinfo.Get().Version)
 	cfg.CreateHooks = nil
 	cfg.SchemasPath = ""
+	cfg.DocsPath = "" // RegisterAPIDocs serves /docs from the binary, not from a CDN
 	cfg.Formats = map[string]huma.Format{
 		"application/json": jsonFormat,
 		"json":             jsonFormat,

@@ -10,7 +10,8 @@ import (
 )
 
 // RequestMetrics are the HTTP metrics of the app: requests counted and
-// timed by method, route and status. The route is the pattern the mux
+// timed by method, route and status (ClientFaultStatus for the spec's 500
+// answering a caller's mistake). The route is the pattern the mux
 // matched (the huma operation's path template, such as
 // /api/v1/cat/conversations/{conversation_id}), or "unmatched": never the
 // raw URL, so the label takes a bounded set of values whatever clients
@@ -61,13 +62,27 @@ func Measure(m *RequestMetrics, next http.Handler) http.Handler {
 			if !returned && !rec.wroteHeader {
 				status = http.StatusInternalServerError
 			}
-			method, pattern, code := routeMethod(r), route(r), strconv.Itoa(status)
+			method, pattern, code := routeMethod(r), route(r), statusLabel(r, status)
 			m.requests.WithLabelValues(method, pattern, code).Inc()
 			m.duration.WithLabelValues(method, pattern, code).Observe(time.Since(start).Seconds())
 		}()
 		next.ServeHTTP(rec, r)
 		returned = true
 	})
+}
+
+// ClientFaultStatus is the status label of a 5xx the spec prescribes for a
+// caller's mistake (an analytics request naming an unknown CAT or a bad
+// date): the wire says 500, the metrics do not count it as a server
+// error, so that an alert on status=~"5.." pages on server faults only.
+const ClientFaultStatus = "500_client"
+
+// statusLabel is the status label of a request's answer.
+func statusLabel(r *http.Request, status int) string {
+	if status >= http.StatusInternalServerError && isClientFault(r) {
+		return ClientFaultStatus
+	}
+	return strconv.Itoa(status)
 }
 
 // routeMethod is the method of the matched pattern, else the request's

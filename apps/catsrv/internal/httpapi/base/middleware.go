@@ -72,6 +72,14 @@ func markClientFault(ctx context.Context) {
 	}
 }
 
+// isClientFault reports whether the request's 5xx answer was marked the
+// caller's mistake (markClientFault): the request metrics label it
+// 500_client and its span is no error span.
+func isClientFault(r *http.Request) bool {
+	n, ok := r.Context().Value(requestNoteKey{}).(*requestNote)
+	return ok && n.clientFault.Load()
+}
+
 // isAbort reports whether a panic value is http.ErrAbortHandler.
 func isAbort(v any) bool {
 	err, ok := v.(error)

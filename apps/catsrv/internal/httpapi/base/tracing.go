@@ -19,7 +19,8 @@ type Tracer struct {
 // Trace makes each request a server span, child of the caller's trace
 // context if it sends one, named by its method and route template
 // ("GET /api/v1/analytics/all", "GET unmatched"), never the raw URL, with
-// the route and the status as attributes; a 5xx is an error span. A nil
+// the route and the status as attributes; a 5xx is an error span, unless it
+// is the spec's 500 for a caller's mistake (its status stays unset). A nil
 // tracer traces nothing. It goes outside the mux, inside Measure and
 // Observe: the pattern the mux matched on the request Trace passes on is
 // copied back to the request Trace was given, so that they see it too.
@@ -42,7 +43,7 @@ func Trace(t *Tracer, next http.Handler) http.Handler {
 			}
 			span.SetName(routeMethod(inner) + " " + route(inner))
 			span.SetAttributes(attribute.String("http.route", route(inner)), attribute.Int("http.response.status_code", status))
-			if status >= http.StatusInternalServerError {
+			if status >= http.StatusInternalServerError && !isClientFault(inner) {
 				span.SetStatus(codes.Error, http.StatusText(status))
 			}
 			span.End()

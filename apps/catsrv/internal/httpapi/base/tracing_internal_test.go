@@ -32,9 +32,13 @@ func TestTraceInTheChain(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /items/{id}", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("POST /boom", func(http.ResponseWriter, *http.Request) { panic("broken") })
+	mux.HandleFunc("GET /typo", func(w http.ResponseWriter, r *http.Request) {
+		markClientFault(r.Context()) // as the error table does for the spec's 500 to a caller's mistake
+		w.WriteHeader(http.StatusInternalServerError)
+	})
 	var logs bytes.Buffer
 	h := Observe(slog.New(slog.NewJSONHandler(&logs, nil)), Measure(m, Trace(tracer, mux)))
-	for _, req := range []struct{ method, target string }{{http.MethodGet, "/items/9"}, {http.MethodPost, "/boom"}, {http.MethodGet, "/nope"}} {
+	for _, req := range []struct{ method, target string }{{http.MethodGet, "/items/9"}, {http.MethodPost, "/boom"}, {http.MethodGet, "/nope"}, {http.MethodGet, "/typo"}} {
 		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(req.method, req.target, nil))
 	}
 
@@ -43,7 +47,7 @@ func TestTraceInTheChain(t *testing.T) {
 		status int64
 		failed bool
 	}
-	wants := []want{{"GET /items/{id}", 200, false}, {"POST /boom", 500, true}, {"GET unmatched", 404, false}}
+	wants := []want{{"GET /items/{id}", 200, false}, {"POST /boom", 500, true}, {"GET unmatched", 404, false}, {"GET /typo", 500, false}}
 	ended := spans.Ended()
 	if len(ended) != len(wants) {
 		t.Fatalf("%d spans, want %d", len(ended), len(wants))
@@ -70,10 +74,20 @@ func TestTraceInTheChain(t *testing.T) {
 			routes = append(routes, l.Route)
 		}
 	}
-	if strings.Join(routes, " ") != "/items/{id} /boom unmatched" {
+	if strings.Join(routes, " ") != "/items/{id} /boom unmatched /typo" {
 		t.Errorf("request log routes %v, want the mux's patterns", routes)
 	}
 	if got := testutil.ToFloat64(m.requests.WithLabelValues(http.MethodGet, "/items/{id}", "200")); got != 1 {
 		t.Errorf("the metrics counted %v requests of /items/{id}, want 1", got)
+	}
+	for status, want := range map[string]float64{"500": 1, ClientFaultStatus: 0} {
+		if got := testutil.ToFloat64(m.requests.WithLabelValues(http.MethodPost, "/boom", status)); got != want {
+			t.Errorf("/boom status %s counted %v, want %v", status, got, want)
+		}
+	}
+	for status, want := range map[string]float64{"500": 0, ClientFaultStatus: 1} {
+		if got := testutil.ToFloat64(m.requests.WithLabelValues(http.MethodGet, "/typo", status)); got != want {
+			t.Errorf("/typo status %s counted %v, want %v", status, got, want)
+		}
 	}
 }

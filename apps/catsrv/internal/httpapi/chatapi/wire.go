@@ -28,14 +28,20 @@ type ChatResponse struct {
 	ConversationID string   `json:"conversation_id" doc:"Conversation the reply belongs to."`
 	Model          string   `json:"model" doc:"What answered: a legacy stage (greeting, intent, qa, default) or the agent's model."`
 	TokensUsed     *int     `json:"tokens_used" doc:"Tokens the model reported, null when unknown."`
-	Sources        []Source `json:"sources" nullable:"false" doc:"Knowledge-base entries the reply used."`
+	Sources        []Source `json:"sources" nullable:"false" doc:"What the reply drew on: passages of the CAT's documents or knowledge-base entries; a [n] marker in the message cites the n-th."`
 }
 
-// Source is a knowledge-base entry a reply used.
+// Source is what a reply drew on: a chunk of one of the CAT's documents
+// (kind document) or a knowledge-base entry (kind kb).
 type Source struct {
-	ID       string  `json:"id"`
-	Question string  `json:"question"`
-	Score    float64 `json:"score"`
+	Kind     string  `json:"kind" enum:"document,kb" doc:"document: a chunk of an uploaded document; kb: a knowledge-base entry."`
+	ID       string  `json:"id" doc:"The document's id, or the entry's."`
+	Title    string  `json:"title" doc:"The document's title, or the entry's question."`
+	ChunkID  string  `json:"chunk_id" doc:"The chunk's id (GET /documents/{id} lists them); the entry's id for kb."`
+	Snippet  string  `json:"snippet" doc:"The extract of the passage that answers (for kb, of the answer)."`
+	Score    float64 `json:"score" doc:"Relevance, 0 to 1."`
+	URL      *string `json:"url,omitempty" doc:"Where the document's original is, when it was given."`
+	Question *string `json:"question,omitempty" doc:"The entry's question (kb only)."`
 }
 
 // DeltaEvent is the data of a delta event: the next piece of the reply.
@@ -51,7 +57,21 @@ type chatInput struct {
 func chatBody(r chat.Response) ChatResponse {
 	sources := make([]Source, 0, len(r.Sources))
 	for _, s := range r.Sources {
-		sources = append(sources, Source{ID: s.ID, Question: s.Question, Score: s.Score})
+		w := Source{Kind: s.Kind, ID: s.ID, Title: s.Title, ChunkID: s.ChunkID, Snippet: s.Snippet, Score: s.Score}
+		if w.Kind == "" {
+			w.Kind = chat.SourceKB
+		}
+		if s.URL != "" {
+			w.URL = &s.URL
+		}
+		if w.Kind == chat.SourceKB {
+			q := s.Question
+			w.Question = &q
+			if w.ChunkID == "" {
+				w.ChunkID = s.ID
+			}
+		}
+		sources = append(sources, w)
 	}
 	return ChatResponse{Message: r.Message, ConversationID: r.ConversationID, Model: r.Model, TokensUsed: r.TokensUsed, Sources: sources}
 }

@@ -14,10 +14,12 @@ import (
 
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/docsapi"
 
 	"github.com/catsrv/catsrv/adapters/files/knowledge"
 	"github.com/catsrv/catsrv/adapters/memstore"
 	"github.com/catsrv/catsrv/adapters/openai"
+	"github.com/catsrv/catsrv/adapters/openai/embedtest"
 	"github.com/catsrv/catsrv/adapters/openai/openaitest"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
@@ -29,6 +31,7 @@ import (
 	"github.com/catsrv/catsrv/core/catconfig/overlay"
 	"github.com/catsrv/catsrv/core/chat/agent"
 	"github.com/catsrv/catsrv/core/chat/service"
+	"github.com/catsrv/catsrv/core/knowledge/retrieval"
 )
 
 // CATs of the chat tests: one per chat mode, and an agent without an
@@ -150,6 +153,11 @@ type ChatEnv struct {
 	Dir    string
 	// rateLimit is the auth routes' rate limit (zero: the defaults).
 	RateLimit authapi.RateLimit
+	// Docs and Retrieval serve the CATs' documents, embedded by
+	// Embeddings (every CAT's cat.knowledge.embeddings).
+	Docs       *memstore.Documents
+	Retrieval  *retrieval.Service
+	Embeddings *embedtest.Server
 
 	mu sync.Mutex
 	h  http.Handler
@@ -170,6 +178,8 @@ func NewChatEnv(t *testing.T) *ChatEnv {
 	e.Scripted = openaitest.New(openaitest.Steps(openaitest.Reply{Text: "Hello from the agent."}))
 	t.Cleanup(e.Scripted.Close)
 	e.Tools, e.Logs = &Toolbox{}, &SyncBuffer{}
+	e.Embeddings = embedtest.Start()
+	t.Cleanup(e.Embeddings.Close)
 
 	cat := func(name, mode, baseURL string) catconfig.Cat {
 		c := catconfig.Defaults(name)
@@ -179,6 +189,7 @@ func NewChatEnv(t *testing.T) *ChatEnv {
 		c.Chat.Agent.TimeoutSeconds = 1
 		c.Chat.Custom.Rules = []string{"keyword refund => agent", "context channel=faq => qa"}
 		c.Chat.MaxMessageBytes = 64
+		c.Chat.Knowledge.Embeddings = catconfig.Embeddings{BaseURL: e.Embeddings.BaseURL(), Model: "m-embed"}
 		return c
 	}
 	tools := cat(ToolsCat, catconfig.ModeAgent, e.Scripted.BaseURL())
@@ -202,6 +213,11 @@ func NewChatEnv(t *testing.T) *ChatEnv {
 	}
 	e.Memory, e.Clock, e.Dir, e.Auth = memory, clk, dir, authStore
 	e.Convs = memstore.NewConversations(e.Log)
+	e.Docs = memstore.NewDocuments()
+	if e.Retrieval, err = retrieval.New(retrieval.Deps{Store: e.Docs, Embedder: openai.NewEmbedder(openai.Options{}), Clock: clk}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Retrieval.Close)
 	e.Restart(t)
 	e.Srv = httptest.NewServer(e)
 	t.Cleanup(e.Srv.Close)
@@ -218,7 +234,7 @@ func (e *ChatEnv) Restart(t *testing.T) {
 	}
 	kb := knowledge.New(e.Dir)
 	svc, err := service.New(service.Deps{Cats: cats, Conversations: e.Convs, Turns: e.Convs, Clock: e.Clock,
-		Model: openai.New(openai.Options{}), Knowledge: kb,
+		Model: openai.New(openai.Options{}), Knowledge: kb, Documents: e.Retrieval,
 		Toolbox: e.Tools, Searcher: agent.KnowledgeBase{Source: kb}, Audit: e.Auth})
 	if err != nil {
 		t.Fatal(err)
@@ -235,6 +251,7 @@ func (e *ChatEnv) Restart(t *testing.T) {
 			RateLimit: e.RateLimit},
 		Chat: &chatapi.Deps{Service: svc, Config: cats, Memory: e.Memory, DefaultCat: LegacyCat,
 			AgentKeySet: func(cat string) bool { return cat == AgentCat }},
+		Documents: &docsapi.Deps{Documents: e.Retrieval, Cats: cats, DefaultCat: LegacyCat},
 	})
 	e.mu.Lock()
 	e.h = h

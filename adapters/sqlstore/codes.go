@@ -2,10 +2,8 @@ package sqlstore
 
 import (
 	"bytes"
-	"cmp"
 	"crypto/sha256"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,26 +48,15 @@ func entriesOf(i analytics.Interaction) [5]dictEntry {
 	}
 }
 
-// rollupKey is one rollup row: a CAT, a UTC day and the dictionary codes
-// of a topic, model and persona.
-type rollupKey struct {
-	cat   string
-	day   int64
-	codes [3]int64
-}
-
 // entries numbers the distinct dictionary entries of one Append and holds
 // their database codes once known (0 until then, listed in pending).
 //
-// An entry is known by its dictionary and digest (cachedEntry), as the
-// dictionaries themselves know it (unique on the digest). Only the entries
-// that may still lack a code keep their texts and keys (fresh); the index
-// holds no pointers, so the garbage collector does not scan it. Keyed by
-// the texts (dictEntry), 200,000 entries took about 60 MB of live heap in
-// a large import, above the import's soft memory limit on SQLite, and the
-// collector then ran without pause (docs/benchmarks.md).
+// An entry is known by its dictionary and digest (entryKey), as the
+// dictionaries know it; only the entries that may still lack a code keep
+// their texts (fresh), so the index holds no pointers for the garbage
+// collector to scan.
 type entries struct {
-	index   map[cachedEntry]int32
+	index   map[entryKey]int32
 	codes   []int64
 	pending []int32
 	// fresh holds the entries numbered from freshBase on, those that may
@@ -81,10 +68,16 @@ type entries struct {
 	buf []byte
 }
 
+// entryKey identifies a dictionary entry: its dictionary and digest.
+type entryKey struct {
+	table  uint8
+	digest [sha256.Size]byte
+}
+
 // freshEntry is an entry that may still lack a code, and its key.
 type freshEntry struct {
 	entry dictEntry
-	key   cachedEntry
+	key   entryKey
 }
 
 // digest returns entry n's digest; n has no code yet.
@@ -96,10 +89,7 @@ func (e *entries) text(n int32) dictEntry { return e.fresh[n-e.freshBase].entry 
 // table returns entry n's dictionary; n has no code yet.
 func (e *entries) table(n int32) int { return e.fresh[n-e.freshBase].entry.table }
 
-// cacheKey is entry n's key in the code cache; n has no code yet.
-func (e *entries) cacheKey(n int32) cachedEntry { return e.fresh[n-e.freshBase].key }
-
-func newEntries() *entries { return &entries{index: map[cachedEntry]int32{}} }
+func newEntries() *entries { return &entries{index: map[entryKey]int32{}} }
 
 func (e *entries) number(d dictEntry) int32 {
 	k := e.key(d)
@@ -116,9 +106,9 @@ func (e *entries) number(d dictEntry) int32 {
 
 // key is d's dictionary and digest (dictEntry.digest, in a reused
 // buffer).
-func (e *entries) key(d dictEntry) cachedEntry {
+func (e *entries) key(d dictEntry) entryKey {
 	e.buf = d.appendDigested(e.buf[:0])
-	return cachedEntry{table: uint8(d.table), digest: sha256.Sum256(e.buf)} // #nosec G115 -- five dictionaries
+	return entryKey{table: uint8(d.table), digest: sha256.Sum256(e.buf)} // #nosec G115 -- five dictionaries
 }
 
 // settle forgets the texts and keys of the entries numbered so far: every
@@ -145,111 +135,6 @@ func (e *entries) resetIfLarge() {
 	e.fresh, e.freshBase = e.fresh[:0], 0
 }
 
-// rollupColumns are the rollup table's columns in insert order.
-var rollupColumns = []string{"cat", "day", "topic_code", "model_code", "persona_code", "hits"}
-
-// addRollup counts an api interaction, whose entries codeBatch numbered
-// and coded, into the pending rollup rows.
-func (w *writer) addRollup(i analytics.Interaction, numbers [5]int32) {
-	k := rollupKey{cat: i.Cat, day: dayOf(i.Time)}
-	for d := range k.codes {
-		k.codes[d] = w.entries.codes[numbers[d]]
-	}
-	w.rollups[k]++
-}
-
-// flushRollups writes the pending rollup rows, one upsert per batch that
-// adds to existing counts.
-func (w *writer) flushRollups() error {
-	if len(w.rollups) == 0 {
-		return nil
-	}
-	batch := batchRows(w.dialect, len(rollupColumns))
-	args := w.args[:0]
-	rows := 0
-	write := func() error {
-		query := func() string { return rollupUpsert(w.dialect, 1, rows) }
-		err := w.exec(stmtKey{"rollup_cube", rows}, query, args)
-		args, rows = args[:0], 0
-		return err
-	}
-	for _, k := range w.rollupKeys() {
-		args = appendRollupArgs(args, k, w.rollups[k])
-		if rows++; rows == batch {
-			if err := write(); err != nil {
-				return err
-			}
-		}
-	}
-	if rows > 0 {
-		if err := write(); err != nil {
-			return err
-		}
-	}
-	w.args = args
-	clear(w.rollups)
-	return nil
-}
-
-// rollupKeys returns the pending rollup rows' keys in the order they are
-// written: concurrent PostgreSQL writers lock the rows they update in the
-// same order, so they wait for each other but never deadlock.
-func (w *writer) rollupKeys() []rollupKey {
-	return slices.SortedFunc(maps.Keys(w.rollups), compareRollupKeys)
-}
-
-// appendRollupArgs appends a rollup row's values, in rollupColumns order.
-func appendRollupArgs(args []any, k rollupKey, hits int64) []any {
-	return append(args, k.cat, k.day, k.codes[0], k.codes[1], k.codes[2], hits)
-}
-
-// rollupUpsert adds rows rollup rows, their values bound from parameter
-// first on, to the counts.
-func rollupUpsert(d dialect, first, rows int) string {
-	conflict := strings.Join(rollupColumns[:len(rollupColumns)-1], ", ")
-	if d == postgresDialect {
-		return "INSERT INTO rollup_cube (" + strings.Join(rollupColumns, ", ") + ", shard) VALUES " +
-			shardedValues(first, rows, len(rollupColumns)) +
-			" ON CONFLICT (" + conflict + ", shard) DO UPDATE SET hits = rollup_cube.hits + excluded.hits"
-	}
-	return "INSERT INTO rollup_cube (" + strings.Join(rollupColumns, ", ") + ") VALUES " +
-		d.valuesClause(rows, len(rollupColumns)) +
-		" ON CONFLICT (" + conflict + ") DO UPDATE SET hits = rollup_cube.hits + excluded.hits"
-}
-
-// rollupShards is how many shares a PostgreSQL rollup row is split in:
-// each connection adds to the share of its server process id, so turns
-// on different connections counting the same CAT, day, topic, model and
-// persona lock different rows (two that share a shard wait for each
-// other, as every writer did before). The reads sum the shares.
-const rollupShards = 64
-
-// shardedValues is valuesClause for PostgreSQL, numbered from parameter
-// first, with the connection's shard after each row's values.
-func shardedValues(first, rows, cols int) string {
-	var b strings.Builder
-	for r := range rows {
-		if r > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteByte('(')
-		b.WriteString(postgresDialect.placeholders(first+r*cols, cols))
-		b.WriteString(", pg_backend_pid() % " + strconv.Itoa(rollupShards) + ")")
-	}
-	return b.String()
-}
-
-// compareRollupKeys orders rollup rows by CAT, day and codes.
-func compareRollupKeys(a, b rollupKey) int {
-	if c := cmp.Compare(a.cat, b.cat); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.day, b.day); c != 0 {
-		return c
-	}
-	return slices.Compare(a.codes[:], b.codes[:])
-}
-
 // resolveCodes finds the database code of every entry that has none yet,
 // inserting the entries the dictionaries lack.
 func (w *writer) resolveCodes() error {
@@ -257,13 +142,6 @@ func (w *writer) resolveCodes() error {
 		return nil
 	}
 	pending := w.entries.pending
-	caching := w.cachesCodes()
-	if caching {
-		if err := w.readCollections(); err != nil {
-			return err
-		}
-		pending = w.codeCache.lookup(w.collections, w.entries, pending)
-	}
 	missing := make([][]int32, len(dictionaryTables))
 	for _, n := range pending {
 		table := w.entries.table(n)
@@ -312,62 +190,15 @@ func (w *writer) resolveCodes() error {
 			}
 		}
 	}
-	if caching {
-		w.learn(missing)
-	}
 	w.entries.settle()
 	return nil
 }
 
-// cachesCodes reports whether the writer uses the store's code cache:
-// when it has one and codes its entries on its own transaction (not on a
-// PostgreSQL import's dictionary connection, whose statements commit one
-// by one).
-func (w *writer) cachesCodes() bool {
-	return w.codeCache != nil && w.dictConn == nil
-}
-
-// readCollections reads, once per transaction, the collections counter
-// the cached codes must match (codecache.go). On PostgreSQL it runs after
-// the transaction's lock on the interactions, which no collection commits
-// past.
-func (w *writer) readCollections() error {
-	if w.collectionsRead {
-		return nil
-	}
-	if err := w.tx.QueryRowContext(w.ctx, readCollections).Scan(&w.collections); err != nil {
-		return internal(err)
-	}
-	w.collectionsRead = true
-	return nil
-}
-
-// learn records the codes of the entries resolveCodes looked up or added,
-// for the code cache once the transaction commits (before settle, while
-// their keys are kept).
-func (w *writer) learn(numbers [][]int32) {
-	for _, ns := range numbers {
-		for _, n := range ns {
-			if len(w.learned) == maxCachedCodes {
-				return
-			}
-			if code := w.entries.codes[n]; code != 0 {
-				w.learned = append(w.learned, learnedCode{entry: w.entries.cacheKey(n), code: code})
-			}
-		}
-	}
-}
-
-// lookupCodes reads, on PostgreSQL, the codes of the entries (by
-// dictionary) that the dictionaries hold already, in one statement for
-// all of them: most of a chat turn's entries (its topic, model, persona,
-// often its question and answer) exist, and their insert and look-up would
-// otherwise cost two statements per dictionary. The digests are bound,
-// one parameter each: the text depends only on how many each dictionary
-// has (one each for every turn), so the driver prepares it once per
-// connection, and its plan, look-ups in each dictionary's unique digest
-// index, is the same for any values, so PostgreSQL soon keeps a generic
-// plan instead of planning every run (as it does for an array argument).
+// lookupCodes reads, on PostgreSQL, the codes of the entries the
+// dictionaries hold already in one statement for all five (a chat turn's
+// entries mostly exist), instead of two per dictionary. One bound
+// parameter per digest, so the text is prepared once per connection and
+// PostgreSQL keeps a generic plan.
 func (w *writer) lookupCodes(numbers [][]int32) error {
 	total := 0
 	for _, ns := range numbers {
@@ -444,7 +275,7 @@ func (w *writer) insertEntries(table int, numbers []int32) error {
 	for len(numbers) > 0 {
 		chunk := numbers[:min(batch, len(numbers))]
 		numbers = numbers[len(chunk):]
-		args := w.dictArgs[:0]
+		args := make([]any, 0, 4*len(chunk))
 		byDigest := make(map[string]int32, len(chunk))
 		for _, n := range chunk {
 			e := w.entries.text(n)
@@ -452,7 +283,6 @@ func (w *writer) insertEntries(table int, numbers []int32) error {
 			byDigest[string(d)] = n
 			args = append(args, e.cat, d, e.id, e.text)
 		}
-		w.dictArgs = args
 		// #nosec G202 -- the table name comes from a fixed list, the values are bound.
 		query := "INSERT INTO " + name + " (cat, digest, item_id, item_text) VALUES " +
 			w.dialect.valuesClause(len(chunk), 4) + " ON CONFLICT (digest) DO NOTHING RETURNING code, digest"
@@ -470,13 +300,12 @@ func (w *writer) loadCodes(table int, numbers []int32) error {
 		chunk := numbers[:min(batch, len(numbers))]
 		numbers = numbers[len(chunk):]
 		byDigest := make(map[string]int32, len(chunk))
-		args := w.dictArgs[:0]
+		args := make([]any, 0, len(chunk))
 		for _, n := range chunk {
 			d := w.entries.digest(n)
 			byDigest[string(d)] = n
 			args = append(args, d)
 		}
-		w.dictArgs = args
 		// #nosec G202 -- the table name comes from a fixed map, the values are bound.
 		query := "SELECT code, digest FROM " + dictionaryTables[table] + " WHERE digest IN (" +
 			w.dialect.placeholders(1, len(chunk)) + ")"
