@@ -107,7 +107,8 @@ FUZZ_TARGETS := \
 	./apps/catsrv/internal/httpapi/base:FuzzAcceptsGzip:10000x \
 	./core/chat/toolpolicy:FuzzParse:20000x \
 	./adapters/openai:FuzzLimitedBody:20000x \
-	./core/knowledge:FuzzParse:3000x
+	./core/knowledge:FuzzParse:3000x \
+	./apps/catsrv/internal/httpapi/openaiapi:FuzzCompletionBody:20000x
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; budget=$${rest#*:}; \

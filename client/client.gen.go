@@ -34,6 +34,21 @@ func (e ApprovalDecisionDecision) Valid() bool {
 	}
 }
 
+// Defines values for CompletionObject.
+const (
+	ChatCompletion CompletionObject = "chat.completion"
+)
+
+// Valid indicates whether the value is a known member of the CompletionObject enum.
+func (e CompletionObject) Valid() bool {
+	switch e {
+	case ChatCompletion:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DocumentDetailFormat.
 const (
 	DocumentDetailFormatHtml     DocumentDetailFormat = "html"
@@ -121,6 +136,36 @@ func (e MessageBodyRole) Valid() bool {
 	case Tool:
 		return true
 	case User:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ModelEntryObject.
+const (
+	Model ModelEntryObject = "model"
+)
+
+// Valid indicates whether the value is a known member of the ModelEntryObject enum.
+func (e ModelEntryObject) Valid() bool {
+	switch e {
+	case Model:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ModelListObject.
+const (
+	List ModelListObject = "list"
+)
+
+// Valid indicates whether the value is a known member of the ModelListObject enum.
+func (e ModelListObject) Valid() bool {
+	switch e {
+	case List:
 		return true
 	default:
 		return false
@@ -400,6 +445,15 @@ type ChatResponse struct {
 	TokensUsed *int64 `json:"tokens_used"`
 }
 
+// ChoiceMessage defines model for ChoiceMessage.
+type ChoiceMessage struct {
+	// Content The answer.
+	Content string `json:"content"`
+
+	// Role Always assistant.
+	Role string `json:"role"`
+}
+
 // Chunk defines model for Chunk.
 type Chunk struct {
 	// Hash SHA-256 of the text: the key of its embeddings.
@@ -415,6 +469,93 @@ type Chunk struct {
 
 	// Tokens Its length in cl100k_base tokens.
 	Tokens int64 `json:"tokens"`
+}
+
+// Completion defines model for Completion.
+type Completion struct {
+	// Choices One choice.
+	Choices []CompletionChoice `json:"choices"`
+
+	// Created Unix time of the answer.
+	Created int64 `json:"created"`
+
+	// Id The completion's id.
+	Id string `json:"id"`
+
+	// Model The CAT's name.
+	Model string `json:"model"`
+
+	// Object Always chat.completion.
+	Object CompletionObject `json:"object"`
+
+	// Sources What the CAT's answer drew on (catsrv's extension).
+	Sources []CompletionSource `json:"sources"`
+	Usage   CompletionUsage    `json:"usage"`
+}
+
+// CompletionObject Always chat.completion.
+type CompletionObject string
+
+// CompletionChoice defines model for CompletionChoice.
+type CompletionChoice struct {
+	// FinishReason Always stop.
+	FinishReason string `json:"finish_reason"`
+
+	// Index Always 0.
+	Index   int64         `json:"index"`
+	Message ChoiceMessage `json:"message"`
+}
+
+// CompletionRequest defines model for CompletionRequest.
+type CompletionRequest struct {
+	// Messages The conversation: the last user message is the turn's message, earlier ones the history an agent-mode CAT's model sees.
+	Messages []RequestMessage `json:"messages"`
+
+	// Model The CAT's name (GET /v1/models lists them).
+	Model string `json:"model"`
+
+	// Stream Answer as chat.completion.chunk Server-Sent Events ending with data: [DONE].
+	Stream        *bool          `json:"stream,omitempty"`
+	StreamOptions *StreamOptions `json:"stream_options,omitempty"`
+}
+
+// CompletionSource defines model for CompletionSource.
+type CompletionSource struct {
+	// ChunkId The document chunk.
+	ChunkId *string `json:"chunk_id,omitempty"`
+
+	// Id The knowledge-base entry or document.
+	Id *string `json:"id,omitempty"`
+
+	// Question The entry's question.
+	Question *string `json:"question,omitempty"`
+
+	// Score How well it matched.
+	Score *float64 `json:"score,omitempty"`
+
+	// Snippet The text drawn on.
+	Snippet *string `json:"snippet,omitempty"`
+
+	// Title The document's title.
+	Title *string `json:"title,omitempty"`
+
+	// Type kb or document.
+	Type string `json:"type"`
+
+	// Url Where to read it.
+	Url *string `json:"url,omitempty"`
+}
+
+// CompletionUsage defines model for CompletionUsage.
+type CompletionUsage struct {
+	// CompletionTokens Tokens of the answer, 0 when unknown.
+	CompletionTokens int64 `json:"completion_tokens"`
+
+	// PromptTokens Tokens of the prompt, 0 when unknown.
+	PromptTokens int64 `json:"prompt_tokens"`
+
+	// TotalTokens Tokens of the turn (0 for an answer no model gave).
+	TotalTokens int64 `json:"total_tokens"`
 }
 
 // ConfigResponse defines model for ConfigResponse.
@@ -578,6 +719,11 @@ type ErrorBody struct {
 
 	// Status HTTP status code.
 	Status int64 `json:"status"`
+}
+
+// ErrorResponse defines model for ErrorResponse.
+type ErrorResponse struct {
+	Error OpenAIErrorDetail `json:"error"`
 }
 
 // ExportConversation defines model for ExportConversation.
@@ -836,6 +982,51 @@ type ModelCountsBody struct {
 	ModelCounts []ModelCount `json:"model_counts"`
 }
 
+// ModelEntry defines model for ModelEntry.
+type ModelEntry struct {
+	// Created Unix time the server started.
+	Created int64 `json:"created"`
+
+	// Id The CAT's name: the model of a chat completion.
+	Id string `json:"id"`
+
+	// Object Always model.
+	Object ModelEntryObject `json:"object"`
+
+	// OwnedBy Always catsrv.
+	OwnedBy string `json:"owned_by"`
+}
+
+// ModelEntryObject Always model.
+type ModelEntryObject string
+
+// ModelList defines model for ModelList.
+type ModelList struct {
+	// Data The CATs, by name.
+	Data []ModelEntry `json:"data"`
+
+	// Object Always list.
+	Object ModelListObject `json:"object"`
+}
+
+// ModelListObject Always list.
+type ModelListObject string
+
+// OpenAIErrorDetail defines model for OpenAIErrorDetail.
+type OpenAIErrorDetail struct {
+	// Code A code, e.g. model_not_found, if any.
+	Code *string `json:"code"`
+
+	// Message What went wrong, safe to show.
+	Message string `json:"message"`
+
+	// Param The request field at fault, if any.
+	Param *string `json:"param"`
+
+	// Type invalid_request_error, authentication_error, permission_error, not_found_error, rate_limit_error or server_error.
+	Type string `json:"type"`
+}
+
 // Override defines model for Override.
 type Override struct {
 	Agent *AgentOverride `json:"agent,omitempty"`
@@ -942,6 +1133,15 @@ type RequestError struct {
 	union json.RawMessage
 }
 
+// RequestMessage defines model for RequestMessage.
+type RequestMessage struct {
+	// Content A string, or a list of parts whose text parts are read.
+	Content interface{} `json:"content,omitempty"`
+
+	// Role system, developer, user, assistant or tool.
+	Role string `json:"role"`
+}
+
 // SearchHitBody defines model for SearchHitBody.
 type SearchHitBody struct {
 	// CreatedAt When the conversation started (UTC).
@@ -1019,6 +1219,12 @@ type SourceKind string
 // StartResponse defines model for StartResponse.
 type StartResponse struct {
 	AuthorizationUrl string `json:"authorization_url"`
+}
+
+// StreamOptions defines model for StreamOptions.
+type StreamOptions struct {
+	// IncludeUsage Send a last chunk with usage and no choices.
+	IncludeUsage *bool `json:"include_usage,omitempty"`
 }
 
 // TextDocument defines model for TextDocument.
@@ -1691,6 +1897,12 @@ type AdminDeleteConversationParams struct {
 	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
 }
 
+// CreateOpenAIChatCompletionParams defines parameters for CreateOpenAIChatCompletion.
+type CreateOpenAIChatCompletionParams struct {
+	// XConversationId Continue this conversation (the header of an earlier answer); without it a new one starts.
+	XConversationId *string `json:"X-Conversation-Id,omitempty"`
+}
+
 // IngestInteractionsJSONRequestBody defines body for IngestInteractions for application/json ContentType.
 type IngestInteractionsJSONRequestBody = IngestInteractionsJSONBody
 
@@ -1726,6 +1938,9 @@ type UploadDocumentMultipartRequestBody UploadDocumentMultipartBody
 
 // PostLegacyChatJSONRequestBody defines body for PostLegacyChat for application/json ContentType.
 type PostLegacyChatJSONRequestBody = ChatRequest
+
+// CreateOpenAIChatCompletionJSONRequestBody defines body for CreateOpenAIChatCompletion for application/json ContentType.
+type CreateOpenAIChatCompletionJSONRequestBody = CompletionRequest
 
 // AsValidationError returns the union data inside the RequestError as a ValidationError
 func (t RequestError) AsValidationError() (ValidationError, error) {
@@ -2310,6 +2525,31 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /readyz (the `GetReadyz` operationId).
 	GetReadyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateOpenAIChatCompletionWithBody Chat with a CAT through OpenAI's chat completions API
+	//
+	// A chat turn with the CAT named by model, recorded as an interaction and in a conversation (X-Conversation-Id: sent back, it continues that conversation). The last user message is the turn's message; an agent-mode CAT's model also sees the earlier messages. With stream true the answer is chat.completion.chunk Server-Sent Events ending with data: [DONE]; an error after the first chunk comes as a data: {"error": ...} event.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/chat/completions (the `CreateOpenAIChatCompletion` operationId).
+	CreateOpenAIChatCompletionWithBody(ctx context.Context, params *CreateOpenAIChatCompletionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateOpenAIChatCompletion Chat with a CAT through OpenAI's chat completions API
+	//
+	// A chat turn with the CAT named by model, recorded as an interaction and in a conversation (X-Conversation-Id: sent back, it continues that conversation). The last user message is the turn's message; an agent-mode CAT's model also sees the earlier messages. With stream true the answer is chat.completion.chunk Server-Sent Events ending with data: [DONE]; an error after the first chunk comes as a data: {"error": ...} event.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/chat/completions (the `CreateOpenAIChatCompletion` operationId).
+	CreateOpenAIChatCompletion(ctx context.Context, params *CreateOpenAIChatCompletionParams, body CreateOpenAIChatCompletionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListOpenAIModels List the CATs as OpenAI models
+	//
+	// The CATs the caller may chat with, as OpenAI's model list: each id is a CAT's name.
+	//
+	// Corresponds with GET /v1/models (the `ListOpenAIModels` operationId).
+	ListOpenAIModels(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetAll Full analytics from the raw log
@@ -3330,6 +3570,61 @@ func (c *Client) GetHealthz(ctx context.Context, reqEditors ...RequestEditorFn) 
 // Corresponds with GET /readyz (the `GetReadyz` operationId).
 func (c *Client) GetReadyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetReadyzRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateOpenAIChatCompletionWithBody Chat with a CAT through OpenAI's chat completions API
+//
+// A chat turn with the CAT named by model, recorded as an interaction and in a conversation (X-Conversation-Id: sent back, it continues that conversation). The last user message is the turn's message; an agent-mode CAT's model also sees the earlier messages. With stream true the answer is chat.completion.chunk Server-Sent Events ending with data: [DONE]; an error after the first chunk comes as a data: {"error": ...} event.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/chat/completions (the `CreateOpenAIChatCompletion` operationId).
+func (c *Client) CreateOpenAIChatCompletionWithBody(ctx context.Context, params *CreateOpenAIChatCompletionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateOpenAIChatCompletionRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateOpenAIChatCompletion Chat with a CAT through OpenAI's chat completions API
+//
+// A chat turn with the CAT named by model, recorded as an interaction and in a conversation (X-Conversation-Id: sent back, it continues that conversation). The last user message is the turn's message; an agent-mode CAT's model also sees the earlier messages. With stream true the answer is chat.completion.chunk Server-Sent Events ending with data: [DONE]; an error after the first chunk comes as a data: {"error": ...} event.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/chat/completions (the `CreateOpenAIChatCompletion` operationId).
+func (c *Client) CreateOpenAIChatCompletion(ctx context.Context, params *CreateOpenAIChatCompletionParams, body CreateOpenAIChatCompletionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateOpenAIChatCompletionRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListOpenAIModels List the CATs as OpenAI models
+//
+// The CATs the caller may chat with, as OpenAI's model list: each id is a CAT's name.
+//
+// Corresponds with GET /v1/models (the `ListOpenAIModels` operationId).
+func (c *Client) ListOpenAIModels(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListOpenAIModelsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -6929,6 +7224,88 @@ func NewGetReadyzRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewCreateOpenAIChatCompletionRequest calls the generic CreateOpenAIChatCompletion builder with application/json body
+func NewCreateOpenAIChatCompletionRequest(server string, params *CreateOpenAIChatCompletionParams, body CreateOpenAIChatCompletionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateOpenAIChatCompletionRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateOpenAIChatCompletionRequestWithBody constructs an http.Request for the CreateOpenAIChatCompletion method, with any body, and a specified content type
+func NewCreateOpenAIChatCompletionRequestWithBody(server string, params *CreateOpenAIChatCompletionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/chat/completions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XConversationId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Conversation-Id", *params.XConversationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Conversation-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListOpenAIModelsRequest constructs an http.Request for the ListOpenAIModels method
+func NewListOpenAIModelsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/models")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -7492,6 +7869,33 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /readyz (the `GetReadyz` operationId).
 	GetReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReadyzResponse, error)
+
+	// CreateOpenAIChatCompletionWithBodyWithResponse Chat with a CAT through OpenAI's chat completions API
+	//
+	// A chat turn with the CAT named by model, recorded as an interaction and in a conversation (X-Conversation-Id: sent back, it continues that conversation). The last user message is the turn's message; an agent-mode CAT's model also sees the earlier messages. With stream true the answer is chat.completion.chunk Server-Sent Events ending with data: [DONE]; an error after the first chunk comes as a data: {"error": ...} event.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/chat/completions (the `CreateOpenAIChatCompletion` operationId).
+	CreateOpenAIChatCompletionWithBodyWithResponse(ctx context.Context, params *CreateOpenAIChatCompletionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateOpenAIChatCompletionResponse, error)
+
+	// CreateOpenAIChatCompletionWithResponse Chat with a CAT through OpenAI's chat completions API
+	//
+	// A chat turn with the CAT named by model, recorded as an interaction and in a conversation (X-Conversation-Id: sent back, it continues that conversation). The last user message is the turn's message; an agent-mode CAT's model also sees the earlier messages. With stream true the answer is chat.completion.chunk Server-Sent Events ending with data: [DONE]; an error after the first chunk comes as a data: {"error": ...} event.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/chat/completions (the `CreateOpenAIChatCompletion` operationId).
+	CreateOpenAIChatCompletionWithResponse(ctx context.Context, params *CreateOpenAIChatCompletionParams, body CreateOpenAIChatCompletionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateOpenAIChatCompletionResponse, error)
+
+	// ListOpenAIModelsWithResponse List the CATs as OpenAI models
+	//
+	// The CATs the caller may chat with, as OpenAI's model list: each id is a CAT's name.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/models (the `ListOpenAIModels` operationId).
+	ListOpenAIModelsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListOpenAIModelsResponse, error)
 }
 
 // GetAllResponse401Headers the declared response headers of an HTTP 401 response for GetAll
@@ -12332,6 +12736,235 @@ func (r GetReadyzResponse) ContentType() string {
 	return ""
 }
 
+// CreateOpenAIChatCompletionResponse200Headers the declared response headers of an HTTP 200 response for CreateOpenAIChatCompletion
+type CreateOpenAIChatCompletionResponse200Headers struct {
+	XConversationId *string
+}
+
+// CreateOpenAIChatCompletionResponse429Headers the declared response headers of an HTTP 429 response for CreateOpenAIChatCompletion
+type CreateOpenAIChatCompletionResponse429Headers struct {
+	RetryAfter *int
+}
+
+// CreateOpenAIChatCompletionResponse503Headers the declared response headers of an HTTP 503 response for CreateOpenAIChatCompletion
+type CreateOpenAIChatCompletionResponse503Headers struct {
+	RetryAfter *int
+}
+
+type CreateOpenAIChatCompletionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Completion
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ErrorResponse
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ValidationError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorResponse
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorResponse
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CreateOpenAIChatCompletionResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateOpenAIChatCompletionResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateOpenAIChatCompletionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateOpenAIChatCompletionResponse) GetJSON200() *Completion {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateOpenAIChatCompletionResponse) GetJSON400() *ErrorResponse {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateOpenAIChatCompletionResponse) GetJSON401() *ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateOpenAIChatCompletionResponse) GetJSON403() *ErrorResponse {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateOpenAIChatCompletionResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r CreateOpenAIChatCompletionResponse) GetJSON408() *RequestError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateOpenAIChatCompletionResponse) GetJSON413() *RequestError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateOpenAIChatCompletionResponse) GetJSON415() *ValidationError {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateOpenAIChatCompletionResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateOpenAIChatCompletionResponse) GetJSON429() *ErrorResponse {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateOpenAIChatCompletionResponse) GetJSON500() *ErrorResponse {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r CreateOpenAIChatCompletionResponse) GetJSON502() *ErrorResponse {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateOpenAIChatCompletionResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r CreateOpenAIChatCompletionResponse) GetJSON504() *ErrorResponse {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateOpenAIChatCompletionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateOpenAIChatCompletionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateOpenAIChatCompletionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateOpenAIChatCompletionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListOpenAIModelsResponse503Headers the declared response headers of an HTTP 503 response for ListOpenAIModels
+type ListOpenAIModelsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListOpenAIModelsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ModelList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListOpenAIModelsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListOpenAIModelsResponse) GetJSON200() *ModelList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListOpenAIModelsResponse) GetJSON401() *ErrorResponse {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListOpenAIModelsResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListOpenAIModelsResponse) GetJSON500() *ErrorResponse {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListOpenAIModelsResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListOpenAIModelsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListOpenAIModelsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListOpenAIModelsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListOpenAIModelsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetAllWithResponse Full analytics from the raw log
 //
 // The analytics result computed from the raw interaction log. Requests for whole question and answer lists (no limit, or offset or q) are answered a few at a time (CATSRV_RAW_WHOLE_LISTS, one by default); the others wait their turn, 503 after a minute.
@@ -13198,6 +13831,51 @@ func (c *ClientWithResponses) GetReadyzWithResponse(ctx context.Context, reqEdit
 		return nil, err
 	}
 	return ParseGetReadyzResponse(rsp)
+}
+
+// CreateOpenAIChatCompletionWithBodyWithResponse Chat with a CAT through OpenAI's chat completions API
+//
+// A chat turn with the CAT named by model, recorded as an interaction and in a conversation (X-Conversation-Id: sent back, it continues that conversation). The last user message is the turn's message; an agent-mode CAT's model also sees the earlier messages. With stream true the answer is chat.completion.chunk Server-Sent Events ending with data: [DONE]; an error after the first chunk comes as a data: {"error": ...} event.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/chat/completions (the `CreateOpenAIChatCompletion` operationId).
+func (c *ClientWithResponses) CreateOpenAIChatCompletionWithBodyWithResponse(ctx context.Context, params *CreateOpenAIChatCompletionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateOpenAIChatCompletionResponse, error) {
+	rsp, err := c.CreateOpenAIChatCompletionWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateOpenAIChatCompletionResponse(rsp)
+}
+
+// CreateOpenAIChatCompletionWithResponse Chat with a CAT through OpenAI's chat completions API
+//
+// A chat turn with the CAT named by model, recorded as an interaction and in a conversation (X-Conversation-Id: sent back, it continues that conversation). The last user message is the turn's message; an agent-mode CAT's model also sees the earlier messages. With stream true the answer is chat.completion.chunk Server-Sent Events ending with data: [DONE]; an error after the first chunk comes as a data: {"error": ...} event.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/chat/completions (the `CreateOpenAIChatCompletion` operationId).
+func (c *ClientWithResponses) CreateOpenAIChatCompletionWithResponse(ctx context.Context, params *CreateOpenAIChatCompletionParams, body CreateOpenAIChatCompletionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateOpenAIChatCompletionResponse, error) {
+	rsp, err := c.CreateOpenAIChatCompletion(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateOpenAIChatCompletionResponse(rsp)
+}
+
+// ListOpenAIModelsWithResponse List the CATs as OpenAI models
+//
+// The CATs the caller may chat with, as OpenAI's model list: each id is a CAT's name.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/models (the `ListOpenAIModels` operationId).
+func (c *ClientWithResponses) ListOpenAIModelsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListOpenAIModelsResponse, error) {
+	rsp, err := c.ListOpenAIModels(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListOpenAIModelsResponse(rsp)
 }
 
 // ParseGetAllResponse parses an HTTP response from a GetAllWithResponse call
@@ -17925,6 +18603,226 @@ func ParseGetReadyzResponse(rsp *http.Response) (*GetReadyzResponse, error) {
 		}
 		response.JSON503 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseCreateOpenAIChatCompletionResponse parses an HTTP response from a CreateOpenAIChatCompletionWithResponse call
+func ParseCreateOpenAIChatCompletionResponse(rsp *http.Response) (*CreateOpenAIChatCompletionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateOpenAIChatCompletionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Completion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/event-stream) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CreateOpenAIChatCompletionResponse200Headers
+		if values := rsp.Header.Values("X-Conversation-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Conversation-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XConversationId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateOpenAIChatCompletionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateOpenAIChatCompletionResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListOpenAIModelsResponse parses an HTTP response from a ListOpenAIModelsWithResponse call
+func ParseListOpenAIModelsResponse(rsp *http.Response) (*ListOpenAIModelsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListOpenAIModelsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ModelList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListOpenAIModelsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

@@ -385,6 +385,11 @@ func classify(ctx context.Context, req chat.ModelRequest, err error) error {
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
+		// A rate-limited model is errs.KindRateLimited, so an edge that
+		// passes rate limits on (the OpenAI routes' 429) can tell it.
+		if apiErr.StatusCode == http.StatusTooManyRequests {
+			return errs.Wrap(errs.KindRateLimited, fmt.Errorf("%w: %w", chat.ErrUpstreamFailed, err), statusMessage(apiErr.StatusCode))
+		}
 		return errs.Wrap(errs.KindUnavailable, fmt.Errorf("%w: %w", chat.ErrUpstreamFailed, err), statusMessage(apiErr.StatusCode))
 	}
 	return errs.Wrap(errs.KindUnavailable, fmt.Errorf("%w: %w", chat.ErrUpstreamFailed, err), "the model service is unreachable")

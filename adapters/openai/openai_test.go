@@ -139,12 +139,13 @@ func TestUpstreamErrors(t *testing.T) {
 	cases := []struct {
 		status int
 		want   string
+		kind   errs.Kind
 	}{
-		{http.StatusUnauthorized, "refused the credentials (HTTP 401)"},
-		{http.StatusNotFound, "HTTP 404"},
-		{http.StatusTooManyRequests, "rate limiting (HTTP 429)"},
-		{http.StatusInternalServerError, "failed (HTTP 500)"},
-		{http.StatusBadRequest, "rejected the request (HTTP 400)"},
+		{http.StatusUnauthorized, "refused the credentials (HTTP 401)", errs.KindUnavailable},
+		{http.StatusNotFound, "HTTP 404", errs.KindUnavailable},
+		{http.StatusTooManyRequests, "rate limiting (HTTP 429)", errs.KindRateLimited},
+		{http.StatusInternalServerError, "failed (HTTP 500)", errs.KindUnavailable},
+		{http.StatusBadRequest, "rejected the request (HTTP 400)", errs.KindUnavailable},
 	}
 	for _, c := range cases {
 		for _, streaming := range []bool{false, true} {
@@ -157,8 +158,8 @@ func TestUpstreamErrors(t *testing.T) {
 					_, err = m.Complete(t.Context(), req)
 				}
 				msg := errs.PublicMessage(err, "")
-				if errs.KindOf(err) != errs.KindUnavailable || !errors.Is(err, chat.ErrUpstreamFailed) || !strings.Contains(msg, c.want) {
-					t.Fatalf("err = %v (public %q), want unavailable, upstream failed, %q", err, msg, c.want)
+				if errs.KindOf(err) != c.kind || !errors.Is(err, chat.ErrUpstreamFailed) || !strings.Contains(msg, c.want) {
+					t.Fatalf("err = %v (public %q), want %v, upstream failed, %q", err, msg, c.kind, c.want)
 				}
 				if strings.Contains(msg, "secret detail") {
 					t.Fatalf("public message leaks the upstream body: %q", msg)

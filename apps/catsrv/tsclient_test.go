@@ -25,7 +25,7 @@ const tsClientDir = "../../tools/tsclient"
 func nodeTools(t *testing.T) (node, npm string) {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("-short: skipping the TypeScript client test")
+		t.Skip("-short: skipping a test that installs npm packages")
 	}
 	node, errNode := exec.LookPath("node")
 	npm, errNpm := exec.LookPath("npm")
@@ -33,9 +33,9 @@ func nodeTools(t *testing.T) (node, npm string) {
 		return node, npm
 	}
 	if os.Getenv("CI") == "true" {
-		t.Fatal("node and npm are needed for the TypeScript client test; CI=true requires it")
+		t.Fatal("node and npm are needed for this test; CI=true requires it")
 	}
-	t.Skip("node or npm not found: skipping the TypeScript client test")
+	t.Skip("node or npm not found: skipping this test")
 	return "", ""
 }
 

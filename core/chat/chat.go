@@ -27,6 +27,15 @@ type Request struct {
 	Message string
 	// ConversationID continues a conversation of the user; empty starts one.
 	ConversationID string
+	// NewConversationID is the id a conversation started by this request
+	// takes (empty: the service makes one). A caller that must name the
+	// conversation before the reply ends (a stream's headers) sets it.
+	NewConversationID string
+	// History is context the client sent with the message (an OpenAI
+	// client's earlier messages): the agent model sees it after the stored
+	// conversation, before the message; it is not stored. Other modes
+	// route the message alone.
+	History []Message
 	// Context is the request's free-form context; "topic" and "persona"
 	// feed the interaction, other fields only custom routing rules.
 	Context map[string]any

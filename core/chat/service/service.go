@@ -222,7 +222,13 @@ func (s *Service) open(ctx context.Context, owner chat.Owner, req chat.Request) 
 		return chat.Turn{Conversation: c}, history, nil
 	}
 	now := s.d.Clock.Now()
-	c := chat.Conversation{ID: s.d.NewID(), Owner: owner, Name: chat.NameFrom(req.Message), CreatedAt: now, UpdatedAt: now}
+	id := req.NewConversationID
+	if id == "" {
+		id = s.d.NewID()
+	} else if err := chat.CheckID(id); err != nil {
+		return chat.Turn{}, nil, err
+	}
+	c := chat.Conversation{ID: id, Owner: owner, Name: chat.NameFrom(req.Message), CreatedAt: now, UpdatedAt: now}
 	return chat.Turn{Conversation: c, New: true}, nil, nil
 }
 
@@ -297,7 +303,7 @@ func (s *Service) runAgent(ctx context.Context, cfg catconfig.Cat, req chat.Requ
 	mr := chat.ModelRequest{
 		Cat: req.Cat, BaseURL: ag.BaseURL, Model: model, Temperature: ag.Temperature,
 		MaxTokens: ag.MaxTokens, Timeout: time.Duration(ag.TimeoutSeconds) * time.Second,
-		Messages: agentMessages(ag.Instructions, history, req.Message), MaxReplyBytes: analytics.MaxFieldBytes,
+		Messages: agentMessages(ag.Instructions, append(history[:len(history):len(history)], req.History...), req.Message), MaxReplyBytes: analytics.MaxFieldBytes,
 	}
 	r, err := s.agent.Run(ctx, agent.Turn{Cat: cfg, User: req.UserID, Request: mr, OnEvent: onEvent})
 	if r.Model == "" {
@@ -312,7 +318,8 @@ func (s *Service) runAgent(ctx context.Context, cfg catconfig.Cat, req chat.Requ
 }
 
 // agentMessages is what the agent model sees: the instructions, the
-// conversation so far, the new message.
+// conversation so far (stored, then the request's history), the new
+// message.
 func agentMessages(instructions string, history []chat.Message, message string) []chat.Message {
 	var out []chat.Message
 	if strings.TrimSpace(instructions) != "" {
@@ -322,6 +329,8 @@ func agentMessages(instructions string, history []chat.Message, message string) 
 	// tool_calls, tool messages), never as text.
 	for _, m := range history {
 		switch m.Role {
+		case chat.RoleSystem:
+			out = append(out, chat.Message{Role: m.Role, Content: m.Content})
 		case chat.RoleUser, chat.RoleAssistant:
 			out = append(out, chat.Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls})
 		case chat.RoleTool:

@@ -402,3 +402,37 @@ func TestNewRequiresPorts(t *testing.T) {
 		t.Fatalf("New(empty) = %v", err)
 	}
 }
+
+// TestRequestHistoryAndNamedConversation: the request's history reaches
+// the agent model after the stored conversation and is not stored; a new
+// conversation takes the id the caller named; legacy routing ignores the
+// history.
+func TestRequestHistoryAndNamedConversation(t *testing.T) {
+	f := newFixture(t, func(c *catconfig.Cat) { c.Chat.ChatMode = catconfig.ModeAgent })
+	req := request("and now?")
+	req.ConversationID = "c1"
+	req.History = []chat.Message{{Role: chat.RoleSystem, Content: "Speak French."}, {Role: chat.RoleUser, Content: "client question"}}
+	if _, err := f.svc.Chat(t.Context(), req, service.ByMode); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range f.model.CompleteCalls()[0].Req.Messages {
+		got = append(got, m.Role+":"+m.Content)
+	}
+	want := []string{"system:" + f.cfg.Chat.Agent.Instructions, "user:earlier question", "assistant:earlier answer",
+		"system:Speak French.", "user:client question", "user:and now?"}
+	if !reflect.DeepEqual(got, want) || len(f.turns[0].Messages) != 2 {
+		t.Fatalf("model saw %q, want %q; stored %+v", got, want, f.turns[0].Messages)
+	}
+
+	req = request("How do I reset my password")
+	req.NewConversationID, req.History = "named-by-caller", []chat.Message{{Role: chat.RoleUser, Content: "ignored"}}
+	resp, err := f.svc.Chat(t.Context(), req, service.Legacy)
+	if err != nil || resp.ConversationID != "named-by-caller" || !f.turns[1].New || resp.Message != "Use the reset link." {
+		t.Fatalf("named: %+v %v", resp, err)
+	}
+	req.NewConversationID = "bad\x00id"
+	if _, err := f.svc.Chat(t.Context(), req, service.Legacy); errs.KindOf(err) != errs.KindInvalid {
+		t.Fatalf("a NUL in the named id: %v", err)
+	}
+}

@@ -1,5 +1,5 @@
 // Package httpapi assembles catsrv's HTTP app: the route packages
-// (analyticsapi, chatapi, authapi) over the shared base (package base: the
+// (analyticsapi, chatapi, docsapi, authapi, openaiapi) over the shared base (package base: the
 // error table, middleware, authenticator, OpenAPI settings, health and the
 // dashboard page), serving the OpenAPI document and docs page. It
 // translates between HTTP and the core; it holds no analytics logic of its
@@ -21,6 +21,7 @@ import (
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/docsapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/openaiapi"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/auth/tokens"
 	"github.com/catsrv/catsrv/ports"
@@ -111,6 +112,7 @@ func New(d Deps) (huma.API, http.Handler) {
 	}
 	docsapi.Register(api, dd)
 	authapi.Register(api, ad)
+	openaiapi.Register(api, openaiapi.Deps{Service: cd.Service, Cats: cd.Config, Logger: log})
 	base.RegisterDashboard(mux, d.Dashboard)
 	base.RegisterAPIDocs(mux)
 	return api, base.Finish(api, mux, origins, log, base.Instruments{Metrics: d.Metrics, Tracer: d.Tracer})

@@ -314,3 +314,8 @@ func UseSpecErrors() (restore func()) {
 	huma.NewError = specError
 	return func() { huma.NewError = previous }
 }
+
+// OpenAIKinds is the table of the OpenAI-compatible /v1 routes: plain
+// HTTP semantics as OpenAI's API answers (a refused request 400, a rate
+// limit 429); package openaiapi writes the status in OpenAI's error shape.
+var OpenAIKinds = AuthKinds
