@@ -65,6 +65,15 @@ type InteractionLog interface {
 	Aggregator
 }
 
+// FeedbackRecorder sets the feedback of one interaction of a CAT, named
+// by its InteractionID (a chat turn's interaction is named by its
+// assistant message's id); a zero Feedback removes it. Counts and the
+// review queue see the change as soon as it returns. No such interaction
+// is errs.KindNotFound; an invalid rating or comment, errs.KindInvalid.
+type FeedbackRecorder interface {
+	SetFeedback(ctx context.Context, cat, interactionID string, f analytics.Feedback) error
+}
+
 // InteractionEraser deletes interactions for retention and erasure.
 type InteractionEraser interface {
 	// DeleteInteractions deletes every stored interaction (of any event

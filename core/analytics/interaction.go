@@ -42,6 +42,41 @@ type Interaction struct {
 	// InteractionID), so a retried batch never counts twice. Empty: no
 	// name, never deduplicated.
 	InteractionID string
+	// Usage is what producing the answer took: tokens, time and money.
+	Usage Usage
+	// Feedback is the asker's rating of the answer; zero when none.
+	Feedback Feedback
+}
+
+// Usage is what one answer took. Tokens and cost are 0 when not counted;
+// LatencyMS and FirstTokenMS are nil when not measured, and such
+// interactions are left out of latency percentiles only.
+type Usage struct {
+	InputTokens  int64
+	OutputTokens int64
+	// CostUSD is given by the writer or, when absent, computed from the
+	// CAT's pricing for its model at write time (Pricing.Cost).
+	CostUSD      float64
+	LatencyMS    *float64
+	FirstTokenMS *float64
+}
+
+// Feedback ratings.
+const (
+	RatingUp   = "up"
+	RatingDown = "down"
+)
+
+// MaxFeedbackCommentChars bounds a feedback comment, in characters.
+const MaxFeedbackCommentChars = 2000
+
+// Feedback is a person's rating of an answer. Rating is RatingUp,
+// RatingDown or empty (no feedback); Reason is one of the CAT's
+// cat.feedback.reasons or empty.
+type Feedback struct {
+	Rating  string
+	Reason  string
+	Comment string
 }
 
 // Counted reports whether analytics counts the interaction.
