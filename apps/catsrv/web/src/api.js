@@ -122,3 +122,15 @@ export async function remove(path) {
   }
   if (!res.ok) throw new ApiError(res.status, await messageOf(res));
 }
+
+// optionalJSON is getJSON for a route the server may not have (an older
+// server): a 404 or 405 resolves to null, so that its panel is hidden
+// rather than the page failing.
+export async function optionalJSON(path, params) {
+  try {
+    return await getJSON(path, params);
+  } catch (e) {
+    if (e.status === 404 || e.status === 405) return null;
+    throw e;
+  }
+}

@@ -2,10 +2,10 @@
 // text alternative: an aria-label summary on the canvas and a data table
 // whose buttons do what clicking a bar does, for keyboard users.
 import {
-  Chart, BarController, BarElement, CategoryScale, LinearScale, Tooltip,
+  Chart, BarController, BarElement, CategoryScale, LinearScale, Tooltip, Legend,
 } from 'chart.js';
 
-Chart.register(BarController, BarElement, CategoryScale, LinearScale, Tooltip);
+Chart.register(BarController, BarElement, CategoryScale, LinearScale, Tooltip, Legend);
 
 const charts = new Map();
 const ACCENT = '#2f6fdb';
@@ -131,6 +131,57 @@ export function daily(days) {
     : 'Interactions per day: none');
   table.innerHTML = '<thead><tr><th scope="col">Day</th><th scope="col" class="num">Count</th></tr></thead><tbody>' +
     days.map((d) => '<tr><td>' + d.date + '</td><td class="num">' + d.count + '</td></tr>').join('') + '</tbody>';
+}
+
+// PALETTE colours the datasets of a multi-series chart (one per model or
+// percentile), distinguishable and readable on white.
+const PALETTE = ['#2f6fdb', '#e07a1f', '#1f9e77', '#b83280', '#7a5af5', '#8a6d1f', '#5b6472'];
+
+// series draws several datasets over the same labels: stacked (a day's
+// tokens by model) or side by side (a model's latency percentiles).
+// datasets are [{label, data}]; format shows a value; summary is the
+// canvas's text alternative (the caller fills the table).
+export function series(name, labels, datasets, { stacked = false, horizontal = false, format = String, summary = '' }) {
+  const canvas = document.getElementById('chart-' + name);
+  const coloured = datasets.map((d, i) => ({ label: d.label, data: d.data, backgroundColor: d.color || PALETTE[i % PALETTE.length] }));
+  if (horizontal) canvas.parentElement.style.height = Math.max(140, (stacked ? 28 : 14 * datasets.length + 10) * labels.length + 70) + 'px';
+  let chart = charts.get(name);
+  if (!chart) {
+    const value = { beginAtZero: true, stacked, ticks: { callback: (v) => format(v) } };
+    const category = { stacked, ticks: { maxRotation: 0, autoSkipPadding: 12 } };
+    chart = new Chart(canvas, {
+      type: 'bar',
+      data: { labels, datasets: coloured },
+      options: {
+        indexAxis: horizontal ? 'y' : 'x',
+        animation: false,
+        maintainAspectRatio: false,
+        responsive: true,
+        plugins: {
+          legend: { display: true, position: 'bottom', labels: { boxWidth: 12 } },
+          tooltip: { callbacks: { label: (ctx) => ctx.dataset.label + ': ' + format(ctx.raw) } },
+        },
+        scales: horizontal ? { x: value, y: category } : { x: category, y: value },
+      },
+    });
+    charts.set(name, chart);
+  } else {
+    chart.data.labels = labels;
+    chart.data.datasets = coloured;
+    chart.update();
+  }
+  canvas.setAttribute('aria-label', summary);
+}
+
+// table fills a data table: head is the column names (the first a row
+// header), rows arrays of cells already formatted; columns after the first
+// are numbers.
+export function table(id, head, rows, empty = 'None.') {
+  const el = document.getElementById(id);
+  el.innerHTML = '<thead><tr>' + head.map((h, i) => '<th scope="col"' + (i ? ' class="num"' : '') + '>' + esc(h) + '</th>').join('') +
+    '</tr></thead><tbody>' + (rows.length
+    ? rows.map((r) => '<tr>' + r.map((c, i) => (i ? '<td class="num">' : '<td>') + esc(c) + '</td>').join('') + '</tr>').join('')
+    : '<tr><td colspan="' + head.length + '" class="empty">' + esc(empty) + '</td></tr>') + '</tbody>';
 }
 
 export { esc };

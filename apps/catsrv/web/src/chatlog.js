@@ -2,11 +2,13 @@
 // (cursor paging, newest first), and its exports.
 import * as api from './api.js';
 import { esc } from './charts.js';
+import { openThread } from './thread.js';
 
 const PAGE = 20;
 let params = null;
 let cursors = ['']; // cursor of each page seen so far; the last is the current page's
 let next = '';
+let rows = [];
 let seq = 0;
 let fail = () => {};
 
@@ -20,7 +22,14 @@ export function initLog(onFail) {
   $('export-jsonl').addEventListener('click', () => exportAs('jsonl'));
   document.querySelector('#chatlog tbody').addEventListener('click', (ev) => {
     const b = ev.target.closest('button[data-action]');
-    if (b) ask(b.dataset.action, b.dataset.user, b.dataset.conversation);
+    if (!b) return;
+    if (b.dataset.action === 'thread') {
+      const i = rows[Number(b.dataset.row)];
+      const cat = new URLSearchParams(params).get('catname') || '';
+      openThread({ cat, conversation: i.conversation_id, user: i.user_id, time: i.time, question: i.question }, cursors[cursors.length - 1], b);
+      return;
+    }
+    ask(b.dataset.action, b.dataset.user, b.dataset.conversation);
   });
   $('confirm-no').addEventListener('click', closeConfirm);
   $('confirm-yes').addEventListener('click', () => { const act = pending; closeConfirm(); if (act) act(); });
@@ -62,8 +71,9 @@ function ask(action, user, conversation) {
   $('confirm-no').focus();
 }
 
-function manage(i) {
+function manage(i, k) {
   let out = '';
+  if (i.conversation_id) out += '<button type="button" data-action="thread" data-row="' + k + '">Thread</button>';
   if (i.conversation_id && i.user_id) {
     out += '<button type="button" data-action="delete-conversation" data-user="' + esc(i.user_id) + '" data-conversation="' + esc(i.conversation_id) + '">Delete conversation</button>';
   }
@@ -97,9 +107,10 @@ async function show() {
   if (my !== seq) return false;
   document.getElementById('chatlog').setAttribute('aria-busy', 'false');
   next = page.next_cursor;
+  rows = page.interactions;
   tbody.innerHTML = page.interactions.length
-    ? page.interactions.map((i) => '<tr><td class="nowrap">' + esc(i.time.replace('T', ' ').replace(/(\.\d+)?Z$/, '')) + '</td><td>' + esc(i.question) +
-      '</td><td>' + esc(i.answer) + '</td><td>' + esc(i.topic) + '</td><td>' + esc(i.model) + '</td><td>' + esc(i.persona) + '</td><td>' + esc(i.user_id) + '</td><td class="manage">' + manage(i) + '</td></tr>').join('')
+    ? page.interactions.map((i, k) => '<tr><td class="nowrap">' + esc(i.time.replace('T', ' ').replace(/(\.\d+)?Z$/, '')) + '</td><td>' + esc(i.question) +
+      '</td><td>' + esc(i.answer) + '</td><td>' + esc(i.topic) + '</td><td>' + esc(i.model) + '</td><td>' + esc(i.persona) + '</td><td>' + esc(i.user_id) + '</td><td class="manage">' + manage(i, k) + '</td></tr>').join('')
     : '<tr><td colspan="8" class="empty">No interactions in this range.</td></tr>';
   $('log-prev').disabled = cursors.length === 1;
   $('log-next').disabled = !next;

@@ -6,6 +6,10 @@ import * as st from './state.js';
 import { bars, daily, esc } from './charts.js';
 import { PAGE, initLists, labelOf, renderLists, resetLists } from './lists.js';
 import { initLog, loadLog } from './chatlog.js';
+import { clearUsageError, loadUsage } from './usage.js';
+import { initReview, loadReview } from './review.js';
+import { initThread } from './thread.js';
+import * as fmt from './fmt.js';
 
 const $ = (id) => document.getElementById(id);
 let s = st.read();
@@ -121,9 +125,31 @@ function syncControls() {
   });
   document.querySelectorAll('[data-range]').forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.range === s.range)));
   document.querySelectorAll('[data-source]').forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.source === s.source)));
-  const d = st.dates(s.range, Date.now(), s.keep);
-  $('range-label').textContent = (d.startDate ? d.startDate + ' to ' + prevDay(d.endDate) + ' (UTC)' : 'all time') +
+  const d = st.span(s);
+  // The pickers show the range in effect, whichever way it was chosen,
+  // and offer only the days the CAT keeps.
+  const first = st.earliest(s.keep);
+  for (const id of ['from', 'to']) {
+    $(id).min = first;
+    $(id).max = prevDay(st.nextDay(new Date().toISOString().slice(0, 10)));
+  }
+  $('from').value = d.startDate || '';
+  $('to').value = d.startDate ? prevDay(d.endDate) : '';
+  $('custom-range').classList.toggle('active', s.range === 'custom');
+  $('range-label').textContent = (d.startDate ? (s.range === 'custom' ? '' : d.startDate + ' to ' + prevDay(d.endDate) + ' ') + '(UTC)' : 'all time') +
     (s.keep && s.range === 'all' ? ', all this CAT keeps' : '');
+}
+
+// pickDates applies the custom range once both days are set and in order.
+function pickDates() {
+  const from = $('from').value;
+  const to = $('to').value;
+  if (!st.isDay(from) || !st.isDay(to)) return;
+  if (from > to) {
+    $('range-label').textContent = 'The first day must not be after the last.';
+    return;
+  }
+  update((x) => { x.range = 'custom'; x.from = from; x.to = to; });
 }
 
 function prevDay(day) { return new Date(Date.parse(day + 'T00:00:00Z') - 86400000).toISOString().slice(0, 10); }
@@ -183,7 +209,7 @@ function renderChips() {
 }
 
 function fillDays(days) {
-  const d = st.dates(s.range, Date.now(), s.keep);
+  const d = st.span(s);
   let start = d.startDate;
   let end = d.endDate;
   if (!start) {
@@ -200,18 +226,25 @@ async function load() {
   setBusy('loading', 'Loading…');
   showError('');
   renderChips();
+  clearUsageError();
   const params = st.apiParams(s);
   const route = s.source === 'raw' ? '/all' : '/all_warehouse';
+  const span = st.span(s);
+  const prev = st.previous(span, s.keep);
+  const n = st.days(span);
   const started = performance.now();
   let result;
   let days;
+  let before = null;
   try {
     // One page of each list, with their totals: the lists are paged and
-    // searched on the server (lists.js).
+    // searched on the server (lists.js). The previous period's total comes
+    // from the same route, with one question.
     const first = new URLSearchParams(params);
     first.set('limit', String(PAGE));
     first.set('offset', '0');
-    [result, days] = await Promise.all([api.getJSON(route, first), api.getJSON('/daily_counts', params)]);
+    const prevTotal = prev ? api.getJSON(route, st.withDates(new URLSearchParams([...params, ['limit', '1']]), prev)) : null;
+    [result, days, before] = await Promise.all([api.getJSON(route, first), api.getJSON('/daily_counts', params), prevTotal]);
   } catch (e) {
     if (seq === loadSeq) fail(e);
     return;
@@ -222,6 +255,8 @@ async function load() {
   document.body.dataset.query = params.toString();
   $('total').textContent = result.total_interactions.toLocaleString('en-US');
   $('total').dataset.value = String(result.total_interactions);
+  $('total-change').textContent = before ? fmt.change(result.total_interactions, before.total_interactions, n) : (span.startDate ? 'the previous ' + n + ' days are past what this CAT keeps' : '');
+  $('total-change').dataset.prev = before ? String(before.total_interactions) : '';
   $('perf').textContent = s.source === 'raw'
     ? 'n/a (' + roundTrip.toFixed(0) + ' ms round trip)'
     : result.performance_ms.toFixed(2) + ' ms';
@@ -235,7 +270,8 @@ async function load() {
   daily(fillDays(days.daily_counts));
   renderLists(result, s, params);
   renderChips();
-  if (!(await loadLog(params)) || seq !== loadSeq) return;
+  const [logged] = await Promise.all([loadLog(params), loadUsage(params, s, prev, n, fail), loadReview(s.cat)]);
+  if (!logged || seq !== loadSeq) return;
   if (result.total_interactions === 0) {
     setBusy('empty', 'No interactions in this range.');
   } else {
@@ -264,6 +300,8 @@ function init() {
   }));
   document.querySelectorAll('[data-range]').forEach((b) => b.addEventListener('click', () => update((x) => { x.range = b.dataset.range; })));
   document.querySelectorAll('[data-source]').forEach((b) => b.addEventListener('click', () => update((x) => { x.source = b.dataset.source; })));
+  $('from').addEventListener('change', pickDates);
+  $('to').addEventListener('change', pickDates);
   $('controls').addEventListener('submit', (e) => e.preventDefault());
   window.addEventListener('popstate', () => {
     s = st.read();
@@ -273,6 +311,8 @@ function init() {
   });
   initLists((f, key) => addFilter(f, key));
   initLog(fail);
+  initReview(fail);
+  initThread();
   if (api.token()) showApp();
   else signinOrSession();
 }

@@ -1,0 +1,164 @@
+// Usage and feedback: the headline tokens, cost, latency and satisfaction
+// with their change against the previous period; tokens and cost per day
+// stacked by model; latency percentiles per model; satisfaction by topic.
+// From /usage and /feedback; a server without them (404) hides their
+// panels and figures, and the rest of the page works as before.
+import * as api from './api.js';
+import * as st from './state.js';
+import * as fmt from './fmt.js';
+import { series, table } from './charts.js';
+
+// TOP is how many models get their own colour in the per-day charts (one
+// request each); the others are summed into "other models" (one more).
+const TOP = 5;
+const $ = (id) => document.getElementById(id);
+let seq = 0;
+
+// show sets a headline figure: its value, the exact number for tools, and
+// its change against the previous period.
+function figure(name, text, value, changeText, prev) {
+  $(name).textContent = text;
+  $(name).dataset.value = value === null || value === undefined ? '' : String(value);
+  const c = $(name + '-change');
+  c.textContent = changeText || '';
+  c.dataset.prev = prev === null || prev === undefined ? '' : String(prev);
+  c.className = 'change' + (/^\+/.test(changeText) ? ' up' : /^−/.test(changeText) ? ' down' : '');
+}
+
+function hide(ids, hidden) { for (const id of ids) $(id).hidden = hidden; }
+
+const USAGE_PANELS = ['stat-tokens', 'stat-cost', 'stat-latency', 'usage'];
+const FEEDBACK_PANELS = ['stat-satisfaction', 'fig-satisfaction'];
+
+function withParam(params, key, value) {
+  const p = new URLSearchParams(params);
+  p.set(key, value);
+  return p;
+}
+
+// loadUsage loads both panels for the selection; prev is the previous
+// period's dates (null: none to compare with), n the length in days.
+// onFail handles a refused token; other failures show in the panel.
+export async function loadUsage(params, s, prev, n, onFail) {
+  const my = ++seq;
+  const current = () => my === seq;
+  await Promise.all([usage(params, s, prev, n, current), feedback(params, prev, n, current)].map((p) => p.catch((e) => {
+    if (!current()) return;
+    if (e.status === 401 || e.status === 403) onFail(e);
+    else {
+      $('usage-error').textContent = 'Usage and feedback: ' + e.message;
+      $('usage-error').hidden = false;
+    }
+  })));
+}
+
+export function clearUsageError() { $('usage-error').hidden = true; }
+
+async function usage(params, s, prev, n, current) {
+  const byModel = withParam(params, 'group_by', 'model');
+  const [cur, before] = await Promise.all([
+    api.optionalJSON('/usage', byModel),
+    prev ? api.optionalJSON('/usage', st.withDates(byModel, prev)) : null,
+  ]);
+  if (!current()) return;
+  hide(USAGE_PANELS, cur === null);
+  if (cur === null) return;
+  const tok = (u) => u.input_tokens + u.output_tokens;
+  figure('tokens', fmt.tokens(tok(cur)), tok(cur), before ? fmt.change(tok(cur), tok(before), n) : '', before ? tok(before) : null);
+  $('tokens-split').textContent = fmt.tokens(cur.input_tokens) + ' in, ' + fmt.tokens(cur.output_tokens) + ' out';
+  figure('cost', fmt.usd(cur.cost_usd), cur.cost_usd, before ? fmt.change(cur.cost_usd, before.cost_usd, n) : '', before ? before.cost_usd : null);
+  const p50 = cur.latency_ms ? cur.latency_ms.p50 : null;
+  const p50Before = before && before.latency_ms ? before.latency_ms.p50 : null;
+  figure('latency', fmt.ms(p50), p50, before && p50 !== null && p50Before !== null ? fmt.change(p50, p50Before, n) : '', p50Before);
+  $('latency-p90').textContent = cur.latency_ms ? 'p90 ' + fmt.ms(cur.latency_ms.p90) + ', p99 ' + fmt.ms(cur.latency_ms.p99) : '';
+
+  // Only the models the selection keeps (a model filter may leave others
+  // in the groups, as the /all* routes' lists do).
+  let groups = cur.groups || [];
+  if (s.filters.model.length) groups = groups.filter((g) => s.filters.model.includes(g.key));
+  latency(groups);
+  await perDay(params, s, groups, current);
+}
+
+// latency draws p50, p90 and p99 of each model that has latencies.
+function latency(groups) {
+  const timed = groups.filter((g) => g.latency_ms && g.latency_ms.max > 0);
+  const pts = ['p50', 'p90', 'p99'];
+  series('latency', timed.map((g) => g.key), pts.map((p) => ({ label: p, data: timed.map((g) => g.latency_ms[p]) })), {
+    horizontal: true, format: fmt.ms,
+    summary: timed.length ? 'Latency per model: ' + timed.map((g) => g.key + ' p50 ' + fmt.ms(g.latency_ms.p50) + ', p90 ' + fmt.ms(g.latency_ms.p90) + ', p99 ' + fmt.ms(g.latency_ms.p99)).join('; ') : 'Latency per model: none recorded',
+  });
+  table('table-latency', ['Model', 'p50', 'p90', 'p99', 'max', 'Interactions'],
+    timed.map((g) => [g.key, fmt.ms(g.latency_ms.p50), fmt.ms(g.latency_ms.p90), fmt.ms(g.latency_ms.p99), fmt.ms(g.latency_ms.max), fmt.count(g.total_interactions)]),
+    'No latencies recorded in this selection.');
+}
+
+// perDay asks each of the TOP busiest models for its days (group_by=day,
+// model=that model) and, when there are more models, the selection's
+// days, whose remainder is "other models".
+async function perDay(params, s, groups, current) {
+  const byTokens = [...groups].sort((a, b) => (b.input_tokens + b.output_tokens) - (a.input_tokens + a.output_tokens) || (a.key < b.key ? -1 : 1));
+  const top = byTokens.slice(0, TOP);
+  const byDay = withParam(params, 'group_by', 'day');
+  const asks = top.map((g) => withParam(byDay, 'model', g.key));
+  if (byTokens.length > TOP) asks.push(byDay);
+  const answers = await Promise.all(asks.map((p) => api.getJSON('/usage', p)));
+  if (!current()) return;
+  const lines = top.map((g, i) => ({ label: g.key, days: new Map(answers[i].groups.map((d) => [d.key, d])) }));
+  if (byTokens.length > TOP) {
+    const all = answers[answers.length - 1].groups;
+    const rest = new Map();
+    for (const d of all) {
+      const o = { input_tokens: d.input_tokens, output_tokens: d.output_tokens, cost_usd: d.cost_usd };
+      for (const l of lines) {
+        const m = l.days.get(d.key);
+        if (m) { o.input_tokens -= m.input_tokens; o.output_tokens -= m.output_tokens; o.cost_usd -= m.cost_usd; }
+      }
+      o.cost_usd = Math.max(0, o.cost_usd);
+      rest.set(d.key, o);
+    }
+    lines.push({ label: 'other models', days: rest, color: '#9aa3af' });
+  }
+  // Every day of the range, days without usage as zero.
+  const d = st.span(s);
+  let dayList;
+  if (d.startDate) dayList = st.dayList(d.startDate, d.endDate);
+  else {
+    const seen = [...new Set(lines.flatMap((l) => [...l.days.keys()]))].sort();
+    dayList = seen.length ? st.dayList(seen[0], st.nextDay(seen[seen.length - 1])) : [];
+  }
+  const tokOf = (x) => (x ? x.input_tokens + x.output_tokens : 0);
+  const costOf = (x) => (x ? x.cost_usd : 0);
+  for (const [name, of, format, what] of [['tokens-day', tokOf, fmt.tokens, 'Tokens'], ['cost-day', costOf, fmt.usd, 'Cost']]) {
+    const data = lines.map((l) => ({ label: l.label, color: l.color, data: dayList.map((day) => of(l.days.get(day))) }));
+    const totals = lines.map((l, i) => l.label + ' ' + format(data[i].data.reduce((a, b) => a + b, 0)));
+    series(name, dayList, data, {
+      stacked: true, format,
+      summary: what + ' per day by model' + (dayList.length ? ' from ' + dayList[0] + ' to ' + dayList[dayList.length - 1] + ': ' + (totals.join(', ') || 'none') : ': none'),
+    });
+    table('table-' + name, ['Day', ...lines.map((l) => l.label)], dayList.map((day) => [day, ...lines.map((l) => format(of(l.days.get(day))))]),
+      'No usage in this selection.');
+  }
+}
+
+async function feedback(params, prev, n, current) {
+  const byTopic = withParam(params, 'group_by', 'topic');
+  const [cur, before] = await Promise.all([
+    api.optionalJSON('/feedback', byTopic),
+    prev ? api.optionalJSON('/feedback', st.withDates(byTopic, prev)) : null,
+  ]);
+  if (!current()) return;
+  hide(FEEDBACK_PANELS, cur === null);
+  if (cur === null) return;
+  figure('satisfaction', cur.satisfaction === null ? 'no votes' : fmt.pct(cur.satisfaction), cur.satisfaction,
+    before ? fmt.change(cur.satisfaction, before.satisfaction, n, { points: true }) : '', before ? before.satisfaction : null);
+  $('votes').textContent = fmt.count(cur.up) + ' up, ' + fmt.count(cur.down) + ' down';
+  const voted = (cur.groups || []).filter((g) => g.satisfaction !== null && g.satisfaction !== undefined);
+  series('satisfaction', voted.map((g) => g.key), [{ label: 'Satisfaction', data: voted.map((g) => Math.round(g.satisfaction * 1000) / 10) }], {
+    horizontal: true, format: (v) => v + '%',
+    summary: voted.length ? 'Satisfaction by topic: ' + voted.map((g) => g.key + ' ' + fmt.pct(g.satisfaction) + ' of ' + (g.up + g.down) + ' votes').join(', ') : 'Satisfaction by topic: no votes',
+  });
+  table('table-satisfaction', ['Topic', 'Up', 'Down', 'Satisfaction'],
+    (cur.groups || []).map((g) => [g.key, fmt.count(g.up), fmt.count(g.down), g.satisfaction === null || g.satisfaction === undefined ? 'no votes' : fmt.pct(g.satisfaction)]),
+    'No feedback in this selection.');
+}
