@@ -6,7 +6,7 @@ import * as st from './state.js';
 import { bars, daily, esc } from './charts.js';
 import { PAGE, initLists, labelOf, renderLists, resetLists } from './lists.js';
 import { initLog, loadLog } from './chatlog.js';
-import { clearUsageError, loadUsage } from './usage.js';
+import { fetchHead, showHead } from './usage.js';
 import { initReview, loadReview } from './review.js';
 import { initThread } from './thread.js';
 import * as fmt from './fmt.js';
@@ -136,8 +136,8 @@ function syncControls() {
   $('from').value = d.startDate || '';
   $('to').value = d.startDate ? prevDay(d.endDate) : '';
   $('custom-range').classList.toggle('active', s.range === 'custom');
-  $('range-label').textContent = (d.startDate ? (s.range === 'custom' ? '' : d.startDate + ' to ' + prevDay(d.endDate) + ' ') + '(UTC)' : 'all time') +
-    (s.keep && s.range === 'all' ? ', all this CAT keeps' : '');
+  // The pickers show the days; the label says what they are.
+  $('range-label').textContent = (d.startDate ? 'UTC days' : 'all time') + (s.keep && s.range === 'all' ? ', all this CAT keeps' : '');
 }
 
 // pickDates applies the custom range once both days are set and in order.
@@ -226,7 +226,6 @@ async function load() {
   setBusy('loading', 'Loading…');
   showError('');
   renderChips();
-  clearUsageError();
   const params = st.apiParams(s);
   const route = s.source === 'raw' ? '/all' : '/all_warehouse';
   const span = st.span(s);
@@ -236,6 +235,7 @@ async function load() {
   let result;
   let days;
   let before = null;
+  let head;
   try {
     // One page of each list, with their totals: the lists are paged and
     // searched on the server (lists.js). The previous period's total comes
@@ -244,7 +244,7 @@ async function load() {
     first.set('limit', String(PAGE));
     first.set('offset', '0');
     const prevTotal = prev ? api.getJSON(route, st.withDates(new URLSearchParams([...params, ['limit', '1']]), prev)) : null;
-    [result, days, before] = await Promise.all([api.getJSON(route, first), api.getJSON('/daily_counts', params), prevTotal]);
+    [result, days, before, head] = await Promise.all([api.getJSON(route, first), api.getJSON('/daily_counts', params), prevTotal, fetchHead(params, prev)]);
   } catch (e) {
     if (seq === loadSeq) fail(e);
     return;
@@ -257,6 +257,8 @@ async function load() {
   $('total').dataset.value = String(result.total_interactions);
   $('total-change').textContent = before ? fmt.change(result.total_interactions, before.total_interactions, n) : (span.startDate ? 'the previous ' + n + ' days are past what this CAT keeps' : '');
   $('total-change').dataset.prev = before ? String(before.total_interactions) : '';
+  const refused = showHead(head, params, s, n);
+  if (refused) { fail(refused); return; }
   $('perf').textContent = s.source === 'raw'
     ? 'n/a (' + roundTrip.toFixed(0) + ' ms round trip)'
     : result.performance_ms.toFixed(2) + ' ms';
@@ -270,8 +272,8 @@ async function load() {
   daily(fillDays(days.daily_counts));
   renderLists(result, s, params);
   renderChips();
-  const [logged] = await Promise.all([loadLog(params), loadUsage(params, s, prev, n, fail), loadReview(s.cat)]);
-  if (!logged || seq !== loadSeq) return;
+  loadReview(s.cat);
+  if (!(await loadLog(params)) || seq !== loadSeq) return;
   if (result.total_interactions === 0) {
     setBusy('empty', 'No interactions in this range.');
   } else {

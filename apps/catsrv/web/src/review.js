@@ -5,6 +5,7 @@
 import * as api from './api.js';
 import { esc } from './charts.js';
 import { openThread } from './thread.js';
+import { whenVisible } from './lazy.js';
 
 const PAGE = 10;
 const $ = (id) => document.getElementById(id);
@@ -33,12 +34,13 @@ export function initReview(onFail) {
   });
 }
 
-// loadReview starts the queue over for a CAT.
+// loadReview starts the queue over for a CAT, once the panel is in view.
 export function loadReview(catname) {
-  if (catname === cat && cursors.length === 1 && $('review').dataset.loaded === 'true') return Promise.resolve();
+  if (catname === cat && $('review').dataset.loaded === 'true') return;
   cat = catname;
   cursors = [''];
-  return show();
+  $('review').dataset.loaded = 'false';
+  whenVisible($('review'), show);
 }
 
 async function show() {
@@ -48,6 +50,7 @@ async function show() {
   const cursor = cursors[cursors.length - 1];
   if (cursor) p.set('cursor', cursor);
   $('review').setAttribute('aria-busy', 'true');
+  $('review').dataset.state = 'loading';
   let page;
   try {
     page = await api.optionalJSON('/review', p);
@@ -64,6 +67,7 @@ async function show() {
   $('review').hidden = page === null;
   if (page === null) return;
   $('review').dataset.loaded = 'true';
+  $('review').dataset.state = 'ready';
   entries = page.entries || [];
   next = page.next_cursor || '';
   render('');

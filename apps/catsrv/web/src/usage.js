@@ -7,6 +7,7 @@ import * as api from './api.js';
 import * as st from './state.js';
 import * as fmt from './fmt.js';
 import { series, table } from './charts.js';
+import { whenVisible } from './lazy.js';
 
 // TOP is how many models get their own colour in the per-day charts (one
 // request each); the others are summed into "other models" (one more).
@@ -27,7 +28,7 @@ function figure(name, text, value, changeText, prev) {
 
 function hide(ids, hidden) { for (const id of ids) $(id).hidden = hidden; }
 
-const USAGE_PANELS = ['stat-tokens', 'stat-cost', 'stat-latency', 'usage'];
+const USAGE_PANELS = ['stat-tokens', 'stat-cost', 'stat-latency', 'fig-tokens-day', 'fig-cost-day', 'fig-latency'];
 const FEEDBACK_PANELS = ['stat-satisfaction', 'fig-satisfaction'];
 
 function withParam(params, key, value) {
@@ -36,33 +37,60 @@ function withParam(params, key, value) {
   return p;
 }
 
-// loadUsage loads both panels for the selection; prev is the previous
-// period's dates (null: none to compare with), n the length in days.
-// onFail handles a refused token; other failures show in the panel.
-export async function loadUsage(params, s, prev, n, onFail) {
+// fetchHead asks /usage (by model) and /feedback (by topic) for the
+// selection and for the previous period (prev, null: none to compare
+// with). The page waits for it with its other first requests, so the
+// figures appear (or, on a server without the routes, go) at once. A
+// failure is kept as {error}.
+export function fetchHead(params, prev) {
+  const both = (route, by) => {
+    const p = withParam(params, 'group_by', by);
+    return Promise.all([api.optionalJSON(route, p), prev ? api.optionalJSON(route, st.withDates(p, prev)) : null])
+      .then(([cur, before]) => ({ cur, before }), (error) => ({ error }));
+  };
+  return Promise.all([both('/usage', 'model'), both('/feedback', 'topic')]).then(([usage, feedback]) => ({ usage, feedback }));
+}
+
+// showHead shows the headline figures of fetchHead's answer and hides
+// what the server does not offer; the charts are drawn when their panel
+// comes into view (drawPanels). It returns the refusal of the token, if
+// any, for the page to handle.
+export function showHead(head, params, s, n) {
   const my = ++seq;
-  const current = () => my === seq;
-  await Promise.all([usage(params, s, prev, n, current), feedback(params, prev, n, current)].map((p) => p.catch((e) => {
-    if (!current()) return;
-    if (e.status === 401 || e.status === 403) onFail(e);
-    else {
+  let refused = null;
+  const errors = [];
+  for (const part of [head.usage, head.feedback]) {
+    if (!part.error) continue;
+    if (part.error.status === 401 || part.error.status === 403) refused = part.error;
+    else errors.push(part.error.message);
+  }
+  $('usage-error').textContent = errors.length ? 'Usage and feedback: ' + errors.join('; ') : '';
+  $('usage-error').hidden = !errors.length;
+  const u = head.usage.error ? null : head.usage.cur;
+  const f = head.feedback.error ? null : head.feedback.cur;
+  hide(USAGE_PANELS, u === null);
+  hide(FEEDBACK_PANELS, f === null);
+  $('usage').hidden = u === null && f === null;
+  $('usage').dataset.state = 'waiting';
+  if (u) usageFigures(u, head.usage.before, n);
+  if (f) feedbackFigures(f, head.feedback.before, n);
+  whenVisible($('usage'), async () => {
+    if (my !== seq) return;
+    $('usage').dataset.state = 'loading';
+    try {
+      if (f) satisfaction(f);
+      if (u) await usageCharts(u, params, s, () => my === seq);
+    } catch (e) {
+      if (my !== seq) return;
       $('usage-error').textContent = 'Usage and feedback: ' + e.message;
       $('usage-error').hidden = false;
     }
-  })));
+    if (my === seq) $('usage').dataset.state = 'ready';
+  });
+  return refused;
 }
 
-export function clearUsageError() { $('usage-error').hidden = true; }
-
-async function usage(params, s, prev, n, current) {
-  const byModel = withParam(params, 'group_by', 'model');
-  const [cur, before] = await Promise.all([
-    api.optionalJSON('/usage', byModel),
-    prev ? api.optionalJSON('/usage', st.withDates(byModel, prev)) : null,
-  ]);
-  if (!current()) return;
-  hide(USAGE_PANELS, cur === null);
-  if (cur === null) return;
+function usageFigures(cur, before, n) {
   const tok = (u) => u.input_tokens + u.output_tokens;
   figure('tokens', fmt.tokens(tok(cur)), tok(cur), before ? fmt.change(tok(cur), tok(before), n) : '', before ? tok(before) : null);
   $('tokens-split').textContent = fmt.tokens(cur.input_tokens) + ' in, ' + fmt.tokens(cur.output_tokens) + ' out';
@@ -71,7 +99,9 @@ async function usage(params, s, prev, n, current) {
   const p50Before = before && before.latency_ms ? before.latency_ms.p50 : null;
   figure('latency', fmt.ms(p50), p50, before && p50 !== null && p50Before !== null ? fmt.change(p50, p50Before, n) : '', p50Before);
   $('latency-p90').textContent = cur.latency_ms ? 'p90 ' + fmt.ms(cur.latency_ms.p90) + ', p99 ' + fmt.ms(cur.latency_ms.p99) : '';
+}
 
+async function usageCharts(cur, params, s, current) {
   // Only the models the selection keeps (a model filter may leave others
   // in the groups, as the /all* routes' lists do).
   let groups = cur.groups || [];
@@ -141,18 +171,13 @@ async function perDay(params, s, groups, current) {
   }
 }
 
-async function feedback(params, prev, n, current) {
-  const byTopic = withParam(params, 'group_by', 'topic');
-  const [cur, before] = await Promise.all([
-    api.optionalJSON('/feedback', byTopic),
-    prev ? api.optionalJSON('/feedback', st.withDates(byTopic, prev)) : null,
-  ]);
-  if (!current()) return;
-  hide(FEEDBACK_PANELS, cur === null);
-  if (cur === null) return;
+function feedbackFigures(cur, before, n) {
   figure('satisfaction', cur.satisfaction === null ? 'no votes' : fmt.pct(cur.satisfaction), cur.satisfaction,
     before ? fmt.change(cur.satisfaction, before.satisfaction, n, { points: true }) : '', before ? before.satisfaction : null);
   $('votes').textContent = fmt.count(cur.up) + ' up, ' + fmt.count(cur.down) + ' down';
+}
+
+function satisfaction(cur) {
   const voted = (cur.groups || []).filter((g) => g.satisfaction !== null && g.satisfaction !== undefined);
   series('satisfaction', voted.map((g) => g.key), [{ label: 'Satisfaction', data: voted.map((g) => Math.round(g.satisfaction * 1000) / 10) }], {
     horizontal: true, format: (v) => v + '%',
