@@ -103,6 +103,15 @@ func newAuthSite(t *testing.T, setup authSetup) *site {
 // (nil: as they are) before the app is built.
 func newSiteWithCats(t *testing.T, setup authSetup, edit func(acme, demo *catconfig.Cat)) *site {
 	t.Helper()
+	return newSiteWithData(t, setup, edit, nil, nil)
+}
+
+// newSiteWithData is newSiteWithCats with each demo interaction changed by
+// decorate (nil: as generated), given its position in the stream, and the
+// app's handler wrapped by wrap (nil: served as it is).
+func newSiteWithData(t *testing.T, setup authSetup, edit func(acme, demo *catconfig.Cat), decorate func(k int, i *analytics.Interaction),
+	wrap func(http.Handler) http.Handler) *site {
+	t.Helper()
 	t.Cleanup(httpapi.UseSpecErrors())
 	ctx := t.Context()
 	store, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"))
@@ -116,7 +125,7 @@ func newSiteWithCats(t *testing.T, setup authSetup, edit func(acme, demo *catcon
 	go func() {
 		pw.CloseWithError(demo.Generate(pw, demo.Options{Interactions: 6000, Cats: []string{"demo", "acme"}, Days: 90, Seed: 7, End: end}))
 	}()
-	if _, err := store.Append(ctx, decoded(pr)); err != nil {
+	if _, err := store.Append(ctx, decorated(decoded(pr), decorate)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -152,7 +161,29 @@ func newSiteWithCats(t *testing.T, setup authSetup, edit func(acme, demo *catcon
 		Dashboard: web.Assets(),
 		Auth:      authDeps,
 	})
+	if wrap != nil {
+		h = wrap(h)
+	}
 	return &site{url: srv.URL, admin: admin}
+}
+
+// decorated yields seq's interactions, each changed by decorate (if any).
+func decorated(seq iter.Seq2[analytics.Interaction, error], decorate func(int, *analytics.Interaction)) iter.Seq2[analytics.Interaction, error] {
+	if decorate == nil {
+		return seq
+	}
+	return func(yield func(analytics.Interaction, error) bool) {
+		k := 0
+		for i, err := range seq {
+			if err == nil {
+				decorate(k, &i)
+				k++
+			}
+			if !yield(i, err) {
+				return
+			}
+		}
+	}
 }
 
 // decoded yields the interactions of JSON Lines input.

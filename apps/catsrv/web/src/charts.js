@@ -174,13 +174,18 @@ export function series(name, labels, datasets, { stacked = false, horizontal = f
 }
 
 // table fills a data table: head is the column names (the first a row
-// header), rows arrays of cells already formatted; columns after the first
-// are numbers.
+// header), rows arrays of cells already formatted, or [text, value] to
+// keep the exact value in data-v as well; columns after the first are
+// numbers.
 export function table(id, head, rows, empty = 'None.') {
   const el = document.getElementById(id);
+  const cell = (c, i) => {
+    const [text, v] = Array.isArray(c) ? c : [c, null];
+    return '<td' + (i ? ' class="num"' : '') + (v === null || v === undefined ? '' : ' data-v="' + esc(v) + '"') + '>' + esc(text) + '</td>';
+  };
   el.innerHTML = '<thead><tr>' + head.map((h, i) => '<th scope="col"' + (i ? ' class="num"' : '') + '>' + esc(h) + '</th>').join('') +
     '</tr></thead><tbody>' + (rows.length
-    ? rows.map((r) => '<tr>' + r.map((c, i) => (i ? '<td class="num">' : '<td>') + esc(c) + '</td>').join('') + '</tr>').join('')
+    ? rows.map((r) => '<tr>' + r.map(cell).join('') + '</tr>').join('')
     : '<tr><td colspan="' + head.length + '" class="empty">' + esc(empty) + '</td></tr>') + '</tbody>';
 }
 

@@ -272,7 +272,7 @@ async function load() {
   daily(fillDays(days.daily_counts));
   renderLists(result, s, params);
   renderChips();
-  loadReview(s.cat);
+  loadReview(params);
   if (!(await loadLog(params)) || seq !== loadSeq) return;
   if (result.total_interactions === 0) {
     setBusy('empty', 'No interactions in this range.');

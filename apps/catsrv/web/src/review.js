@@ -9,6 +9,7 @@ import { whenVisible } from './lazy.js';
 
 const PAGE = 10;
 const $ = (id) => document.getElementById(id);
+let base = new URLSearchParams();
 let cat = '';
 let kind = 'down';
 let cursors = [''];
@@ -34,10 +35,12 @@ export function initReview(onFail) {
   });
 }
 
-// loadReview starts the queue over for a CAT, once the panel is in view.
-export function loadReview(catname) {
-  if (catname === cat && $('review').dataset.loaded === 'true') return;
-  cat = catname;
+// loadReview starts the queue of the selection (the CAT, dates and
+// filters of params) over, once the panel is in view.
+export function loadReview(params) {
+  if (params.toString() === base.toString() && $('review').dataset.loaded === 'true') return;
+  base = new URLSearchParams(params);
+  cat = base.get('catname') || '';
   cursors = [''];
   $('review').dataset.loaded = 'false';
   whenVisible($('review'), show);
@@ -46,7 +49,9 @@ export function loadReview(catname) {
 async function show() {
   const my = ++seq;
   document.querySelectorAll('[data-review]').forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.review === kind)));
-  const p = new URLSearchParams({ catname: cat, kind, limit: String(PAGE) });
+  const p = new URLSearchParams(base);
+  p.set('kind', kind);
+  p.set('limit', String(PAGE));
   const cursor = cursors[cursors.length - 1];
   if (cursor) p.set('cursor', cursor);
   $('review').setAttribute('aria-busy', 'true');

@@ -61,7 +61,8 @@ export async function openThread(turn, cursor, from) {
   $('thread').dataset.state = 'loading';
   if (!$('thread').open) $('thread').showModal();
   try {
-    const day = turn.time.slice(0, 10);
+    const at = Date.parse(turn.time);
+    const day = new Date(at).toISOString().slice(0, 10);
     const daily = (await api.getJSON('/daily_counts', new URLSearchParams({ catname: turn.cat }))).daily_counts;
     const span = pickDays(daily, day);
     const p = new URLSearchParams({ catname: turn.cat, limit: String(PAGE) });
@@ -92,7 +93,7 @@ export async function openThread(turn, cursor, from) {
         span ? 'the ' + read.toLocaleString('en-US') + ' interactions from ' + span.startDate + ' to ' + last + ' read; turns outside those days are not shown' :
           'a busy day: the ' + read.toLocaleString('en-US') + ' interactions of ' + day + ' up to this page read; turns after it or on other days are not shown') + ').';
     $('thread-turns').innerHTML = found.map((i) => {
-      const here = i.time === turn.time && (!turn.question || i.question === turn.question);
+      const here = Date.parse(i.time) === at && (!turn.question || i.question === turn.question);
       return '<li' + (here ? ' class="here" aria-current="true"' : '') + '><p class="meta">' + esc(i.time.replace('T', ' ').replace(/(\.\d+)?Z$/, '')) + ' UTC · ' +
         esc(i.model) + ' · ' + esc(i.topic) + ' · ' + esc(i.persona) + '</p><p class="q"><span class="who">User</span> ' + esc(i.question) +
         '</p><p class="a"><span class="who">Assistant</span> ' + esc(i.answer) + '</p></li>';

@@ -119,7 +119,7 @@ function latency(groups) {
     summary: timed.length ? 'Latency per model: ' + timed.map((g) => g.key + ' p50 ' + fmt.ms(g.latency_ms.p50) + ', p90 ' + fmt.ms(g.latency_ms.p90) + ', p99 ' + fmt.ms(g.latency_ms.p99)).join('; ') : 'Latency per model: none recorded',
   });
   table('table-latency', ['Model', 'p50', 'p90', 'p99', 'max', 'Interactions'],
-    timed.map((g) => [g.key, fmt.ms(g.latency_ms.p50), fmt.ms(g.latency_ms.p90), fmt.ms(g.latency_ms.p99), fmt.ms(g.latency_ms.max), fmt.count(g.total_interactions)]),
+    timed.map((g) => [g.key, ...['p50', 'p90', 'p99', 'max'].map((p) => [fmt.ms(g.latency_ms[p]), g.latency_ms[p]]), [fmt.count(g.total_interactions), g.total_interactions]]),
     'No latencies recorded in this selection.');
 }
 
@@ -129,7 +129,8 @@ function latency(groups) {
 async function perDay(params, s, groups, current) {
   const byTokens = [...groups].sort((a, b) => (b.input_tokens + b.output_tokens) - (a.input_tokens + a.output_tokens) || (a.key < b.key ? -1 : 1));
   const top = byTokens.slice(0, TOP);
-  const byDay = withParam(params, 'group_by', 'day');
+  // A day per group: up to 1000 (the route's most), so "all" is whole.
+  const byDay = withParam(withParam(params, 'group_by', 'day'), 'limit', '1000');
   const asks = top.map((g) => withParam(byDay, 'model', g.key));
   if (byTokens.length > TOP) asks.push(byDay);
   const answers = await Promise.all(asks.map((p) => api.getJSON('/usage', p)));
@@ -166,7 +167,7 @@ async function perDay(params, s, groups, current) {
       stacked: true, format,
       summary: what + ' per day by model' + (dayList.length ? ' from ' + dayList[0] + ' to ' + dayList[dayList.length - 1] + ': ' + (totals.join(', ') || 'none') : ': none'),
     });
-    table('table-' + name, ['Day', ...lines.map((l) => l.label)], dayList.map((day) => [day, ...lines.map((l) => format(of(l.days.get(day))))]),
+    table('table-' + name, ['Day', ...lines.map((l) => l.label)], dayList.map((day) => [day, ...lines.map((l) => [format(of(l.days.get(day))), of(l.days.get(day))])]),
       'No usage in this selection.');
   }
 }
@@ -184,6 +185,7 @@ function satisfaction(cur) {
     summary: voted.length ? 'Satisfaction by topic: ' + voted.map((g) => g.key + ' ' + fmt.pct(g.satisfaction) + ' of ' + (g.up + g.down) + ' votes').join(', ') : 'Satisfaction by topic: no votes',
   });
   table('table-satisfaction', ['Topic', 'Up', 'Down', 'Satisfaction'],
-    (cur.groups || []).map((g) => [g.key, fmt.count(g.up), fmt.count(g.down), g.satisfaction === null || g.satisfaction === undefined ? 'no votes' : fmt.pct(g.satisfaction)]),
+    (cur.groups || []).map((g) => [g.key, [fmt.count(g.up), g.up], [fmt.count(g.down), g.down],
+      g.satisfaction === null || g.satisfaction === undefined ? 'no votes' : [fmt.pct(g.satisfaction), g.satisfaction]]),
     'No feedback in this selection.');
 }
