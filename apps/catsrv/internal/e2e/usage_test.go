@@ -146,6 +146,7 @@ func TestUsagePanels(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("token"), s.admin),
 		chromedp.Click(chromedp.CSS(`#token-form button[type="submit"]`)))
 	view := waitView(ctx, t, `document.body.dataset.state === 'ready' && document.body.dataset.query.includes('catname=demo')`)
+	viewportShot(ctx, t, out, "usage-0-figures.png")
 	q, err := url.ParseQuery(view.Query)
 	if err != nil {
 		t.Fatal(err)
@@ -253,6 +254,11 @@ func TestUsagePanels(t *testing.T) {
 			if !slices.Equal(got[k][:8], want) {
 				t.Errorf("%s: review row %d = %q, API %q", what, k, got[k][:8], want)
 			}
+		}
+	}
+	for _, e := range page.Entries {
+		if e.Rating != analytics.RatingDown || e.Comment == "" {
+			t.Fatalf("seeded votes: the down queue has %+v", e)
 		}
 	}
 	checkReview("first page", page)
