@@ -131,7 +131,7 @@ function syncControls() {
   const first = st.earliest(s.keep);
   for (const id of ['from', 'to']) {
     $(id).min = first;
-    $(id).max = prevDay(st.nextDay(new Date().toISOString().slice(0, 10)));
+    $(id).max = new Date().toISOString().slice(0, 10);
   }
   $('from').value = d.startDate || '';
   $('to').value = d.startDate ? prevDay(d.endDate) : '';
