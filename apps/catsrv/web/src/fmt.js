@@ -39,7 +39,8 @@ function signed(x, digits) {
 export function change(cur, prev, n, { points = false } = {}) {
   const what = ' vs ' + period(n);
   if (points) {
-    if (prev === null || prev === undefined || cur === null || cur === undefined) return 'no votes to compare in ' + period(n);
+    if (cur === null || cur === undefined) return '';
+    if (prev === null || prev === undefined) return 'no votes in ' + period(n);
     return signed((cur - prev) * 100, 1) + ' pts' + what;
   }
   if (prev === null || prev === undefined) return '';

@@ -255,7 +255,7 @@ async function load() {
   document.body.dataset.query = params.toString();
   $('total').textContent = result.total_interactions.toLocaleString('en-US');
   $('total').dataset.value = String(result.total_interactions);
-  $('total-change').textContent = before ? fmt.change(result.total_interactions, before.total_interactions, n) : (span.startDate ? 'the previous ' + n + ' days are past what this CAT keeps' : '');
+  $('total-change').textContent = before ? fmt.change(result.total_interactions, before.total_interactions, n) : (span.startDate ? fmt.period(n) + ' not kept' : '');
   $('total-change').dataset.prev = before ? String(before.total_interactions) : '';
   const refused = showHead(head, params, s, n);
   if (refused) { fail(refused); return; }
