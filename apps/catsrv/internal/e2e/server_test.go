@@ -103,15 +103,32 @@ func newAuthSite(t *testing.T, setup authSetup) *site {
 // (nil: as they are) before the app is built.
 func newSiteWithCats(t *testing.T, setup authSetup, edit func(acme, demo *catconfig.Cat)) *site {
 	t.Helper()
-	return newSiteWithData(t, setup, edit, nil, nil)
+	return newSiteWith(t, siteOptions{setup: setup, edit: edit})
 }
 
-// newSiteWithData is newSiteWithCats with each demo interaction changed by
-// decorate (nil: as generated), given its position in the stream, and the
-// app's handler wrapped by wrap (nil: served as it is).
-func newSiteWithData(t *testing.T, setup authSetup, edit func(acme, demo *catconfig.Cat), decorate func(k int, i *analytics.Interaction),
-	wrap func(http.Handler) http.Handler) *site {
+// siteOptions shape a test site; the zero value is newSite's.
+type siteOptions struct {
+	setup authSetup                       // the auth routes (nil: none)
+	edit  func(acme, demo *catconfig.Cat) // changes to the CATs (nil: none)
+	// decorate changes each demo interaction (nil: as generated), given
+	// its position in the stream.
+	decorate func(k int, i *analytics.Interaction)
+	wrap     func(http.Handler) http.Handler // wraps the app's handler (nil: as it is)
+	// interactions and days are the demo data's size and span (0: 6000
+	// over 90 days).
+	interactions, days int
+}
+
+// newSiteWith seeds and serves a site as o says.
+func newSiteWith(t *testing.T, o siteOptions) *site {
 	t.Helper()
+	setup, edit, decorate := o.setup, o.edit, o.decorate
+	if o.interactions == 0 {
+		o.interactions = 6000
+	}
+	if o.days == 0 {
+		o.days = 90
+	}
 	t.Cleanup(httpapi.UseSpecErrors())
 	ctx := t.Context()
 	store, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"))
@@ -123,7 +140,7 @@ func newSiteWithData(t *testing.T, setup authSetup, edit func(acme, demo *catcon
 	end := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
 	pr, pw := io.Pipe()
 	go func() {
-		pw.CloseWithError(demo.Generate(pw, demo.Options{Interactions: 6000, Cats: []string{"demo", "acme"}, Days: 90, Seed: 7, End: end}))
+		pw.CloseWithError(demo.Generate(pw, demo.Options{Interactions: o.interactions, Cats: []string{"demo", "acme"}, Days: o.days, Seed: 7, End: end}))
 	}()
 	if _, err := store.Append(ctx, decorated(decoded(pr), decorate)); err != nil {
 		t.Fatal(err)
@@ -161,8 +178,8 @@ func newSiteWithData(t *testing.T, setup authSetup, edit func(acme, demo *catcon
 		Dashboard: web.Assets(),
 		Auth:      authDeps,
 	})
-	if wrap != nil {
-		h = wrap(h)
+	if o.wrap != nil {
+		h = o.wrap(h)
 	}
 	return &site{url: srv.URL, admin: admin}
 }

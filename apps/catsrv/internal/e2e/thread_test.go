@@ -3,6 +3,8 @@ package e2e_test
 import (
 	"net/url"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,4 +132,90 @@ func TestThreadFromChatLog(t *testing.T) {
 	run(ctx, t, "close with Escape", chromedp.KeyEvent("\x1b"),
 		chromedp.Poll[chromedp.Void](`!document.getElementById('thread').open && document.activeElement.dataset.action === 'thread'`,
 			chromedp.WithPollingTimeout(10*time.Second)))
+}
+
+// TestThreadOnABusyDay: on a day with more interactions than the page
+// reads for a thread (5000), the thread of a row on the chat log's second
+// page (the one whose conversation has the most turns in what is read)
+// is read from that page's cursor down, 5000 interactions of the day: it
+// shows the conversation's turns among those, says it is a busy day, and
+// marks the row's turn.
+func TestThreadOnABusyDay(t *testing.T) {
+	chrome := browserPath(t)
+	out := artifacts(t)
+	s := newSiteWith(t, siteOptions{interactions: 12000, days: 1})
+	ctx, cancel := browserContext(t, chrome)
+	defer cancel()
+	run(ctx, t, "open demo and sign in",
+		chromedp.Navigate(s.url+"/?cat=demo&range=7"),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), s.admin),
+		chromedp.Click(chromedp.CSS(`#token-form button[type="submit"]`)))
+	view := waitView(ctx, t, `document.body.dataset.state === 'ready' && document.body.dataset.query.includes('catname=demo')`)
+	if total, _ := strconv.Atoi(view.Total); total <= 5000 {
+		t.Fatalf("demo has %d interactions today: not a busy day", total)
+	}
+	var page struct {
+		Interactions []logEntry `json:"interactions"`
+		NextCursor   string     `json:"next_cursor"`
+	}
+	s.api(t, "/interactions", view.Query+"&limit=20", &page)
+	cursor := page.NextCursor
+	s.api(t, "/interactions", view.Query+"&limit=20&cursor="+url.QueryEscape(cursor), &page)
+	day := page.Interactions[0].Time.UTC().Format("2006-01-02")
+	q := url.Values{"catname": {"demo"}, "startDate": {day}, "endDate": {page.Interactions[0].Time.UTC().AddDate(0, 0, 1).Format("2006-01-02")}, "limit": {"1000"}, "cursor": {cursor}}
+	var read []logEntry
+	for range 5 {
+		var p struct {
+			Interactions []logEntry `json:"interactions"`
+			NextCursor   string     `json:"next_cursor"`
+		}
+		s.api(t, "/interactions", q.Encode(), &p)
+		read = append(read, p.Interactions...)
+		if p.NextCursor == "" {
+			break
+		}
+		q.Set("cursor", p.NextCursor)
+	}
+	turns := func(conversation string) []logEntry {
+		var out []logEntry
+		for _, i := range read {
+			if i.ConversationID == conversation {
+				out = append(out, i)
+			}
+		}
+		slices.Reverse(out)
+		return out
+	}
+	pick := 0
+	for k, i := range page.Interactions {
+		if len(turns(i.ConversationID)) > len(turns(page.Interactions[pick].ConversationID)) {
+			pick = k
+		}
+	}
+	row := page.Interactions[pick]
+	want := turns(row.ConversationID)
+	if len(want) < 2 {
+		t.Fatalf("no conversation of the second page has two turns in the 5000 interactions read")
+	}
+
+	run(ctx, t, "older page", chromedp.Click(chromedp.ID("log-next")),
+		chromedp.Poll[chromedp.Void](`document.getElementById('log-page').textContent.startsWith('Rows 21')`, chromedp.WithPollingTimeout(30*time.Second)))
+	run(ctx, t, "open the row's thread",
+		chromedp.Click(chromedp.CSS(`#chatlog tbody tr:nth-child(`+strconv.Itoa(pick+1)+`) button[data-action="thread"]`)),
+		chromedp.Poll[chromedp.Void](`document.getElementById('thread').dataset.state === 'ready'`, chromedp.WithPollingTimeout(60*time.Second)))
+	viewportShot(ctx, t, out, "thread-busy-day.png")
+	got := value(ctx, t, "read the thread", chromedp.Evaluate[threadView](readThread))
+	var wantTurns [][]string
+	for _, i := range want {
+		wantTurns = append(wantTurns, []string{i.Time.UTC().Format("2006-01-02 15:04:05") + " UTC · " + i.Model + " · " + i.Topic + " · " + i.Persona,
+			"User " + i.Question, "Assistant " + i.Answer})
+	}
+	if !slices.EqualFunc(got.Turns, wantTurns, slices.Equal) {
+		t.Errorf("thread shows\n %q\nwant the conversation's turns among the 5000 read\n %q", got.Turns, wantTurns)
+	}
+	t.Logf("row %d, conversation %s: %d turns", pick+1, row.ConversationID, len(want))
+	if !strings.Contains(got.Note, "a busy day: the 5,000 interactions of "+day) || got.Here < 0 || got.Turns[got.Here][1] != "User "+row.Question {
+		t.Errorf("note %q, marked turn %d", got.Note, got.Here)
+	}
 }

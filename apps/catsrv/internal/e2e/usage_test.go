@@ -137,7 +137,7 @@ func pointsText(cur, prev float64, n int) string {
 func TestUsagePanels(t *testing.T) {
 	chrome := browserPath(t)
 	out := artifacts(t)
-	s := newSiteWithData(t, nil, nil, usageSeed, nil)
+	s := newSiteWith(t, siteOptions{decorate: usageSeed})
 	ctx, cancel := browserContext(t, chrome)
 	defer cancel()
 	run(ctx, t, "open the 30-day view of demo and sign in",
@@ -289,7 +289,7 @@ func TestUsagePanels(t *testing.T) {
 // and panels and shows the rest as before, without an error.
 func TestUsageRoutesMissing(t *testing.T) {
 	chrome := browserPath(t)
-	s := newSiteWithData(t, nil, nil, usageSeed, func(h http.Handler) http.Handler {
+	s := newSiteWith(t, siteOptions{decorate: usageSeed, wrap: func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			switch r.URL.Path {
 			case "/api/v1/analytics/usage", "/api/v1/analytics/feedback", "/api/v1/analytics/review":
@@ -298,7 +298,7 @@ func TestUsageRoutesMissing(t *testing.T) {
 				h.ServeHTTP(w, r)
 			}
 		})
-	})
+	}})
 	ctx, cancel := browserContext(t, chrome)
 	defer cancel()
 	run(ctx, t, "open the 30-day view of demo and sign in",
