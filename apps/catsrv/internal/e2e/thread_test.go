@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"context"
 	"net/url"
 	"slices"
 	"strconv"
@@ -69,6 +70,16 @@ func conversationTurns(t *testing.T, s *site, cat, conversation string) []logEnt
 	return out
 }
 
+// settle scrolls to the review queue and waits until it has its page, or
+// is hidden on a server without the route: the page is then as long as it
+// stays, and a click lands where it aims.
+func settle(ctx context.Context, t *testing.T) {
+	t.Helper()
+	run(ctx, t, "let the review queue settle", chromedp.ScrollIntoView(chromedp.ID("review")),
+		chromedp.Poll[chromedp.Void](`(() => { const r = document.getElementById('review'); return r.hidden || r.dataset.state === 'ready'; })()`,
+			chromedp.WithPollingTimeout(30*time.Second)))
+}
+
 // TestThreadFromChatLog opens a conversation's thread from a chat-log row
 // of the billing topic (the second page's third row, whose conversation
 // has turns of other topics on other days): the dialog lists every interaction of that conversation
@@ -99,6 +110,7 @@ func TestThreadFromChatLog(t *testing.T) {
 		t.Fatalf("the seeded conversation %s has %d turns, all billing: the test needs another row", row.ConversationID, len(want))
 	}
 
+	settle(ctx, t)
 	run(ctx, t, "older page", chromedp.Click(chromedp.ID("log-next")))
 	run(ctx, t, "wait for the second page", chromedp.Poll[chromedp.Void](`document.getElementById('log-page').textContent.startsWith('Rows 21')`,
 		chromedp.WithPollingTimeout(30*time.Second)))
@@ -199,6 +211,7 @@ func TestThreadOnABusyDay(t *testing.T) {
 		t.Fatalf("no conversation of the second page has two turns in the 5000 interactions read")
 	}
 
+	settle(ctx, t)
 	run(ctx, t, "older page", chromedp.Click(chromedp.ID("log-next")),
 		chromedp.Poll[chromedp.Void](`document.getElementById('log-page').textContent.startsWith('Rows 21')`, chromedp.WithPollingTimeout(30*time.Second)))
 	run(ctx, t, "open the row's thread",

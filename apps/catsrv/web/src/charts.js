@@ -138,13 +138,14 @@ export function daily(days) {
 const PALETTE = ['#2f6fdb', '#e07a1f', '#1f9e77', '#b83280', '#7a5af5', '#8a6d1f', '#5b6472'];
 
 // series draws several datasets over the same labels: stacked (a day's
-// tokens by model) or side by side (a model's latency percentiles).
+// tokens by model) or side by side (a model's latency percentiles). Its
+// height is the stylesheet's, whatever the data: a panel drawn while the
+// admin scrolls past never moves what is below it.
 // datasets are [{label, data}]; format shows a value; summary is the
 // canvas's text alternative (the caller fills the table).
 export function series(name, labels, datasets, { stacked = false, horizontal = false, format = String, summary = '' }) {
   const canvas = document.getElementById('chart-' + name);
   const coloured = datasets.map((d, i) => ({ label: d.label, data: d.data, backgroundColor: d.color || PALETTE[i % PALETTE.length] }));
-  if (horizontal) canvas.parentElement.style.height = Math.max(140, (stacked ? 28 : 14 * datasets.length + 10) * labels.length + 70) + 'px';
   let chart = charts.get(name);
   if (!chart) {
     const value = { beginAtZero: true, stacked, ticks: { callback: (v) => format(v) } };

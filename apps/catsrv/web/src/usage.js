@@ -9,6 +9,9 @@ import * as fmt from './fmt.js';
 import { series, table } from './charts.js';
 import { whenVisible } from './lazy.js';
 
+// DRAWN is how many models (latency) or topics (satisfaction) a chart
+// shows, the largest; their tables list all.
+const DRAWN = 12;
 // TOP is how many models get their own colour in the per-day charts (one
 // request each); the others are summed into "other models" (one more).
 const TOP = 5;
@@ -113,8 +116,9 @@ async function usageCharts(cur, params, s, current) {
 // latency draws p50, p90 and p99 of each model that has latencies.
 function latency(groups) {
   const timed = groups.filter((g) => g.latency_ms && g.latency_ms.max > 0);
+  const drawn = timed.slice(0, DRAWN);
   const pts = ['p50', 'p90', 'p99'];
-  series('latency', timed.map((g) => g.key), pts.map((p) => ({ label: p, data: timed.map((g) => g.latency_ms[p]) })), {
+  series('latency', drawn.map((g) => g.key), pts.map((p) => ({ label: p, data: drawn.map((g) => g.latency_ms[p]) })), {
     horizontal: true, format: fmt.ms,
     summary: timed.length ? 'Latency per model: ' + timed.map((g) => g.key + ' p50 ' + fmt.ms(g.latency_ms.p50) + ', p90 ' + fmt.ms(g.latency_ms.p90) + ', p99 ' + fmt.ms(g.latency_ms.p99)).join('; ') : 'Latency per model: none recorded',
   });
@@ -180,7 +184,8 @@ function feedbackFigures(cur, before, n) {
 
 function satisfaction(cur) {
   const voted = (cur.groups || []).filter((g) => g.satisfaction !== null && g.satisfaction !== undefined);
-  series('satisfaction', voted.map((g) => g.key), [{ label: 'Satisfaction', data: voted.map((g) => Math.round(g.satisfaction * 1000) / 10) }], {
+  const drawn = voted.slice(0, DRAWN);
+  series('satisfaction', drawn.map((g) => g.key), [{ label: 'Satisfaction', data: drawn.map((g) => Math.round(g.satisfaction * 1000) / 10) }], {
     horizontal: true, format: (v) => v + '%',
     summary: voted.length ? 'Satisfaction by topic: ' + voted.map((g) => g.key + ' ' + fmt.pct(g.satisfaction) + ' of ' + (g.up + g.down) + ' votes').join(', ') : 'Satisfaction by topic: no votes',
   });
