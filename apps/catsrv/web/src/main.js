@@ -234,17 +234,20 @@ async function load() {
   const started = performance.now();
   let result;
   let days;
-  let before = null;
-  let head;
+  // One page of each list, with their totals: the lists are paged and
+  // searched on the server (lists.js). Asked first, and the only answers
+  // the charts wait for.
+  const first = new URLSearchParams(params);
+  first.set('limit', String(PAGE));
+  first.set('offset', '0');
+  const main = Promise.all([api.getJSON(route, first), api.getJSON('/daily_counts', params)]);
+  // The figures' previous period (the interactions total from the same
+  // route, with one question) and the usage and feedback figures fill
+  // their places, which keep their size, when they come.
+  const prevTotal = prev ? api.getJSON(route, st.withDates(new URLSearchParams([...params, ['limit', '1']]), prev)).catch(() => null) : Promise.resolve(null);
+  const head = fetchHead(params, prev);
   try {
-    // One page of each list, with their totals: the lists are paged and
-    // searched on the server (lists.js). The previous period's total comes
-    // from the same route, with one question.
-    const first = new URLSearchParams(params);
-    first.set('limit', String(PAGE));
-    first.set('offset', '0');
-    const prevTotal = prev ? api.getJSON(route, st.withDates(new URLSearchParams([...params, ['limit', '1']]), prev)) : null;
-    [result, days, before, head] = await Promise.all([api.getJSON(route, first), api.getJSON('/daily_counts', params), prevTotal, fetchHead(params, prev)]);
+    [result, days] = await main;
   } catch (e) {
     if (seq === loadSeq) fail(e);
     return;
@@ -255,10 +258,16 @@ async function load() {
   document.body.dataset.query = params.toString();
   $('total').textContent = result.total_interactions.toLocaleString('en-US');
   $('total').dataset.value = String(result.total_interactions);
-  $('total-change').textContent = before ? fmt.change(result.total_interactions, before.total_interactions, n) : (span.startDate ? fmt.period(n) + ' not kept' : '');
-  $('total-change').dataset.prev = before ? String(before.total_interactions) : '';
-  const refused = showHead(head, params, s, n);
-  if (refused) { fail(refused); return; }
+  $('total-change').textContent = '';
+  $('total-change').dataset.prev = '';
+  const figures = Promise.all([prevTotal, head]).then(([before, h]) => {
+    if (seq !== loadSeq) return false;
+    $('total-change').textContent = before ? fmt.change(result.total_interactions, before.total_interactions, n) : (!prev && span.startDate ? fmt.period(n) + ' not kept' : '');
+    $('total-change').dataset.prev = before ? String(before.total_interactions) : '';
+    const refused = showHead(h, params, s, n);
+    if (refused) { fail(refused); return false; }
+    return true;
+  });
   $('perf').textContent = s.source === 'raw'
     ? 'n/a (' + roundTrip.toFixed(0) + ' ms round trip)'
     : result.performance_ms.toFixed(2) + ' ms';
@@ -273,7 +282,8 @@ async function load() {
   renderLists(result, s, params);
   renderChips();
   loadReview(params);
-  if (!(await loadLog(params)) || seq !== loadSeq) return;
+  const [logged, shown] = await Promise.all([loadLog(params), figures]);
+  if (!logged || !shown || seq !== loadSeq) return;
   if (result.total_interactions === 0) {
     setBusy('empty', 'No interactions in this range.');
   } else {
