@@ -37,8 +37,8 @@ func overrideSchema(string) []string {
 	}
 }
 
-// catOverridesSince returns the documents saved above since, by version.
-func (s *Store) catOverridesSince(ctx context.Context, since int64) ([]ports.CatOverride, error) {
+// CatOverridesSince returns the documents saved above since, by version.
+func (s *Store) CatOverridesSince(ctx context.Context, since int64) ([]ports.CatOverride, error) {
 	// since 0 is every document, also one an older release saved without
 	// a version (0) during a rolling deploy.
 	where := "version > ?"
@@ -65,10 +65,10 @@ func (s *Store) catOverridesSince(ctx context.Context, since int64) ([]ports.Cat
 	return out, nil
 }
 
-// saveCatOverride replaces the CAT's document when its stored version is
+// SaveCatOverride replaces the CAT's document when its stored version is
 // still expected, in one transaction that first takes the next version
 // from the counter (and with it the counter's row lock).
-func (s *Store) saveCatOverride(ctx context.Context, cat string, expected int64, doc []byte) (int64, error) {
+func (s *Store) SaveCatOverride(ctx context.Context, cat string, expected int64, doc []byte) (int64, error) {
 	if doc == nil {
 		doc = []byte{}
 	}
