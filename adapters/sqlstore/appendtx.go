@@ -208,9 +208,16 @@ func (s *Store) AppendTx(ctx context.Context, tx bun.Tx, interactions []analytic
 		normalized = append(normalized, i.Normalize())
 	}
 	w := newWriter(ctx, tx.Tx, s.dialect)
-	if a := attemptFrom(ctx); a != nil {
-		w.held = a.held
+	a := attemptFrom(ctx)
+	if a != nil {
+		w.held, w.store = a.held, s
 	}
 	defer w.close()
-	return w.writeAll(normalized)
+	if err := w.writeAll(normalized); err != nil {
+		return err
+	}
+	if a != nil {
+		a.collections, a.learned = w.collections, append(a.learned, w.learned...)
+	}
+	return nil
 }
