@@ -94,7 +94,9 @@ func (rec *record) field(key []byte) *string {
 }
 
 var fieldNames = []string{"time", "cat", "event_kind", "question", "answer", "topic", "model", "persona",
-	"question_id", "answer_id", "user_id", "conversation_id", "interaction_id"}
+	"question_id", "answer_id", "user_id", "conversation_id", "interaction_id",
+	// Not strings: a line with one goes to encoding/json.
+	"input_tokens", "output_tokens", "latency_ms", "first_token_ms", "cost_usd", "feedback"}
 
 // foldsToField reports whether encoding/json might match key to a field
 // although it is not spelt exactly like one: it matches names ignoring case
