@@ -226,7 +226,7 @@ type UsageCounts struct {
 // UsageSum accumulates UsageStats row by row.
 type UsageSum struct {
 	Interactions, InputTokens, OutputTokens, CostNanos, Up, Down int64
-	Latency                                                     LatencyHistogram
+	Latency                                                      LatencyHistogram
 }
 
 // Add counts one interaction.
