@@ -191,6 +191,13 @@ func (i Interaction) Normalize() Interaction {
 	if i.AnswerID == "" {
 		i.AnswerID = DeriveAnswerID(i.Answer)
 	}
+	// A store keeps its own copy of the times, not the writer's.
+	if p := i.Usage.LatencyMS; p != nil {
+		i.Usage.LatencyMS = MS(*p)
+	}
+	if p := i.Usage.FirstTokenMS; p != nil {
+		i.Usage.FirstTokenMS = MS(*p)
+	}
 	return i
 }
 
