@@ -162,6 +162,21 @@ func (h *LatencyHistogram) AddBucket(b int, ms float64) {
 	h.N++
 }
 
+// AddCount counts n latencies of bucket b whose largest is max.
+func (h *LatencyHistogram) AddCount(b int, n int64, max float64) {
+	if n <= 0 {
+		return
+	}
+	if h.Counts == nil {
+		h.Counts = make([]int64, LatencyBuckets)
+	}
+	h.Counts[b] += n
+	if h.N == 0 || max > h.Max {
+		h.Max = max
+	}
+	h.N += n
+}
+
 // Summary returns the percentiles and the maximum.
 func (h *LatencyHistogram) Summary() Latency {
 	if h.N == 0 {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/analytics/chatlog"
@@ -184,7 +185,10 @@ func (h *usageHarness) check(when string, g *generator) {
 				byID[e.InteractionID] = e.Interaction
 			}
 			for _, e := range l.Entries {
-				if w := byID[e.InteractionID]; !e.Interaction.Equal(w) {
+				w := byID[e.InteractionID]
+				// Stores keep times to the microsecond.
+				w.Time, e.Time = w.Time.Truncate(time.Microsecond), e.Time.Truncate(time.Microsecond)
+				if !e.Interaction.Equal(w) {
 					h.t.Fatalf("%s: read back\n got %+v\nwant %+v", when, e.Interaction, w)
 				}
 			}
