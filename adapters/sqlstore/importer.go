@@ -273,7 +273,7 @@ type streamSource struct {
 	pending codedBatch // received, for the next segment
 	done    bool       // the input has ended
 	err     error      // the context ended first
-	values  [24]any // rawColumns
+	values  [24]any    // rawColumns
 }
 
 func (s *streamSource) Next() bool {
