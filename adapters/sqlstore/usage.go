@@ -117,24 +117,23 @@ func (s *Store) SetFeedback(ctx context.Context, cat, interactionID string, f an
 		}
 		defer s.endTurn()
 	}
-	_, err := Retry(ctx, func(ctx context.Context) (struct{}, error) {
-		res, err := s.db.NewUpdate().TableExpr("interactions").
-			Set("feedback_rating = ?", int(analytics.RatingCode(f.Rating))).
-			Set("feedback_reason = ?", f.Reason).
-			Set("feedback_comment = ?", f.Comment).
-			Where("cat = ? AND interaction_id = ?", cat, interactionID).
-			Exec(ctx)
-		if err != nil {
-			return struct{}{}, internal(err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return struct{}{}, internal(err)
-		} else if n == 0 {
-			return struct{}{}, errs.New(errs.KindNotFound, "no interaction %q in CAT %q", clipName(interactionID), clipName(cat))
-		}
-		return struct{}{}, nil
-	})
-	return err
+	res, err := s.db.NewUpdate().TableExpr("interactions").
+		Set("feedback_rating = ?", int(analytics.RatingCode(f.Rating))).
+		Set("feedback_reason = ?", f.Reason).
+		Set("feedback_comment = ?", f.Comment).
+		Where("cat = ? AND interaction_id = ?", cat, interactionID).
+		Exec(ctx)
+	if err != nil {
+		return internal(err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return internal(err)
+	}
+	if n == 0 {
+		return errs.New(errs.KindNotFound, "no interaction %q in CAT %q", clipName(interactionID), clipName(cat))
+	}
+	return nil
 }
 
 func clipName(s string) string {
@@ -162,7 +161,7 @@ type usageRow struct {
 // one GROUP BY (group, latency bucket) read in one statement, merged in Go
 // into each group's stats and the total.
 func (s *Store) CountUsage(ctx context.Context, q analytics.UsageQuery) (analytics.UsageCounts, error) {
-	return Retry(ctx, func(ctx context.Context) (analytics.UsageCounts, error) { return s.countUsage(ctx, q) })
+	return s.countUsage(ctx, q)
 }
 
 func (s *Store) countUsage(ctx context.Context, uq analytics.UsageQuery) (analytics.UsageCounts, error) {
