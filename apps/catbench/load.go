@@ -18,9 +18,9 @@ const prefix = "/api/v1/analytics"
 // route is one analytics route and how it is driven.
 type route struct {
 	path    string
-	raw     bool  // computed from the raw rows: fewer requests
-	filters bool  // takes the filter parameters
-	limits  []int // limit values to run; 0 is no limit
+	raw     bool   // computed from the raw rows: fewer requests
+	filters bool   // takes the filter parameters
+	limits  []int  // limit values to run; 0 is no limit
 	groupBy string // the group_by of /usage and /feedback
 }
 
