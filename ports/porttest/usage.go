@@ -188,7 +188,7 @@ func (h *usageHarness) check(when string, g *generator) {
 				w := byID[e.InteractionID]
 				// Stores keep times to the microsecond.
 				w.Time, e.Time = w.Time.Truncate(time.Microsecond), e.Time.Truncate(time.Microsecond)
-				if !e.Interaction.Equal(w) {
+				if !e.Equal(w) {
 					h.t.Fatalf("%s: read back\n got %+v\nwant %+v", when, e.Interaction, w)
 				}
 			}
