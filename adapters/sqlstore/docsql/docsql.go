@@ -4,9 +4,9 @@
 //
 // Keyword search runs on the database's own full-text index, updated in
 // the statement that writes a chunk and never rebuilt: a contentless FTS5
-// table of the chunks' words, each prefixed by its CAT, on SQLite (kept in
-// step by triggers), a generated tsvector column with a GIN index on
-// PostgreSQL ('simple' configuration, as the conversation search). Both
+// table on SQLite (kept in step by triggers), a generated tsvector column
+// with a GIN index on PostgreSQL ('simple' configuration), each holding
+// the chunks' words prefixed by their CAT. Both
 // index the words chat.Tokens finds in a chunk's heading path and text,
 // and a query reaches them only as such words, so no input is read as
 // index syntax. A search reads at most perWord chunks per word from the
@@ -17,6 +17,7 @@ package docsql
 
 import (
 	"context"
+	"crypto/md5" //nolint:gosec // an index prefix of CAT names, the same as PostgreSQL's md5(), not a secret
 	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
@@ -48,13 +49,20 @@ var migrations = []sqlstore.Migration{
 	{Version: 2, Name: "keyword index words scoped by CAT", Statements: catWords},
 }
 
-// catWords replaces SQLite's FTS5 index of the chunks' words by one whose
-// words carry their CAT (see catWord), so a search reads and scores only
-// the CAT's postings; contentless, its rows deleted by rowid. PostgreSQL
-// keeps its GIN index: its search is cut in the query (SearchChunks).
+// catWords indexes the chunks' words prefixed by their CAT (see
+// Store.catWord), so a search reads and scores only the CAT's postings,
+// whatever the planner knows of the tables: on SQLite a contentless FTS5
+// table replaces the first one (its rows deleted by rowid), on PostgreSQL
+// a generated tsvector column with its GIN index replaces the first.
 func catWords(dialect string) []string {
 	if dialect == sqlstore.DialectPostgres {
-		return nil
+		p := `'k' || md5(cat) || 'x'`
+		return []string{
+			`ALTER TABLE doc_chunks DROP COLUMN search`,
+			`ALTER TABLE doc_chunks ADD COLUMN words tsvector GENERATED ALWAYS AS
+				(to_tsvector('simple', ` + p + ` || replace(terms, ' ', ' ' || ` + p + `))) STORED`,
+			`CREATE INDEX doc_chunks_words ON doc_chunks USING GIN (words)`,
+		}
 	}
 	prefixed := func(row string) string {
 		p := `'k' || lower(hex(` + row + `.cat)) || 'x'`
@@ -76,11 +84,17 @@ func catWords(dialect string) []string {
 	}
 }
 
-// catWord is a word of the CAT as doc_words indexes it: "k", the CAT
-// name's UTF-8 bytes in lower-case hex, "x", the word. Hex digits and
-// the word's letters, digits and marks make one FTS5 token, and no two
-// (CAT, word) pairs make the same one.
-func catWord(cat, word string) string {
+// catWord is a word of the CAT as the index holds it: "k", the CAT
+// name's UTF-8 bytes in hex (SQLite) or its MD5 in hex (PostgreSQL, where
+// a generated column may only call immutable functions), "x", the word.
+// Hex digits and the word's letters, digits and marks make one token, and
+// no two (CAT, word) pairs make the same one (on PostgreSQL, short of an
+// MD5 collision between two CAT names).
+func (s *Store) catWord(cat, word string) string {
+	if s.postgres {
+		sum := md5.Sum([]byte(cat)) //nolint:gosec // as PostgreSQL's md5(cat) in the index, not a secret
+		return "k" + hex.EncodeToString(sum[:]) + "x" + word
+	}
 	return "k" + hex.EncodeToString([]byte(cat)) + "x" + word
 }
 
@@ -350,7 +364,7 @@ func (s *Store) SearchChunks(ctx context.Context, cat string, terms []string, li
 	args := make([]any, 0, len(ws)+2)
 	for i, w := range ws {
 		parts[i] = `SELECT * FROM (SELECT rowid AS seq, bm25(doc_words) AS r FROM doc_words WHERE doc_words MATCH ? LIMIT ` + strconv.Itoa(perWord) + `)`
-		args = append(args, `"`+catWord(cat, w)+`"`)
+		args = append(args, `"`+s.catWord(cat, w)+`"`)
 	}
 	args = append(args, limit, cat)
 	return s.passages(ctx, `JOIN (SELECT seq, sum(r) AS rank FROM (`+strings.Join(parts, ` UNION ALL `)+`)
@@ -363,19 +377,19 @@ func (s *Store) SearchChunks(ctx context.Context, cat string, terms []string, li
 func (s *Store) searchPostgres(ctx context.Context, cat string, ws []string, limit int) ([]knowledge.Passage, error) {
 	q := make([]string, len(ws))
 	for i, w := range ws {
-		q[i] = "'" + w + "'"
+		q[i] = "'" + s.catWord(cat, w) + "'"
 	}
 	args := []any{strings.Join(q, " | ")}
 	parts := make([]string, len(ws))
 	for i := range ws {
-		parts[i] = `(SELECT seq FROM doc_chunks WHERE cat = ? AND search @@ to_tsquery('simple', ?) LIMIT ` + strconv.Itoa(perWord) + `)`
-		args = append(args, cat, q[i])
+		parts[i] = `(SELECT seq FROM doc_chunks WHERE words @@ to_tsquery('simple', ?) LIMIT ` + strconv.Itoa(perWord) + `)`
+		args = append(args, q[i])
 	}
-	args = append(args, limit)
-	return s.passages(ctx, `JOIN (SELECT k.seq, ts_rank(k.search, to_tsquery('simple', ?)) AS rank
+	args = append(args, limit, cat)
+	return s.passages(ctx, `JOIN (SELECT k.seq, ts_rank(k.words, to_tsquery('simple', ?)) AS rank
 			FROM doc_chunks k WHERE k.seq IN (`+strings.Join(parts, ` UNION `)+`)
 			ORDER BY rank DESC, k.seq LIMIT ?) f ON f.seq = c.seq
-		ORDER BY f.rank DESC, c.seq`, args...)
+		WHERE c.cat = ? ORDER BY f.rank DESC, c.seq`, args...)
 }
 
 // Passages implements ports.DocumentStore.

@@ -267,7 +267,12 @@ func (s *Service) added(ctx context.Context, cfg catconfig.Cat, doc knowledge.Do
 	if cur == nil || cur.model != e.Model {
 		return
 	}
-	next := &generation{model: cur.model, ids: slices.Clone(cur.ids), vecs: slices.Clone(cur.vecs)}
+	// Appending in place past cur's length is safe: only the current
+	// generation is ever appended to (under s.mu), and no generation
+	// sharing its arrays is longer, so the slots written are no one's;
+	// readers of cur keep reading its first len(cur.ids). Copying instead
+	// would make loading n documents cost n² slots.
+	next := &generation{model: cur.model, ids: cur.ids, vecs: cur.vecs}
 	for _, c := range doc.Chunks {
 		next.ids = append(next.ids, c.ID)
 		next.vecs = append(next.vecs, vecs[c.Hash])
