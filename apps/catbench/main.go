@@ -154,8 +154,8 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&cfg.chatInstances, "chat-instances", 3, "PostgreSQL: also measure chat with the users spread over this many servers on one database (0 or 1 skips it)")
 	fs.IntVar(&cfg.agentTurns, "agent-turns", 300, "agent turns (two tool calls each, against a scripted model) in the agent measurement (0 skips it)")
 	fs.IntVar(&cfg.ingestBatches, "ingest-batches", 100, "batches of 1000 interactions in the ingestion measurement (0 skips it)")
-	fs.IntVar(&cfg.documents, "documents", envInt("BENCH_DOCUMENTS", 1000),
-		"synthetic documents (10 chunks each) in the documents measurement, 0 skips it; --routes documents runs it alone (env BENCH_DOCUMENTS)")
+	fs.IntVar(&cfg.documents, "documents", envInt("BENCH_DOCUMENTS", 0),
+		"synthetic documents (10 chunks each) in the documents measurement, e.g. 10000; 0 skips it; --routes documents runs it alone (env BENCH_DOCUMENTS)")
 	fs.IntVar(&cfg.docQuestions, "doc-questions", 300, "questions per retrieval kind in the documents measurement")
 	fs.BoolVar(&cfg.skipRaw, "skip-raw", false, "leave out /all and /all_legacy (slow at 10M)")
 	fs.StringVar(&cfg.gomemlimit, "gomemlimit", os.Getenv("BENCH_GOMEMLIMIT"),
