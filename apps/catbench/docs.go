@@ -404,14 +404,14 @@ func loadAvg() string {
 }
 
 // docsMarkdown is the documents section of docs/benchmarks.md: one row
-// per back end (the method is described in docs/knowledge.md).
-func docsMarkdown(machine string, all []*docsStats) string {
+// per back end (the method and the machine are in docs/knowledge.md).
+func docsMarkdown(all []*docsStats) string {
 	if len(all) == 0 {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "### Documents, %d per back end (%s; [method](knowledge.md#scale))\n\n", all[0].docs, machine)
-	b.WriteString("| back end | ingestion over HTTP | keyword p50 / p99 | vector build | hybrid p50 / p99 | RSS keyword / hybrid | load avg |\n")
+	fmt.Fprintf(&b, "| %d documents, %d chunks ([how](knowledge.md#scale)) | ingestion over HTTP | keyword p50 / p99 | vector build | hybrid p50 / p99 | RSS keyword / hybrid | load avg |\n",
+		all[0].docs, all[0].chunks)
 	b.WriteString("|---|---|---|---|---|---|---|\n")
 	for _, s := range all {
 		fmt.Fprintf(&b, "| %s | %.0f docs/s, %.0f chunks/s | %s / %s | %s | %s / %s | %.0f / %.0f MiB | %s → %s |\n",

@@ -124,7 +124,7 @@ func runDocuments(ctx context.Context, cfg config, machine string) error {
 		}
 		all = append(all, st)
 	}
-	text := docsMarkdown(machine, all)
+	text := docsMarkdown(all)
 	fmt.Println()
 	fmt.Print(text)
 	if cfg.doc != "" {
