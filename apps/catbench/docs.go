@@ -410,7 +410,7 @@ func docsMarkdown(all []*docsStats) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "| %d documents, %d chunks ([how](knowledge.md#scale)) | ingestion over HTTP | keyword p50 / p99 | vector build | hybrid p50 / p99 | RSS keyword / hybrid | load avg |\n",
+	fmt.Fprintf(&b, "| %d documents, %d chunks (another VM, [how](knowledge.md#scale)) | ingestion over HTTP | keyword p50 / p99 | vector build | hybrid p50 / p99 | RSS keyword / hybrid | load avg |\n",
 		all[0].docs, all[0].chunks)
 	b.WriteString("|---|---|---|---|---|---|---|\n")
 	for _, s := range all {
