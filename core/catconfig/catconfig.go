@@ -48,6 +48,9 @@ type Chat struct {
 	// MaxMessageBytes bounds a chat message (chat.max_message_bytes lives
 	// under cat. so one file section holds every chat knob).
 	MaxMessageBytes int `config:"max_message_bytes" json:"max_message_bytes"`
+	// Pricing holds cat.pricing.<model>.*, by model (pricing.go): the
+	// cost of an interaction that comes without one.
+	Pricing map[string]Price `config:"pricing" json:"pricing,omitempty"`
 }
 
 // Agent holds the cat.agent.* keys. An empty BaseURL leaves the agent mode
@@ -293,6 +296,9 @@ func (c Chat) validate() error {
 		return errs.New(errs.KindInvalid, "cat.custom.default_route: %q is not one of %s", c.Custom.DefaultRoute, strings.Join(router.Routes, ", "))
 	}
 	if err := a.validateTools(); err != nil {
+		return err
+	}
+	if err := c.validatePricing(); err != nil {
 		return err
 	}
 	for i, r := range c.Custom.Rules {

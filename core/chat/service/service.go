@@ -165,7 +165,7 @@ func (s *Service) run(ctx context.Context, req chat.Request, handler string, onE
 	if a.text != "" {
 		now := s.d.Clock.Now()
 		turn.Messages = append(turn.Messages, chat.Message{Role: chat.RoleAssistant, Content: a.text, Model: a.model, Time: now})
-		in := interaction(req, turn.Conversation.ID, a, now)
+		in := cfg.Priced(interaction(req, turn.Conversation.ID, a, now))
 		turn.Interaction = &in
 	}
 	// A cancelled request still stores what it got: the user asked it.
