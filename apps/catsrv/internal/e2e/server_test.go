@@ -175,6 +175,7 @@ func newSiteWith(t *testing.T, o siteOptions) *site {
 		Tokens:    toks,
 		Logger:    slog.New(slog.DiscardHandler),
 		Browser:   store,
+		Usage:     store,
 		Dashboard: web.Assets(),
 		Auth:      authDeps,
 	})

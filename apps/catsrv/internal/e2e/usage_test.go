@@ -20,6 +20,7 @@ import (
 // ten without) and votes (one in four up, one in nine down, with a
 // comment), all from their position: the same data on every run.
 func usageSeed(k int, i *analytics.Interaction) {
+	i.Usage, i.Feedback = analytics.Usage{}, analytics.Feedback{} // the demo's own, replaced
 	i.Usage.InputTokens = int64(100 + k%7*50)
 	i.Usage.OutputTokens = int64(200 + k%11*30)
 	i.Usage.CostUSD = float64(1+k%13) / 1000
