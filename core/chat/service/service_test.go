@@ -28,11 +28,14 @@ type fixture struct {
 	model *mocks.ChatModelMock
 	turns []chat.Turn
 	svc   *service.Service
+	// clock is what the service reads the time from: now, unless a test
+	// changes it.
+	clock func() time.Time
 }
 
 func newFixture(t *testing.T, change func(*catconfig.Cat)) *fixture {
 	t.Helper()
-	f := &fixture{cfg: catconfig.Defaults("demo")}
+	f := &fixture{cfg: catconfig.Defaults("demo"), clock: func() time.Time { return now }}
 	f.cfg.Chat.Agent.BaseURL = "http://model.test/v1"
 	f.cfg.Chat.Agent.Model = "gpt-test"
 	f.cfg.Chat.Legacy.KnowledgeBase = "kb.yaml"
@@ -95,7 +98,7 @@ func newFixture(t *testing.T, change func(*catconfig.Cat)) *fixture {
 			}
 			return kb, nil
 		}},
-		Clock: &mocks.ClockMock{NowFunc: func() time.Time { return now }},
+		Clock: &mocks.ClockMock{NowFunc: func() time.Time { return f.clock() }},
 		NewID: func() string { return "new-id" },
 	})
 	if err != nil {
@@ -217,8 +220,9 @@ func TestNewConversationTurn(t *testing.T) {
 	want := analytics.Interaction{
 		Time: now, Cat: "demo", EventKind: "api", Question: msg, Answer: "Use the reset link.",
 		Topic: "general", Model: "qa", Persona: "default", UserID: "alice", ConversationID: "new-id",
+		Usage: analytics.Usage{LatencyMS: new(0.0)},
 	}
-	if *turn.Interaction != want {
+	if !reflect.DeepEqual(*turn.Interaction, want) {
 		t.Fatalf("interaction = %+v, want %+v", *turn.Interaction, want)
 	}
 	if err := turn.Interaction.Validate(); err != nil {

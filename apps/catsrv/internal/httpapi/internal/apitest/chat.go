@@ -1,13 +1,16 @@
 package apitest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +25,7 @@ import (
 	"github.com/catsrv/catsrv/adapters/openai/embedtest"
 	"github.com/catsrv/catsrv/adapters/openai/openaitest"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/auth/prefs"
 	"github.com/catsrv/catsrv/core/auth/privacy"
@@ -32,6 +36,7 @@ import (
 	"github.com/catsrv/catsrv/core/chat/agent"
 	"github.com/catsrv/catsrv/core/chat/service"
 	"github.com/catsrv/catsrv/core/knowledge/retrieval"
+	"github.com/catsrv/catsrv/ports"
 )
 
 // CATs of the chat tests: one per chat mode, and an agent without an
@@ -145,12 +150,14 @@ type ChatEnv struct {
 	// Tools are ToolsCat's MCP tools.
 	Tools *Toolbox
 	// Logs receives the app's JSON log.
-	Logs   *SyncBuffer
-	Convs  *memstore.Conversations
-	Memory *prefs.Service
-	Auth   *memstore.Auth
-	Clock  *TickingClock
-	Dir    string
+	Logs  *SyncBuffer
+	Convs *memstore.Conversations
+	// Recorded are the interactions the chat turns stored, in order.
+	Recorded *RecordingLog
+	Memory   *prefs.Service
+	Auth     *memstore.Auth
+	Clock    *TickingClock
+	Dir      string
 	// rateLimit is the auth routes' rate limit (zero: the defaults).
 	RateLimit authapi.RateLimit
 	// Docs and Retrieval serve the CATs' documents, embedded by
@@ -212,7 +219,8 @@ func NewChatEnv(t *testing.T) *ChatEnv {
 		t.Fatal(err)
 	}
 	e.Memory, e.Clock, e.Dir, e.Auth = memory, clk, dir, authStore
-	e.Convs = memstore.NewConversations(e.Log)
+	e.Recorded = &RecordingLog{InteractionLog: e.Log}
+	e.Convs = memstore.NewConversations(e.Recorded)
 	e.Docs = memstore.NewDocuments()
 	if e.Retrieval, err = retrieval.New(retrieval.Deps{Store: e.Docs, Embedder: openai.NewEmbedder(openai.Options{}), Clock: clk}); err != nil {
 		t.Fatal(err)
@@ -273,4 +281,36 @@ func (e *ChatEnv) Token(t *testing.T, user, role string) string {
 		t.Fatal(err)
 	}
 	return "Bearer " + tok
+}
+
+// RecordingLog is an interaction log that keeps a copy of what it stored.
+type RecordingLog struct {
+	ports.InteractionLog
+	mu  sync.Mutex
+	all []analytics.Interaction
+}
+
+// Append stores the interactions and keeps them when they were stored.
+func (l *RecordingLog) Append(ctx context.Context, seq iter.Seq2[analytics.Interaction, error]) (int, error) {
+	var batch []analytics.Interaction
+	for i, err := range seq {
+		if err != nil {
+			return 0, err
+		}
+		batch = append(batch, i)
+	}
+	n, err := l.InteractionLog.Append(ctx, analytics.Each(batch))
+	if err == nil {
+		l.mu.Lock()
+		l.all = append(l.all, batch...)
+		l.mu.Unlock()
+	}
+	return n, err
+}
+
+// All returns the interactions stored so far.
+func (l *RecordingLog) All() []analytics.Interaction {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.all)
 }
