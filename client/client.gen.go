@@ -944,6 +944,9 @@ type MessageBody struct {
 	// DurationMs A tool message: how long the call took, approval included, in milliseconds.
 	DurationMs *int64 `json:"duration_ms,omitempty"`
 
+	// Id The message's id: stable, unique; an assistant message's id names its feedback (PUT /conversations/{id}/messages/{message_id}/feedback).
+	Id string `json:"id"`
+
 	// Model What answered an assistant message; empty for the user's and tools'.
 	Model string `json:"model"`
 

@@ -79,7 +79,9 @@ type ConversationPruner interface {
 // last message's time) and the interaction, all or nothing, the
 // interaction through the same log analytics reads, so it is counted as
 // soon as RecordTurn returns. For an existing conversation only its ID and
-// Owner are read. A turn for an unknown or foreign conversation is
+// Owner are read. Messages keep the IDs given; one given without an ID
+// gets one from the store (stable, unique, not of the hex form the chat
+// service makes); an ID chat.CheckMessageIDs refuses is errs.KindInvalid. A turn for an unknown or foreign conversation is
 // errs.KindNotFound; a new one whose id exists, errs.KindConflict; an
 // invalid interaction (analytics.Interaction.Validate), errs.KindInvalid.
 //

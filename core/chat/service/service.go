@@ -162,18 +162,25 @@ func (s *Service) run(ctx context.Context, req chat.Request, handler string, onE
 		return chat.Response{}, err
 	}
 	start := s.d.Clock.Now()
-	turn.Messages = []chat.Message{{Role: chat.RoleUser, Content: req.Message, Time: start}}
+	turn.Messages = []chat.Message{{ID: s.d.NewID(), Role: chat.RoleUser, Content: req.Message, Time: start}}
 
 	var firstToken *time.Time
 	if onEvent != nil {
 		onEvent = s.timeFirstToken(onEvent, &firstToken)
 	}
 	a, answerErr := s.answer(ctx, cfg, req, turn.Conversation.ID, history, handler, onEvent)
-	turn.Messages = append(turn.Messages, a.steps...)
+	for _, m := range a.steps {
+		m.ID = s.d.NewID()
+		turn.Messages = append(turn.Messages, m)
+	}
 	if a.text != "" {
 		now := s.d.Clock.Now()
-		turn.Messages = append(turn.Messages, chat.Message{Role: chat.RoleAssistant, Content: a.text, Model: a.model, Time: now})
+		answered := chat.Message{ID: s.d.NewID(), Role: chat.RoleAssistant, Content: a.text, Model: a.model, Time: now}
+		turn.Messages = append(turn.Messages, answered)
 		in := interaction(req, turn.Conversation.ID, a, now)
+		// Named by the answer's message: feedback on the message finds
+		// it, and a turn written twice (a retried transaction) counts once.
+		in.InteractionID = answered.ID
 		in.Usage = usage(a, start, firstToken, now)
 		turn.Interaction = &in
 	}

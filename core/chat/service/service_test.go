@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -31,6 +32,17 @@ type fixture struct {
 	// clock is what the service reads the time from: now, unless a test
 	// changes it.
 	clock func() time.Time
+	ids   int
+}
+
+// newID names the first thing made "new-id" (a request's conversation),
+// the next ones id-2, id-3, ...
+func (f *fixture) newID() string {
+	f.ids++
+	if f.ids == 1 {
+		return "new-id"
+	}
+	return fmt.Sprintf("id-%d", f.ids)
 }
 
 func newFixture(t *testing.T, change func(*catconfig.Cat)) *fixture {
@@ -99,7 +111,7 @@ func newFixture(t *testing.T, change func(*catconfig.Cat)) *fixture {
 			return kb, nil
 		}},
 		Clock: &mocks.ClockMock{NowFunc: func() time.Time { return f.clock() }},
-		NewID: func() string { return "new-id" },
+		NewID: f.newID,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -211,15 +223,15 @@ func TestNewConversationTurn(t *testing.T) {
 		t.Fatalf("conversation = %+v new %v, want %+v", turn.Conversation, turn.New, wantConv)
 	}
 	wantMsgs := []chat.Message{
-		{Role: chat.RoleUser, Content: msg, Time: now},
-		{Role: chat.RoleAssistant, Content: "Use the reset link.", Model: "qa", Time: now},
+		{ID: "id-2", Role: chat.RoleUser, Content: msg, Time: now},
+		{ID: "id-3", Role: chat.RoleAssistant, Content: "Use the reset link.", Model: "qa", Time: now},
 	}
 	if !reflect.DeepEqual(turn.Messages, wantMsgs) {
 		t.Fatalf("messages = %+v", turn.Messages)
 	}
 	want := analytics.Interaction{
 		Time: now, Cat: "demo", EventKind: "api", Question: msg, Answer: "Use the reset link.",
-		Topic: "general", Model: "qa", Persona: "default", UserID: "alice", ConversationID: "new-id",
+		Topic: "general", Model: "qa", Persona: "default", UserID: "alice", ConversationID: "new-id", InteractionID: "id-3",
 		Usage: analytics.Usage{LatencyMS: new(0.0)},
 	}
 	if !reflect.DeepEqual(*turn.Interaction, want) {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
+
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
 )
 
 // TestTurnsRecordUsage: an agent turn of two model calls against the
@@ -55,5 +57,34 @@ func TestTurnsRecordUsage(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMessagesCarryIDs: every message of a conversation, the agent's
+// tool steps included, comes with an id, distinct and the same at every
+// read; the turn's interaction is named by its answer's id.
+func TestMessagesCarryIDs(t *testing.T) {
+	e := NewChatEnv(t)
+	addFiles(e)
+	e.Scripted.Script = twoCalls("Use the reset link.")
+	alice := e.Token(t, "alice", "user")
+	r := e.Call(t, http.MethodPost, toolsChat, alice, chatMsg("how do I reset my password?"))
+	var resp chatapi.ChatResponse
+	r.Decode(t, &resp)
+	if r.Status != http.StatusOK {
+		t.Fatalf("chat: %d %s", r.Status, r.Body)
+	}
+	d := conversation(e, t, alice, ToolsCat, resp.ConversationID)
+	again := conversation(e, t, alice, ToolsCat, resp.ConversationID)
+	seen := map[string]bool{}
+	for i, m := range d.Messages {
+		if m.ID == "" || seen[m.ID] || again.Messages[i].ID != m.ID {
+			t.Errorf("message %d (%s) has id %q: empty, repeated or not stable (then %q)", i, m.Role, m.ID, again.Messages[i].ID)
+		}
+		seen[m.ID] = true
+	}
+	answer := d.Messages[len(d.Messages)-1]
+	if all := e.Recorded.All(); len(all) != 1 || answer.Role != "assistant" || all[0].InteractionID != answer.ID {
+		t.Errorf("interaction named %q, want the answer's id %q", all[0].InteractionID, answer.ID)
 	}
 }
