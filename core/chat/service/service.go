@@ -44,7 +44,11 @@ type Deps struct {
 	// Documents lets the qa stage answer from the CAT's documents when
 	// no knowledge-base entry fits; nil: it never does.
 	Documents ports.PassageSearcher
-	// NewID makes conversation ids; random 128-bit hex when nil.
+	// Feedback records ratings of answers (SetFeedback); nil: feedback
+	// is unavailable.
+	Feedback ports.FeedbackRecorder
+	// NewID makes conversation and message ids; random 128-bit hex when
+	// nil.
 	NewID func() string
 }
 

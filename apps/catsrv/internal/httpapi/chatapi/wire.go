@@ -231,6 +231,27 @@ type conversationIDInput struct {
 	ID string `path:"id" maxLength:"200" doc:"Conversation id."`
 }
 
+// FeedbackRequest is the body of PUT
+// /conversations/{id}/messages/{message_id}/feedback.
+type FeedbackRequest struct {
+	Rating  string  `json:"rating" enum:"up,down" doc:"up: the answer helped; down: it did not."`
+	Reason  *string `json:"reason,omitempty" maxLength:"64" doc:"Why: one of the CAT's cat.feedback.reasons (none configured: leave it out)."`
+	Comment *string `json:"comment,omitempty" maxLength:"2000" doc:"Free text, at most 2000 characters."`
+}
+
+type feedbackInput struct {
+	CatParam
+	ID        string `path:"id" maxLength:"200" doc:"Conversation id."`
+	MessageID string `path:"message_id" maxLength:"256" doc:"The answer's message id (messages[].id of GET /conversations/{id})."`
+	Body      FeedbackRequest
+}
+
+type feedbackDeleteInput struct {
+	CatParam
+	ID        string `path:"id" maxLength:"200" doc:"Conversation id."`
+	MessageID string `path:"message_id" maxLength:"256" doc:"The answer's message id."`
+}
+
 type renameInput struct {
 	CatParam
 	ID   string `path:"id" maxLength:"200" doc:"Conversation id."`

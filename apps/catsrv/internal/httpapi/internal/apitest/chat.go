@@ -35,6 +35,7 @@ import (
 	"github.com/catsrv/catsrv/core/catconfig/overlay"
 	"github.com/catsrv/catsrv/core/chat/agent"
 	"github.com/catsrv/catsrv/core/chat/service"
+	"github.com/catsrv/catsrv/core/errs"
 	"github.com/catsrv/catsrv/core/knowledge/retrieval"
 	"github.com/catsrv/catsrv/ports"
 )
@@ -196,6 +197,7 @@ func NewChatEnv(t *testing.T) *ChatEnv {
 		c.Chat.Agent.TimeoutSeconds = 1
 		c.Chat.Custom.Rules = []string{"keyword refund => agent", "context channel=faq => qa"}
 		c.Chat.MaxMessageBytes = 64
+		c.Chat.Feedback.Reasons = []string{"wrong", "unsafe"}
 		c.Chat.Knowledge.Embeddings = catconfig.Embeddings{BaseURL: e.Embeddings.BaseURL(), Model: "m-embed"}
 		return c
 	}
@@ -243,7 +245,7 @@ func (e *ChatEnv) Restart(t *testing.T) {
 	kb := knowledge.New(e.Dir)
 	svc, err := service.New(service.Deps{Cats: cats, Conversations: e.Convs, Turns: e.Convs, Clock: e.Clock,
 		Model: openai.New(openai.Options{}), Knowledge: kb, Documents: e.Retrieval,
-		Toolbox: e.Tools, Searcher: agent.KnowledgeBase{Source: kb}, Audit: e.Auth})
+		Toolbox: e.Tools, Searcher: agent.KnowledgeBase{Source: kb}, Audit: e.Auth, Feedback: e.Recorded})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,4 +315,19 @@ func (l *RecordingLog) All() []analytics.Interaction {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.all)
+}
+
+// SetFeedback sets the feedback of a recorded interaction, as
+// ports.FeedbackRecorder does: a stand-in until the memory store records
+// feedback itself.
+func (l *RecordingLog) SetFeedback(_ context.Context, cat, id string, f analytics.Feedback) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range l.all {
+		if l.all[i].Cat == cat && l.all[i].InteractionID == id {
+			l.all[i].Feedback = f
+			return nil
+		}
+	}
+	return errs.New(errs.KindNotFound, "interaction %q not found", id)
 }
