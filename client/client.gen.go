@@ -2382,7 +2382,7 @@ type ClientInterface interface {
 
 	// PostAgentChatWithBody Chat with the agent model
 	//
-	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2391,7 +2391,7 @@ type ClientInterface interface {
 
 	// PostAgentChat Chat with the agent model
 	//
-	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2425,7 +2425,7 @@ type ClientInterface interface {
 
 	// PostChatWithBody Chat, routed by cat.chat_mode
 	//
-	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2434,7 +2434,7 @@ type ClientInterface interface {
 
 	// PostChat Chat, routed by cat.chat_mode
 	//
-	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2578,7 +2578,7 @@ type ClientInterface interface {
 
 	// PostLegacyChatWithBody Chat with the legacy pipeline
 	//
-	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2587,7 +2587,7 @@ type ClientInterface interface {
 
 	// PostLegacyChat Chat with the legacy pipeline
 	//
-	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3201,7 +3201,7 @@ func (c *Client) AuthEraseUser(ctx context.Context, user string, reqEditors ...R
 
 // PostAgentChatWithBody Chat with the agent model
 //
-// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes any type of body and a specified content type.
 //
@@ -3220,7 +3220,7 @@ func (c *Client) PostAgentChatWithBody(ctx context.Context, params *PostAgentCha
 
 // PostAgentChat Chat with the agent model
 //
-// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3294,7 +3294,7 @@ func (c *Client) DecideApproval(ctx context.Context, approvalId string, params *
 
 // PostChatWithBody Chat, routed by cat.chat_mode
 //
-// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes any type of body and a specified content type.
 //
@@ -3313,7 +3313,7 @@ func (c *Client) PostChatWithBody(ctx context.Context, params *PostChatParams, c
 
 // PostChat Chat, routed by cat.chat_mode
 //
-// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3637,7 +3637,7 @@ func (c *Client) GetDocument(ctx context.Context, id string, params *GetDocument
 
 // PostLegacyChatWithBody Chat with the legacy pipeline
 //
-// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes any type of body and a specified content type.
 //
@@ -3656,7 +3656,7 @@ func (c *Client) PostLegacyChatWithBody(ctx context.Context, params *PostLegacyC
 
 // PostLegacyChat Chat with the legacy pipeline
 //
-// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7931,7 +7931,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostAgentChatWithBodyWithResponse Chat with the agent model
 	//
-	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7940,7 +7940,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostAgentChatWithResponse Chat with the agent model
 	//
-	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7976,7 +7976,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostChatWithBodyWithResponse Chat, routed by cat.chat_mode
 	//
-	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7985,7 +7985,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostChatWithResponse Chat, routed by cat.chat_mode
 	//
-	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8147,7 +8147,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostLegacyChatWithBodyWithResponse Chat with the legacy pipeline
 	//
-	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8156,7 +8156,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostLegacyChatWithResponse Chat with the legacy pipeline
 	//
-	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11106,6 +11106,11 @@ type PostAgentChatResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// PostAgentChatResponse429Headers the declared response headers of an HTTP 429 response for PostAgentChat
+type PostAgentChatResponse429Headers struct {
+	RetryAfter *int
+}
+
 // PostAgentChatResponse503Headers the declared response headers of an HTTP 503 response for PostAgentChat
 type PostAgentChatResponse503Headers struct {
 	RetryAfter *int
@@ -11132,6 +11137,8 @@ type PostAgentChatResponse struct {
 	JSON415 *ValidationError
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *RequestError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON502 the response for an HTTP 502 `application/json` response
@@ -11142,6 +11149,8 @@ type PostAgentChatResponse struct {
 	JSON504 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostAgentChatResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostAgentChatResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *PostAgentChatResponse503Headers
 }
@@ -11189,6 +11198,11 @@ func (r PostAgentChatResponse) GetJSON415() *ValidationError {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r PostAgentChatResponse) GetJSON422() *RequestError {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostAgentChatResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -11460,6 +11474,11 @@ type PostChatResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// PostChatResponse429Headers the declared response headers of an HTTP 429 response for PostChat
+type PostChatResponse429Headers struct {
+	RetryAfter *int
+}
+
 // PostChatResponse503Headers the declared response headers of an HTTP 503 response for PostChat
 type PostChatResponse503Headers struct {
 	RetryAfter *int
@@ -11486,6 +11505,8 @@ type PostChatResponse struct {
 	JSON415 *ValidationError
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *RequestError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON502 the response for an HTTP 502 `application/json` response
@@ -11496,6 +11517,8 @@ type PostChatResponse struct {
 	JSON504 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostChatResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostChatResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *PostChatResponse503Headers
 }
@@ -11543,6 +11566,11 @@ func (r PostChatResponse) GetJSON415() *ValidationError {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r PostChatResponse) GetJSON422() *RequestError {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostChatResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -12937,6 +12965,11 @@ type PostLegacyChatResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// PostLegacyChatResponse429Headers the declared response headers of an HTTP 429 response for PostLegacyChat
+type PostLegacyChatResponse429Headers struct {
+	RetryAfter *int
+}
+
 // PostLegacyChatResponse503Headers the declared response headers of an HTTP 503 response for PostLegacyChat
 type PostLegacyChatResponse503Headers struct {
 	RetryAfter *int
@@ -12963,6 +12996,8 @@ type PostLegacyChatResponse struct {
 	JSON415 *ValidationError
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *RequestError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON502 the response for an HTTP 502 `application/json` response
@@ -12973,6 +13008,8 @@ type PostLegacyChatResponse struct {
 	JSON504 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostLegacyChatResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostLegacyChatResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *PostLegacyChatResponse503Headers
 }
@@ -13020,6 +13057,11 @@ func (r PostLegacyChatResponse) GetJSON415() *ValidationError {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r PostLegacyChatResponse) GetJSON422() *RequestError {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostLegacyChatResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -13973,7 +14015,7 @@ func (c *ClientWithResponses) AuthEraseUserWithResponse(ctx context.Context, use
 
 // PostAgentChatWithBodyWithResponse Chat with the agent model
 //
-// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13988,7 +14030,7 @@ func (c *ClientWithResponses) PostAgentChatWithBodyWithResponse(ctx context.Cont
 
 // PostAgentChatWithResponse Chat with the agent model
 //
-// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14048,7 +14090,7 @@ func (c *ClientWithResponses) DecideApprovalWithResponse(ctx context.Context, ap
 
 // PostChatWithBodyWithResponse Chat, routed by cat.chat_mode
 //
-// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14063,7 +14105,7 @@ func (c *ClientWithResponses) PostChatWithBodyWithResponse(ctx context.Context, 
 
 // PostChatWithResponse Chat, routed by cat.chat_mode
 //
-// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14333,7 +14375,7 @@ func (c *ClientWithResponses) GetDocumentWithResponse(ctx context.Context, id st
 
 // PostLegacyChatWithBodyWithResponse Chat with the legacy pipeline
 //
-// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14348,7 +14390,7 @@ func (c *ClientWithResponses) PostLegacyChatWithBodyWithResponse(ctx context.Con
 
 // PostLegacyChatWithResponse Chat with the legacy pipeline
 //
-// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17414,6 +17456,13 @@ func ParsePostAgentChatResponse(rsp *http.Response) (*PostAgentChatResponse, err
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17458,6 +17507,16 @@ func ParsePostAgentChatResponse(rsp *http.Response) (*PostAgentChatResponse, err
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostAgentChatResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PostAgentChatResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -17756,6 +17815,13 @@ func ParsePostChatResponse(rsp *http.Response) (*PostChatResponse, error) {
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17800,6 +17866,16 @@ func ParsePostChatResponse(rsp *http.Response) (*PostChatResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostChatResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PostChatResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -19164,6 +19240,13 @@ func ParsePostLegacyChatResponse(rsp *http.Response) (*PostLegacyChatResponse, e
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -19208,6 +19291,16 @@ func ParsePostLegacyChatResponse(rsp *http.Response) (*PostLegacyChatResponse, e
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostLegacyChatResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PostLegacyChatResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {

@@ -100,3 +100,11 @@ type KnowledgeSource interface {
 	// errs.KindUnavailable naming the file.
 	Knowledge(ctx context.Context, path string) (*legacy.Knowledge, error)
 }
+
+// TokenUsage tells the agent's token budgets (cat.budget.*) what was used.
+type TokenUsage interface {
+	// TokensSince returns the input and output tokens, summed, of the
+	// CAT's counted interactions (analytics.Interaction.Counted) at or
+	// after since; of one user's only when userID is not empty.
+	TokensSince(ctx context.Context, cat, userID string, since time.Time) (int64, error)
+}

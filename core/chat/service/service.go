@@ -47,6 +47,12 @@ type Deps struct {
 	// Feedback records ratings of answers (SetFeedback); nil: feedback
 	// is unavailable.
 	Feedback ports.FeedbackRecorder
+	// Usage tells the token budgets (cat.budget.*) what was used; nil:
+	// no budget is enforced.
+	Usage ports.TokenUsage
+	// BudgetRefused, when set, is called with the CAT and the budget
+	// (chat.BudgetMonthly, chat.BudgetUserDaily) of each refused turn.
+	BudgetRefused func(cat, budget string)
 	// NewID makes conversation and message ids; random 128-bit hex when
 	// nil.
 	NewID func() string
@@ -160,10 +166,21 @@ func (s *Service) run(ctx context.Context, req chat.Request, handler string, onE
 	if err := checkStored(req); err != nil {
 		return chat.Response{}, err
 	}
+	route, err := routeOf(cfg, req, handler)
+	if err != nil {
+		return chat.Response{}, err
+	}
 	owner := chat.Owner{Cat: req.Cat, UserID: req.UserID}
 	turn, history, err := s.open(ctx, owner, req)
 	if err != nil {
 		return chat.Response{}, err
+	}
+	// A turn past a budget is refused before anything is stored: the
+	// user may send it again once the budget starts again.
+	if route == catconfig.ModeAgent {
+		if err := s.checkBudget(ctx, cfg, req.UserID); err != nil {
+			return chat.Response{}, err
+		}
 	}
 	start := s.d.Clock.Now()
 	turn.Messages = []chat.Message{{ID: s.d.NewID(), Role: chat.RoleUser, Content: req.Message, Time: start}}
@@ -172,7 +189,7 @@ func (s *Service) run(ctx context.Context, req chat.Request, handler string, onE
 	if onEvent != nil {
 		onEvent = s.timeFirstToken(onEvent, &firstToken)
 	}
-	a, answerErr := s.answer(ctx, cfg, req, turn.Conversation.ID, history, handler, onEvent)
+	a, answerErr := s.answer(ctx, cfg, req, turn.Conversation.ID, history, route, onEvent)
 	for _, m := range a.steps {
 		m.ID = s.d.NewID()
 		turn.Messages = append(turn.Messages, m)
@@ -282,8 +299,10 @@ func (s *Service) open(ctx context.Context, owner chat.Owner, req chat.Request) 
 	return chat.Turn{Conversation: c, New: true}, nil, nil
 }
 
-// answer routes the message and gets the reply.
-func (s *Service) answer(ctx context.Context, cfg catconfig.Cat, req chat.Request, conversationID string, history []chat.Message, handler string, onEvent func(chat.Event) error) (answer, error) {
+// routeOf is where the message goes: the handler asked for, else the
+// CAT's chat mode, a custom mode's rules choosing: agent, legacy, or one
+// legacy stage.
+func routeOf(cfg catconfig.Cat, req chat.Request, handler string) (string, error) {
 	route := handler
 	if route == ByMode {
 		route = cfg.Chat.ChatMode
@@ -291,10 +310,15 @@ func (s *Service) answer(ctx context.Context, cfg catconfig.Cat, req chat.Reques
 	if route == catconfig.ModeCustom {
 		r, err := router.New(cfg.Chat.Custom.Rules, cfg.Chat.Custom.DefaultRoute)
 		if err != nil {
-			return answer{}, errs.Wrap(errs.KindInternal, err, "the CAT's custom routing rules are invalid")
+			return "", errs.Wrap(errs.KindInternal, err, "the CAT's custom routing rules are invalid")
 		}
 		route, _ = r.Route(req.Message, req.Context)
 	}
+	return route, nil
+}
+
+// answer gets the reply from the route's handler.
+func (s *Service) answer(ctx context.Context, cfg catconfig.Cat, req chat.Request, conversationID string, history []chat.Message, route string, onEvent func(chat.Event) error) (answer, error) {
 	switch route {
 	case catconfig.ModeAgent:
 		return s.runAgent(ctx, cfg, req, conversationID, history, onEvent)

@@ -45,7 +45,7 @@ func (f *fixture) newID() string {
 	return fmt.Sprintf("id-%d", f.ids)
 }
 
-func newFixture(t *testing.T, change func(*catconfig.Cat)) *fixture {
+func newFixture(t *testing.T, change func(*catconfig.Cat), deps ...func(*service.Deps)) *fixture {
 	t.Helper()
 	f := &fixture{cfg: catconfig.Defaults("demo"), clock: func() time.Time { return now }}
 	f.cfg.Chat.Agent.BaseURL = "http://model.test/v1"
@@ -83,7 +83,7 @@ func newFixture(t *testing.T, change func(*catconfig.Cat)) *fixture {
 		{Role: chat.RoleAssistant, Content: "earlier answer", Model: "qa", Time: now.Add(-time.Hour)},
 	}
 	alice := chat.Owner{Cat: "demo", UserID: "alice"}
-	svc, err := service.New(service.Deps{
+	d := service.Deps{
 		Cats: &mocks.CatDirectoryMock{CatFunc: func(_ context.Context, name string) (catconfig.Cat, error) {
 			if name != "demo" {
 				return catconfig.Cat{}, errs.New(errs.KindNotFound, "CAT %q not found in configuration", name)
@@ -112,7 +112,11 @@ func newFixture(t *testing.T, change func(*catconfig.Cat)) *fixture {
 		}},
 		Clock: &mocks.ClockMock{NowFunc: func() time.Time { return f.clock() }},
 		NewID: f.newID,
-	})
+	}
+	for _, change := range deps {
+		change(&d)
+	}
+	svc, err := service.New(d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/docsapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/telemetry"
 
 	"github.com/catsrv/catsrv/adapters/files/knowledge"
 	"github.com/catsrv/catsrv/adapters/memstore"
@@ -158,7 +161,9 @@ type ChatEnv struct {
 	Memory   *prefs.Service
 	Auth     *memstore.Auth
 	Clock    *TickingClock
-	Dir      string
+	// Metrics holds catsrv_budget_refusals_total.
+	Metrics *prometheus.Registry
+	Dir     string
 	// rateLimit is the auth routes' rate limit (zero: the defaults).
 	RateLimit authapi.RateLimit
 	// Docs and Retrieval serve the CATs' documents, embedded by
@@ -167,13 +172,16 @@ type ChatEnv struct {
 	Retrieval  *retrieval.Service
 	Embeddings *embedtest.Server
 
+	budgetRefused func(cat, budget string)
+
 	mu sync.Mutex
 	h  http.Handler
 }
 
 // NewChatEnv serves the whole HTTP app over memory stores and a fake
-// model, with a CAT per chat mode.
-func NewChatEnv(t *testing.T) *ChatEnv {
+// model, with a CAT per chat mode; change, when given, changes each CAT's
+// configuration.
+func NewChatEnv(t *testing.T, change ...func(*catconfig.Cat)) *ChatEnv {
 	t.Helper()
 	t.Cleanup(httpapi.UseSpecErrors())
 	dir := t.TempDir()
@@ -206,8 +214,14 @@ func NewChatEnv(t *testing.T) *ChatEnv {
 	tools.Chat.Agent.MaxSteps = 4
 	tools.Chat.Agent.MCPServers = []catconfig.MCPServer{{Name: "files", Command: []string{"files-server"}}, {Name: "crm", URL: "http://127.0.0.1:9/mcp"}}
 	tools.Chat.Agent.Tools = []string{"crm/delete_* => ask", "crm/secret_* => deny"}
-	e.Files = memstore.NewCats(cat(LegacyCat, catconfig.ModeLegacy, upstream.URL+"/v1"), cat(AgentCat, catconfig.ModeAgent, upstream.URL+"/v1"),
-		cat(CustomCat, catconfig.ModeCustom, upstream.URL+"/v1"), cat(BareCat, catconfig.ModeAgent, ""), tools)
+	all := []catconfig.Cat{cat(LegacyCat, catconfig.ModeLegacy, upstream.URL+"/v1"), cat(AgentCat, catconfig.ModeAgent, upstream.URL+"/v1"),
+		cat(CustomCat, catconfig.ModeCustom, upstream.URL+"/v1"), cat(BareCat, catconfig.ModeAgent, ""), tools}
+	for i := range all {
+		for _, ch := range change {
+			ch(&all[i])
+		}
+	}
+	e.Files = memstore.NewCats(all...)
 	clk := &TickingClock{now: Now}
 	var err error
 	if e.Tokens, err = tokens.New([]byte(Secret), "catsrv", "catsrv", clk); err != nil {
@@ -222,6 +236,10 @@ func NewChatEnv(t *testing.T) *ChatEnv {
 	}
 	e.Memory, e.Clock, e.Dir, e.Auth = memory, clk, dir, authStore
 	e.Recorded = &RecordingLog{InteractionLog: e.Log}
+	e.Metrics = prometheus.NewRegistry()
+	if e.budgetRefused, err = telemetry.BudgetRefusals(e.Metrics, []string{ToolsCat}); err != nil {
+		t.Fatal(err)
+	}
 	e.Convs = memstore.NewConversations(e.Recorded)
 	e.Docs = memstore.NewDocuments()
 	if e.Retrieval, err = retrieval.New(retrieval.Deps{Store: e.Docs, Embedder: openai.NewEmbedder(openai.Options{}), Clock: clk}); err != nil {
@@ -245,7 +263,8 @@ func (e *ChatEnv) Restart(t *testing.T) {
 	kb := knowledge.New(e.Dir)
 	svc, err := service.New(service.Deps{Cats: cats, Conversations: e.Convs, Turns: e.Convs, Clock: e.Clock,
 		Model: openai.New(openai.Options{}), Knowledge: kb, Documents: e.Retrieval,
-		Toolbox: e.Tools, Searcher: agent.KnowledgeBase{Source: kb}, Audit: e.Auth, Feedback: e.Recorded})
+		Toolbox: e.Tools, Searcher: agent.KnowledgeBase{Source: kb}, Audit: e.Auth, Feedback: e.Recorded,
+		Usage: e.Log, BudgetRefused: e.budgetRefused})
 	if err != nil {
 		t.Fatal(err)
 	}
