@@ -61,7 +61,7 @@ func TestModelSpansFollowGenAI(t *testing.T) {
 				t.Errorf("finish reasons %v, want [stop]", r)
 			}
 			for k, v := range got {
-				if v.Emit() == "secret question" {
+				if v.String() == "secret question" {
 					t.Errorf("the span holds the message in %s", k)
 				}
 			}
