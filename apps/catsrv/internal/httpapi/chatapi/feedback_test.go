@@ -1,9 +1,11 @@
 package chatapi_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	. "github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
 
@@ -103,4 +105,44 @@ func TestFeedbackRoutes(t *testing.T) {
 			t.Fatalf("after delete: %+v", got)
 		}
 	}
+}
+
+
+// FuzzFeedbackBody sends any body to the feedback route of an answer of
+// the caller's (over the memory stores): never a server failure, 204,
+// 400 (not JSON) or 422 only, and a 204 only for a body the rules accept: a rating up or
+// down, a configured reason or none, a comment of at most 2000
+// characters of storable text.
+func FuzzFeedbackBody(f *testing.F) {
+	for _, b := range []string{
+		`{"rating":"up"}`, `{"rating":"down","reason":"wrong","comment":"no"}`, `{"rating":"down","reason":"boring"}`,
+		`{"rating":"meh"}`, `{"rating":"up","comment":"a\u0000b"}`, `{"rating":"up","comment":"` + "\xff" + `"}`,
+		`{"rating":"up","reason":null,"comment":null}`, `{"rating":"up","reason":""}`, `{}`, `[]`, `null`, ``, `{"rating":`,
+		`{"rating":"up","extra":1}`, `{"rating":"UP"}`, `{"rating":"down","comment":"` + strings.Repeat("é", 2001) + `"}`,
+	} {
+		f.Add(b)
+	}
+	e := NewChatEnv(f)
+	alice := e.Token(f, "alice", "user")
+	var resp chatapi.ChatResponse
+	e.Call(f, http.MethodPost, ChatPath+"/chat?catname="+LegacyCat, alice, chatMsg("reset my password")).Decode(f, &resp)
+	var d chatapi.ConversationDetail
+	e.Call(f, http.MethodGet, ChatPath+"/conversations/"+resp.ConversationID+"?catname="+LegacyCat, alice, nil).Decode(f, &d)
+	target := feedbackPath(resp.ConversationID, d.Messages[1].ID)
+	f.Fuzz(func(t *testing.T, body string) {
+		r := e.Call(t, http.MethodPut, target, alice, body)
+		switch r.Status {
+		case http.StatusNoContent:
+			var b struct{ Rating, Reason, Comment *string }
+			if err := json.Unmarshal([]byte(body), &b); err != nil || b.Rating == nil ||
+				(*b.Rating != "up" && *b.Rating != "down") ||
+				(b.Reason != nil && *b.Reason != "" && *b.Reason != "wrong" && *b.Reason != "unsafe") ||
+				(b.Comment != nil && (utf8.RuneCountInString(*b.Comment) > 2000 || strings.ContainsRune(*b.Comment, 0))) {
+				t.Errorf("%q accepted (%v)", body, err)
+			}
+		case http.StatusBadRequest, http.StatusUnprocessableEntity: // not JSON; against the schema or the rules
+		default:
+			t.Errorf("%q: status %d %s", body, r.Status, r.Body)
+		}
+	})
 }

@@ -181,7 +181,7 @@ type ChatEnv struct {
 // NewChatEnv serves the whole HTTP app over memory stores and a fake
 // model, with a CAT per chat mode; change, when given, changes each CAT's
 // configuration.
-func NewChatEnv(t *testing.T, change ...func(*catconfig.Cat)) *ChatEnv {
+func NewChatEnv(t testing.TB, change ...func(*catconfig.Cat)) *ChatEnv {
 	t.Helper()
 	t.Cleanup(httpapi.UseSpecErrors())
 	dir := t.TempDir()
@@ -254,7 +254,7 @@ func NewChatEnv(t *testing.T, change ...func(*catconfig.Cat)) *ChatEnv {
 
 // Restart builds the app anew over the same stores, loading the runtime
 // configuration as a restarted server would.
-func (e *ChatEnv) Restart(t *testing.T) {
+func (e *ChatEnv) Restart(t testing.TB) {
 	t.Helper()
 	cats, err := overlay.Load(t.Context(), e.Files, e.Overrides)
 	if err != nil {
@@ -295,7 +295,7 @@ func (e *ChatEnv) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Token is a bearer header for a user.
-func (e *ChatEnv) Token(t *testing.T, user, role string) string {
+func (e *ChatEnv) Token(t testing.TB, user, role string) string {
 	t.Helper()
 	tok, _, err := e.Tokens.Issue(user, role, time.Hour)
 	if err != nil {
