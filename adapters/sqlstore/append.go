@@ -36,6 +36,7 @@ func (s *Store) Append(ctx context.Context, interactions iter.Seq2[analytics.Int
 		defer s.endTurn()
 	}
 	return s.stream(ctx, interactions, maxBatchRows, func(w *writer, _ *sql.Conn, in *batches) error {
+		w.store = s // its caches (codecache.go); an import's writes go without
 		return w.run(in)
 	})
 }
@@ -118,6 +119,7 @@ func (s *Store) stream(ctx context.Context, interactions iter.Seq2[analytics.Int
 		return 0, internal(err)
 	}
 	committed = true
+	s.codes.learn(w.collections, w.learned)
 	s.told(w.held)
 	return n - w.skipped, nil
 }

@@ -171,14 +171,11 @@ func (s *Store) writeTxOnce(ctx context.Context, db bun.IDB, fn func(ctx context
 func (s *Store) commitOutcome(ctx context.Context, xid int64, commitErr error) error {
 	var status sql.NullString
 	for range outcomeChecks {
-		var err error
-		status, err = Retry(ctx, func(ctx context.Context) (sql.NullString, error) {
-			var st sql.NullString
-			err := s.db.DB.QueryRowContext(ctx, "SELECT txid_status($1)", xid).Scan(&st)
-			return st, err
-		})
-		if err != nil {
+		if err := s.db.DB.QueryRowContext(ctx, "SELECT txid_status($1)", xid).Scan(&status); err != nil {
 			status.String = "unknown (" + err.Error() + ")"
+			if retryable(err) && sleep(ctx, outcomePause) {
+				continue // the server may be coming back
+			}
 			break
 		}
 		if status.String == "committed" {
@@ -211,9 +208,16 @@ func (s *Store) AppendTx(ctx context.Context, tx bun.Tx, interactions []analytic
 		normalized = append(normalized, i.Normalize())
 	}
 	w := newWriter(ctx, tx.Tx, s.dialect)
-	if a := attemptFrom(ctx); a != nil {
-		w.held = a.held
+	a := attemptFrom(ctx)
+	if a != nil {
+		w.held, w.store = a.held, s
 	}
 	defer w.close()
-	return w.writeAll(normalized)
+	if err := w.writeAll(normalized); err != nil {
+		return err
+	}
+	if a != nil {
+		a.collections, a.learned = w.collections, append(a.learned, w.learned...)
+	}
+	return nil
 }

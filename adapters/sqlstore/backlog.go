@@ -9,9 +9,7 @@ import (
 // CountSince counts the api interactions a follower of the feed at
 // position after (ReadSince's; the column index's) has yet to read: on
 // SQLite the rows with an id above it, on PostgreSQL the rows of
-// transactions at or above its horizon (feedorder.go). One read, not
-// retried: it serves monitoring, where a failed read is better reported
-// than waited for.
+// transactions at or above its horizon (feedorder.go), in one read.
 func (s *Store) CountSince(ctx context.Context, after int64) (int64, error) {
 	column := "id > "
 	if s.dialect == postgresDialect {

@@ -141,7 +141,10 @@ func (w *writer) resolveCodes() error {
 	if len(w.entries.pending) == 0 {
 		return nil
 	}
-	pending := w.entries.pending
+	pending, err := w.cachedCodes(w.entries.pending)
+	if err != nil {
+		return err
+	}
 	missing := make([][]int32, len(dictionaryTables))
 	for _, n := range pending {
 		table := w.entries.table(n)
@@ -190,8 +193,28 @@ func (w *writer) resolveCodes() error {
 			}
 		}
 	}
+	if w.store != nil && len(w.learned)+len(pending) <= maxCachedCodes {
+		for _, n := range pending {
+			w.learned = append(w.learned, learnedCode{w.entries.fresh[n-w.entries.freshBase].key, w.entries.codes[n]})
+		}
+	}
 	w.entries.settle()
 	return nil
+}
+
+// cachedCodes gives the numbered entries the store's code cache holds
+// their codes and returns the others (all of them without a store).
+func (w *writer) cachedCodes(numbers []int32) ([]int32, error) {
+	if w.store == nil {
+		return numbers, nil
+	}
+	if !w.collectionsRead {
+		if err := w.tx.QueryRowContext(w.ctx, readCollections).Scan(&w.collections); err != nil {
+			return nil, internal(err)
+		}
+		w.collectionsRead = true
+	}
+	return w.store.codes.fill(w.collections, w.entries, numbers), nil
 }
 
 // lookupCodes reads, on PostgreSQL, the codes of the entries the

@@ -293,36 +293,29 @@ func (s *Store) readDay(ctx context.Context, tx *sql.Tx, k blockKey, w *writer) 
 // after (colindex.Deletions): the highest generation (after itself when
 // none) and the CATs that lost api rows in them, sorted.
 func (s *Store) ReadDeletions(ctx context.Context, after int64) (int64, []string, error) {
-	type result struct {
-		gen  int64
-		cats []string
+	//nolint:gosec // fixed SQL text; the value is bound
+	query := "SELECT generation, cat FROM interaction_deletions WHERE generation > " + s.dialect.placeholders(1, 1) +
+		" ORDER BY generation"
+	rows, err := s.db.DB.QueryContext(ctx, query, after)
+	if err != nil {
+		return after, nil, internal(err)
 	}
-	r, err := Retry(ctx, func(ctx context.Context) (result, error) {
-		//nolint:gosec // fixed SQL text; the value is bound
-		query := "SELECT generation, cat FROM interaction_deletions WHERE generation > " + s.dialect.placeholders(1, 1) +
-			" ORDER BY generation"
-		rows, err := s.db.DB.QueryContext(ctx, query, after)
-		if err != nil {
-			return result{}, internal(err)
+	defer rows.Close()
+	gen, cats := after, []string(nil)
+	for rows.Next() {
+		var cat string
+		if err := rows.Scan(&gen, &cat); err != nil {
+			return after, nil, internal(err)
 		}
-		defer rows.Close()
-		out := result{gen: after}
-		for rows.Next() {
-			var cat string
-			if err := rows.Scan(&out.gen, &cat); err != nil {
-				return result{}, internal(err)
-			}
-			if !slices.Contains(out.cats, cat) {
-				out.cats = append(out.cats, cat)
-			}
+		if !slices.Contains(cats, cat) {
+			cats = append(cats, cat)
 		}
-		if err := rows.Err(); err != nil {
-			return result{}, internal(err)
-		}
-		slices.Sort(out.cats)
-		return out, nil
-	})
-	return r.gen, r.cats, err
+	}
+	if err := rows.Err(); err != nil {
+		return after, nil, internal(err)
+	}
+	slices.Sort(cats)
+	return gen, cats, nil
 }
 
 // keepHighest keeps SQLite from handing out again the highest id, which a

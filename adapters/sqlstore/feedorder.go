@@ -112,79 +112,42 @@ func feedOrder(d dialect) []string {
 	}
 }
 
-// feedCursor is how far a PostgreSQL read of the feed got: the horizon it
-// reads below, and the last row it passed on, by (xact, id).
-type feedCursor struct {
-	horizon  int64
-	xact, id int64
-	started  bool
-}
-
 // readSincePostgres is ReadSince on PostgreSQL: the api rows of the
-// transactions from position after up to the horizon, in
-// (xact, id) order; it returns that horizon, the next position. A read cut
-// short by a lost connection goes on after the last row fn was given.
+// transactions from position after up to the horizon, in (xact, id)
+// order; it returns that horizon, the next position.
 func (s *Store) readSincePostgres(ctx context.Context, after int64, fn func(*analytics.FeedRow) error) (int64, error) {
-	c := feedCursor{xact: after}
-	for attempt := 1; ; attempt++ {
-		err := s.readFeedRange(ctx, &c, fn)
-		if err == nil {
-			return max(after, c.horizon), nil
-		}
-		if attempt == retryAttempts || !retryable(err) || ctx.Err() != nil || !sleep(ctx, backoff(attempt)) {
-			return after, giveUp(err)
-		}
+	// Every transaction that ended before this statement is visible to
+	// the read that follows it, in its later snapshot.
+	var horizon int64
+	if err := s.db.DB.QueryRowContext(ctx, feedHorizon).Scan(&horizon); err != nil {
+		return after, internal(err)
 	}
-}
-
-// readFeedRange reads the rows after the cursor below its horizon (taken
-// now, on the first call) and moves the cursor on.
-func (s *Store) readFeedRange(ctx context.Context, c *feedCursor, fn func(*analytics.FeedRow) error) error {
-	if c.horizon == 0 {
-		// Every transaction that ended before this statement is visible
-		// to the read that follows it, in its later snapshot.
-		if err := s.db.DB.QueryRowContext(ctx, feedHorizon).Scan(&c.horizon); err != nil {
-			return internal(err)
-		}
+	if horizon <= after {
+		return after, nil
 	}
-	if c.horizon <= c.xact {
-		return nil
-	}
-	const columns = "SELECT xact, id, CAST(EXTRACT(EPOCH FROM occurred_at) * 1000000 AS BIGINT), cat, topic, model, persona, question_id, question, answer_id, answer" +
-		" FROM interactions WHERE event_kind = $1 AND xact < $2"
-	var (
-		rows *sql.Rows
-		err  error
-	)
-	if c.started {
-		rows, err = s.db.DB.QueryContext(ctx, columns+" AND (xact, id) > ($3, $4) ORDER BY xact, id",
-			analytics.EventKindAPI, c.horizon, c.xact, c.id)
-	} else {
-		rows, err = s.db.DB.QueryContext(ctx, columns+" AND xact >= $3 ORDER BY xact, id",
-			analytics.EventKindAPI, c.horizon, c.xact)
-	}
+	rows, err := s.db.DB.QueryContext(ctx, "SELECT id, CAST(EXTRACT(EPOCH FROM occurred_at) * 1000000 AS BIGINT),"+
+		" cat, topic, model, persona, question_id, question, answer_id, answer FROM interactions"+
+		" WHERE event_kind = $1 AND xact >= $2 AND xact < $3 ORDER BY xact, id", analytics.EventKindAPI, after, horizon)
 	if err != nil {
-		return internal(err)
+		return after, internal(err)
 	}
 	defer rows.Close()
 	var (
 		r                                          analytics.FeedRow
-		xact                                       int64
 		cat, topic, model, persona, qid, q, aid, a sql.RawBytes
 	)
 	for rows.Next() {
-		if err := rows.Scan(&xact, &r.ID, &r.Micros, &cat, &topic, &model, &persona, &qid, &q, &aid, &a); err != nil {
-			return internal(err)
+		if err := rows.Scan(&r.ID, &r.Micros, &cat, &topic, &model, &persona, &qid, &q, &aid, &a); err != nil {
+			return after, internal(err)
 		}
 		r.Cat, r.Topic, r.Model, r.Persona = cat, topic, model, persona
 		r.QuestionID, r.Question, r.AnswerID, r.Answer = qid, q, aid, a
 		if err := fn(&r); err != nil {
-			return err
+			return after, err
 		}
-		c.xact, c.id, c.started = xact, r.ID, true
 	}
 	if err := rows.Err(); err != nil {
-		return internal(err)
+		return after, internal(err)
 	}
-	return nil
+	return horizon, nil
 }

@@ -24,9 +24,9 @@ const microsPerDay = int64(24 * time.Hour / time.Microsecond)
 // listColumns are the raw columns a listing reads, in scan order.
 const listColumns = "id, occurred_at, question, answer, topic, model, persona, question_id, answer_id, user_id, conversation_id"
 
-// list returns a page of the selection's interactions, newest first, ties
+// List returns a page of the selection's interactions, newest first, ties
 // broken by descending row id.
-func (s *Store) list(ctx context.Context, sel analytics.Selection, page chatlog.Page) (chatlog.Listing, error) {
+func (s *Store) List(ctx context.Context, sel analytics.Selection, page chatlog.Page) (chatlog.Listing, error) {
 	if err := page.Check(); err != nil {
 		return chatlog.Listing{}, err
 	}
@@ -93,8 +93,8 @@ type dayRow struct {
 	Count int64 `bun:"day_count"`
 }
 
-// daily counts the selection's interactions per UTC day.
-func (s *Store) daily(ctx context.Context, sel analytics.Selection) ([]chatlog.DayCount, error) {
+// Daily counts the selection's interactions per UTC day.
+func (s *Store) Daily(ctx context.Context, sel analytics.Selection) ([]chatlog.DayCount, error) {
 	q, ok := s.browseWhere(sel)
 	if !ok {
 		return nil, nil

@@ -12,12 +12,12 @@ import (
 
 var _ ports.InteractionLog = (*Store)(nil)
 
-// answer counts the wanted parts of the query's answer in the raw log: one
+// Answer counts the wanted parts of the query's answer in the raw log: one
 // pass over the range's rows counts the total and every list (see
 // onePass), in read transactions of one committed state, and only the
 // codes the answer returns are looked up in the dictionaries, in the
 // same state.
-func (s *Store) answer(ctx context.Context, q analytics.Query, want analytics.Parts) (analytics.Counts, error) {
+func (s *Store) Answer(ctx context.Context, q analytics.Query, want analytics.Parts) (analytics.Counts, error) {
 	out := analytics.Counts{Groups: map[analytics.Dimension][]analytics.Group{}}
 	if err := checkMicrosecond(q.Range); err != nil {
 		return out, err

@@ -19,7 +19,8 @@ import (
 // Database failures are told apart here, once for every SQL adapter: a
 // lost connection, a transaction the server rolled back and SQLite's write
 // lock held elsewhere are errs.KindUnavailable (503, try again), anything
-// else internal. Reads and WriteTx retry with a jittered back-off.
+// else internal. WriteTx retries with a jittered back-off; a read that
+// fails answers 503 and the client tries again.
 
 // failure is the class of a database error.
 type failure int
@@ -156,29 +157,6 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
-}
-
-// Retry runs op, a read (or any step safe to repeat), until it succeeds,
-// fails in a way not worth retrying (retryable), the context ends or
-// retryAttempts attempts were made, waiting a jittered back-off between
-// attempts. The database failure it gives up on comes back as Failed
-// makes it: a lost connection is errs.KindUnavailable, not internal.
-func Retry[T any](ctx context.Context, op func(ctx context.Context) (T, error)) (T, error) {
-	for attempt := 1; ; attempt++ {
-		v, err := op(ctx)
-		if err == nil {
-			return v, nil
-		}
-		if attempt == retryAttempts || !retryable(err) || ctx.Err() != nil || !sleep(ctx, backoff(attempt)) {
-			return v, giveUp(err)
-		}
-	}
-}
-
-// RetryErr is Retry for an op without a result.
-func RetryErr(ctx context.Context, op func(ctx context.Context) error) error {
-	_, err := Retry(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, op(ctx) })
-	return err
 }
 
 // giveUp makes sure a database failure worth retrying reaches the caller

@@ -62,22 +62,3 @@ func TestFailedKinds(t *testing.T) {
 		t.Errorf("a core error was rewrapped: %v", got)
 	}
 }
-
-func TestRetryStopsAtTheAttemptBound(t *testing.T) {
-	calls := 0
-	_, err := Retry(t.Context(), func(context.Context) (int, error) {
-		calls++
-		return 0, &pgconn.PgError{Code: "57P01"}
-	})
-	if calls != retryAttempts || errs.KindOf(err) != errs.KindUnavailable {
-		t.Errorf("%d calls, error kind %v; want %d calls and unavailable", calls, errs.KindOf(err), retryAttempts)
-	}
-	calls = 0
-	_, err = Retry(t.Context(), func(context.Context) (int, error) {
-		calls++
-		return 0, errs.New(errs.KindNotFound, "gone")
-	})
-	if calls != 1 || errs.KindOf(err) != errs.KindNotFound {
-		t.Errorf("%d calls, error kind %v; want 1 call and not found", calls, errs.KindOf(err))
-	}
-}

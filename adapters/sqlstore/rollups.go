@@ -18,12 +18,12 @@ type Rollups struct {
 
 var _ ports.RollupStore = (*Rollups)(nil)
 
-// answer counts the wanted parts of the query's answer.
-func (r *Rollups) answer(ctx context.Context, q analytics.Query, want analytics.Parts) (analytics.Counts, error) {
+// Answer counts the wanted parts of the query's answer.
+func (r *Rollups) Answer(ctx context.Context, q analytics.Query, want analytics.Parts) (analytics.Counts, error) {
 	if _, _, err := dayBounds(q.Range); err != nil {
 		return analytics.Counts{Groups: map[analytics.Dimension][]analytics.Group{}}, err
 	}
-	return r.store.answer(ctx, q, want)
+	return r.store.Answer(ctx, q, want)
 }
 
 // dayBounds returns the range as day numbers, refusing bounds that are not

@@ -7,13 +7,31 @@ import (
 	"github.com/catsrv/catsrv/core/analytics"
 )
 
-// readSince streams the api interactions stored after the id, in id
-// order, to fn (the feed on SQLite, which the column index
-// follows). SQLite runs one write transaction at a time, so ids commit in
-// increasing order and a reader that remembers the last id it saw never
-// misses a row. PostgreSQL writers commit concurrently: see feedorder.go.
-func (s *Store) readSince(ctx context.Context, after int64, fn func(*analytics.FeedRow) error) (int64, error) {
-	return s.readFeed(ctx, "", after, 0, fn)
+// ReadSince streams the api interactions stored since the position after
+// to fn and returns the next position (colindex.Feed). On SQLite the
+// position is an id: SQLite runs one write transaction at a time, so ids
+// commit in increasing order and a reader that remembers the last id it
+// saw never misses a row. PostgreSQL writers commit concurrently: there
+// the position is a transaction horizon (readSincePostgres, feedorder.go).
+func (s *Store) ReadSince(ctx context.Context, after int64, fn func(*analytics.FeedRow) error) (int64, error) {
+	if s.dialect == postgresDialect {
+		return s.readSincePostgres(ctx, after, fn)
+	}
+	last, err := s.readFeed(ctx, "", after, 0, fn)
+	if err != nil {
+		return after, err
+	}
+	return last, nil
+}
+
+// ReadCat streams the CAT's api interactions the feed had given by
+// position upTo, in id order, to fn (colindex.Deletions).
+func (s *Store) ReadCat(ctx context.Context, cat string, upTo int64, fn func(*analytics.FeedRow) error) error {
+	if upTo <= 0 {
+		return nil
+	}
+	_, err := s.readFeed(ctx, cat, 0, upTo, fn)
+	return err
 }
 
 // readFeed streams the api interactions with ids in (after, upTo] (upTo 0:

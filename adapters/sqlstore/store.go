@@ -85,6 +85,10 @@ type Store struct {
 	hooks *testHooks
 	// tracer, when set (Traced), makes database calls spans (trace.go).
 	tracer trace.Tracer
+	// codes and batchInsert spare writes the statements they repeat
+	// (codecache.go).
+	codes       codeCache
+	batchInsert batchStmt
 }
 
 // testHooks let tests act at points of a write or a read.
@@ -270,6 +274,7 @@ func (s *Store) Close() error {
 	if s.reserveWriter {
 		s.closeWriter()
 	}
+	s.batchInsert.close()
 	if err := s.db.Close(); err != nil {
 		return errs.Wrap(errs.KindInternal, err, "closing the database failed")
 	}

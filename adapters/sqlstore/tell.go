@@ -123,6 +123,10 @@ func (h *held) add(batch []analytics.Interaction, ids []int64, xactPos int64) {
 // has committed (settled).
 type attempt struct {
 	held *held // nil when no follower is told
+	// learned are the codes its writes learned at counter collections,
+	// cached once it commits (codecache.go).
+	collections int64
+	learned     []learnedCode
 }
 
 // attemptKey carries a WriteTx attempt to the AppendTx calls of its fn.
@@ -141,6 +145,7 @@ func attemptFrom(ctx context.Context) *attempt {
 // settled hands a committed attempt's rows to the follower (in commit
 // order, see above).
 func (s *Store) settled(a *attempt) {
+	s.codes.learn(a.collections, a.learned)
 	s.told(a.held)
 }
 

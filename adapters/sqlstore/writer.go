@@ -44,6 +44,14 @@ type writer struct {
 	// held, when set, gathers the api rows written, with their ids, to
 	// tell the follower once the transaction commits (tell.go).
 	held *held
+	// store, when set, lends its caches (codecache.go): codes gives
+	// entries their codes at counter collections (read once, when
+	// collectionsRead) and learned gathers the codes to cache once the
+	// transaction commits.
+	store           *Store
+	collections     int64
+	collectionsRead bool
+	learned         []learnedCode
 }
 
 func newWriter(ctx context.Context, tx *sql.Tx, d dialect) *writer {
@@ -153,6 +161,15 @@ func (w *writer) insertRaw(batch []analytics.Interaction, dims [][]byte) error {
 	w.args = w.appendRawArgs(w.args[:0], batch, dims)
 	key := stmtKey{"interactions", len(batch)}
 	query := func() string { return rawInsert(w.dialect, len(batch)) }
+	if w.store != nil && w.stmts != nil && len(batch) == maxBatchRows {
+		if _, ok := w.stmts[key]; !ok {
+			stmt, err := w.store.batchInsert.in(w.ctx, w.store.db.DB, w.tx, query)
+			if err != nil {
+				return err
+			}
+			w.stmts[key] = stmt
+		}
+	}
 	if w.held == nil {
 		_, err := execResult(w.ctx, w.tx, w.stmts, key, query, w.args)
 		return duplicateID(err)

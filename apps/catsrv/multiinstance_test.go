@@ -531,7 +531,7 @@ func storedChats(t *testing.T, db *sql.DB) map[string][3]int {
 	return stored
 }
 
-// TestTwoInstancesOnOneSQLiteFollowConfig: without notifications (SQLite),
+// TestTwoInstancesOnOneSQLiteFollowConfig: on SQLite too,
 // the poll alone brings a config sync on one process to another on the
 // same file within the bound.
 func TestTwoInstancesOnOneSQLiteFollowConfig(t *testing.T) {

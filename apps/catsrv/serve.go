@@ -164,7 +164,7 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	if err != nil {
 		return fmt.Errorf("loading runtime CAT configuration: %w", err)
 	}
-	stopFollower := followCatConfig(ctx, cfg, store, catConfig, logger)
+	stopFollower := followCatConfig(ctx, cfg, catConfig, logger)
 	defer stopFollower()
 	var agent ports.ChatModel = openai.New(openai.Options{APIKey: cfg.AgentKey})
 	if tracer != nil {
@@ -265,27 +265,12 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 
 // followCatConfig keeps the runtime CAT configuration in step with what
 // other instances on the same database save: a poll every
-// cfg.CatConfigPoll, and on PostgreSQL a LISTEN on its own connection that
-// wakes the follower as soon as a save commits. The returned function
-// stops both and waits for them.
-func followCatConfig(ctx context.Context, cfg *config.Config, store *sqlstore.Store, dir *overlay.Directory, logger *slog.Logger) (stop func()) {
+// cfg.CatConfigPoll. The returned function stops it and waits for it.
+func followCatConfig(ctx context.Context, cfg *config.Config, dir *overlay.Directory, logger *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wake := make(chan struct{}, 1)
-	if store.Dialect() == sqlstore.DialectPostgres {
-		wg.Go(func() {
-			chatsql.ListenOverrides(ctx, cfg.DB, func() {
-				select {
-				case wake <- struct{}{}:
-				default: // a refresh is already due
-				}
-			}, func(err error) {
-				logger.Warn("listening for runtime CAT configuration changes failed; polling meanwhile", "error", err)
-			})
-		})
-	}
 	wg.Go(func() {
-		dir.Follow(ctx, cfg.CatConfigPoll, wake, func(err error) {
+		dir.Follow(ctx, cfg.CatConfigPoll, nil, func(err error) {
 			logger.Warn("reading runtime CAT configuration changes failed", "error", err)
 		})
 	})

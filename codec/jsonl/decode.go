@@ -107,13 +107,18 @@ type lineDecoder struct {
 // decode parses and validates one line: by the fast path when it can,
 // otherwise by encoding/json.
 func (ld *lineDecoder) decode(raw []byte) (analytics.Interaction, error) {
-	rec := &ld.rec
-	if !decodeFast(raw, rec, &ld.scratch) {
-		*rec = record{}
-		if err := json.Unmarshal(raw, rec); err != nil {
+	if !decodeFast(raw, &ld.rec, &ld.scratch) {
+		ld.rec = record{}
+		if err := json.Unmarshal(raw, &ld.rec); err != nil {
 			return analytics.Interaction{}, jsonError(err)
 		}
 	}
+	return ld.interaction()
+}
+
+// interaction checks the parsed line and returns its interaction.
+func (ld *lineDecoder) interaction() (analytics.Interaction, error) {
+	rec := &ld.rec
 	if rec.Time == "" {
 		return analytics.Interaction{}, errs.New(errs.KindInvalid, "missing field: time")
 	}

@@ -86,7 +86,7 @@ func TestRoundTrip(t *testing.T) {
 		got := l.Interaction
 		got.Time, w.Time = time.Time{}, time.Time{}
 		if got != w {
-			t.Errorf("line %d:\n got %+q\nwant %+q", l.No, got, w)
+			t.Errorf("line %d:\n got %+v\nwant %+v", l.No, got, w)
 		}
 		k++
 	}

@@ -17,8 +17,8 @@ func (s *Store) Record(ctx context.Context, e auth.AuditEvent) error {
 	return nil
 }
 
-// events returns the selected audit events, oldest first.
-func (s *Store) events(ctx context.Context, f auth.AuditFilter) ([]auth.AuditEvent, error) {
+// Events returns the selected audit events, oldest first.
+func (s *Store) Events(ctx context.Context, f auth.AuditFilter) ([]auth.AuditEvent, error) {
 	var rows []auditRow
 	q := s.db.NewSelect().Model(&rows).Order("at", "seq")
 	if !f.Since.IsZero() {

@@ -129,8 +129,8 @@ func internal(err error) error {
 	return sqlstore.Failed(err, "auth store failed")
 }
 
-// upsertUser creates or refreshes the account of an identity.
-func (s *Store) upsertUser(ctx context.Context, id auth.Identity, at time.Time) (auth.User, error) {
+// UpsertUser creates or refreshes the account of an identity.
+func (s *Store) UpsertUser(ctx context.Context, id auth.Identity, at time.Time) (auth.User, error) {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
 		return auth.User{}, errs.Wrap(errs.KindInternal, err, "no randomness")
@@ -145,8 +145,8 @@ func (s *Store) upsertUser(ctx context.Context, id auth.Identity, at time.Time) 
 	return s.userWhere(ctx, "provider = ? AND subject = ?", id.Provider, id.Subject)
 }
 
-// user returns an account by id.
-func (s *Store) user(ctx context.Context, id string) (auth.User, error) {
+// User returns an account by id.
+func (s *Store) User(ctx context.Context, id string) (auth.User, error) {
 	return s.userWhere(ctx, "id = ?", id)
 }
 

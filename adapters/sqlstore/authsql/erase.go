@@ -5,20 +5,15 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/core/auth"
 )
 
 // The erasure of a person's auth records (ports.UserEraser,
-// ports.RefreshTokenEraser). The deletions are not retried on a lost
-// connection: what they report (whether there was an account, which
-// tokens there were) would be lost with it.
+// ports.RefreshTokenEraser).
 
 // UserByIdentity returns the account of (provider, subject).
 func (s *Store) UserByIdentity(ctx context.Context, provider, subject string) (auth.User, error) {
-	return sqlstore.Retry(ctx, func(ctx context.Context) (auth.User, error) {
-		return s.userWhere(ctx, "provider = ? AND subject = ?", provider, subject)
-	})
+	return s.userWhere(ctx, "provider = ? AND subject = ?", provider, subject)
 }
 
 // DeleteUser deletes an account.

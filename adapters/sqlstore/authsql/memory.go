@@ -12,9 +12,9 @@ import (
 	"github.com/catsrv/catsrv/core/errs"
 )
 
-// memory returns a user's memory. Raw SQL with the id bound on PostgreSQL:
+// Memory returns a user's memory. Raw SQL with the id bound on PostgreSQL:
 // read on every chat turn, so the driver prepares it once per connection.
-func (s *Store) memory(ctx context.Context, userID string) (auth.Memory, error) {
+func (s *Store) Memory(ctx context.Context, userID string) (auth.Memory, error) {
 	if !s.postgres {
 		return readMemory(ctx, s.db, userID, "")
 	}
@@ -71,8 +71,8 @@ func (s *Store) UpdateMemory(ctx context.Context, userID string, change func(aut
 	return out, nil
 }
 
-// deleteMemory removes a user's memory.
-func (s *Store) deleteMemory(ctx context.Context, userID string) error {
+// DeleteMemory removes a user's memory.
+func (s *Store) DeleteMemory(ctx context.Context, userID string) error {
 	if _, err := s.db.NewDelete().TableExpr("auth_memory").Where("user_id = ?", userID).Exec(ctx); err != nil {
 		return internal(err)
 	}

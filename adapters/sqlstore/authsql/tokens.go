@@ -48,8 +48,8 @@ func (s *Store) ConsumeRefresh(ctx context.Context, hash string, at time.Time) (
 	return t, false, nil
 }
 
-// refreshToken returns a token by hash.
-func (s *Store) refreshToken(ctx context.Context, hash string) (auth.RefreshToken, error) {
+// RefreshToken returns a token by hash.
+func (s *Store) RefreshToken(ctx context.Context, hash string) (auth.RefreshToken, error) {
 	var row refreshRow
 	err := s.db.NewSelect().Model(&row).Where("hash = ?", hash).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -61,8 +61,8 @@ func (s *Store) refreshToken(ctx context.Context, hash string) (auth.RefreshToke
 	return row.token(), nil
 }
 
-// revokeFamily revokes every token of a family.
-func (s *Store) revokeFamily(ctx context.Context, family string, at time.Time) error {
+// RevokeFamily revokes every token of a family.
+func (s *Store) RevokeFamily(ctx context.Context, family string, at time.Time) error {
 	if _, err := s.db.NewUpdate().Model((*refreshRow)(nil)).Set("revoked_at = ?", micros(at)).
 		Where("family = ? AND revoked_at = 0", family).Exec(ctx); err != nil {
 		return internal(err)
@@ -86,8 +86,8 @@ func (s *Store) Revoke(ctx context.Context, id string, until, now time.Time) (bo
 	return n == 1, nil
 }
 
-// revoked reports whether id is denied at `at`.
-func (s *Store) revoked(ctx context.Context, id string, at time.Time) (bool, error) {
+// Revoked reports whether id is denied at `at`.
+func (s *Store) Revoked(ctx context.Context, id string, at time.Time) (bool, error) {
 	var n int
 	// Raw SQL with bound values on PostgreSQL: asked on every request, so
 	// the driver prepares it once per connection.

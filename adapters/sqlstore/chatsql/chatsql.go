@@ -20,9 +20,7 @@
 // CAT overrides carry a version from one counter row that every save
 // locks, so versions follow the commit order and instances sharing the
 // database can read what changed since the version they hold; a save is a
-// compare-and-set on the CAT's version. On PostgreSQL a save also
-// notifies OverridesChannel in its transaction, and ListenOverrides
-// waits for those notices on a connection of its own.
+// compare-and-set on the CAT's version.
 package chatsql
 
 import (

@@ -53,9 +53,9 @@ const conversationWithMessages = `SELECT c.seq, c.id, c.cat, c.user_id, c.name, 
 	WHERE c.id = $1 AND c.cat = $2 AND c.user_id = $3
 	ORDER BY m.pos`
 
-// conversation returns the owner's conversation and its messages in the
+// Conversation returns the owner's conversation and its messages in the
 // order appended.
-func (s *Store) conversation(ctx context.Context, owner chat.Owner, id string) (chat.Conversation, []chat.Message, error) {
+func (s *Store) Conversation(ctx context.Context, owner chat.Owner, id string) (chat.Conversation, []chat.Message, error) {
 	rows, err := s.db.DB.QueryContext(ctx, conversationWithMessages, id, owner.Cat, owner.UserID)
 	if err != nil {
 		return chat.Conversation{}, nil, internal(err)
@@ -97,10 +97,10 @@ func (s *Store) conversation(ctx context.Context, owner chat.Owner, id string) (
 	return c, messages, nil
 }
 
-// conversations lists the owner's conversations as chat.ListPage does:
+// Conversations lists the owner's conversations as chat.ListPage does:
 // newest first by (updated_at, id), after the cursor, one more row than
 // the limit telling whether a next page exists.
-func (s *Store) conversations(ctx context.Context, owner chat.Owner, page chat.Page) (chat.ConversationPage, error) {
+func (s *Store) Conversations(ctx context.Context, owner chat.Owner, page chat.Page) (chat.ConversationPage, error) {
 	limit, err := chat.Limited(page.Limit)
 	if err != nil {
 		return chat.ConversationPage{}, err
@@ -140,9 +140,9 @@ func (s *Store) conversations(ctx context.Context, owner chat.Owner, page chat.P
 	return out, nil
 }
 
-// renameConversation sets the owner's conversation's name and UpdatedAt;
+// RenameConversation sets the owner's conversation's name and UpdatedAt;
 // the search index follows in the same statement.
-func (s *Store) renameConversation(ctx context.Context, owner chat.Owner, id, name string, at time.Time) (chat.Conversation, error) {
+func (s *Store) RenameConversation(ctx context.Context, owner chat.Owner, id, name string, at time.Time) (chat.Conversation, error) {
 	res, err := s.db.ExecContext(ctx, `UPDATE chat_conversations SET name = ?, name_terms = ?, updated_at = ? WHERE id = ? AND cat = ? AND user_id = ?`,
 		name, terms(name), nanos(at), id, owner.Cat, owner.UserID)
 	if err != nil {

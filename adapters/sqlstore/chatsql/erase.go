@@ -4,32 +4,28 @@ import (
 	"context"
 
 	"github.com/uptrace/bun"
-
-	"github.com/catsrv/catsrv/adapters/sqlstore"
 )
 
 // ConversationCats returns the CATs of the user's conversations, by name
 // (read through the user_id index).
 func (s *Store) ConversationCats(ctx context.Context, userID string) ([]string, error) {
-	return sqlstore.Retry(ctx, func(ctx context.Context) ([]string, error) {
-		rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT cat FROM chat_conversations WHERE user_id = ? ORDER BY cat`, userID)
-		if err != nil {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT cat FROM chat_conversations WHERE user_id = ? ORDER BY cat`, userID)
+	if err != nil {
+		return nil, internal(err)
+	}
+	defer rows.Close()
+	cats := []string{}
+	for rows.Next() {
+		var cat string
+		if err := rows.Scan(&cat); err != nil {
 			return nil, internal(err)
 		}
-		defer rows.Close()
-		cats := []string{}
-		for rows.Next() {
-			var cat string
-			if err := rows.Scan(&cat); err != nil {
-				return nil, internal(err)
-			}
-			cats = append(cats, cat)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, internal(err)
-		}
-		return cats, nil
-	})
+		cats = append(cats, cat)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, internal(err)
+	}
+	return cats, nil
 }
 
 // DeleteConversationsOf deletes every conversation of the user, in every

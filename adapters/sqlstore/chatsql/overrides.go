@@ -5,19 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
-	"strconv"
 
 	"github.com/uptrace/bun"
 
 	"github.com/catsrv/catsrv/core/errs"
 	"github.com/catsrv/catsrv/ports"
 )
-
-// OverridesChannel is the PostgreSQL notification channel a saved runtime
-// configuration document is announced on (pg_notify in the saving
-// transaction, so the notice is sent exactly when the save commits); the
-// payload is the new version.
-const OverridesChannel = "catsrv_cat_overrides"
 
 // overrideSchema is migration step 2: a version per stored document, and
 // the one counter the versions come from. The counter's single row is
@@ -37,8 +30,8 @@ func overrideSchema(string) []string {
 	}
 }
 
-// catOverridesSince returns the documents saved above since, by version.
-func (s *Store) catOverridesSince(ctx context.Context, since int64) ([]ports.CatOverride, error) {
+// CatOverridesSince returns the documents saved above since, by version.
+func (s *Store) CatOverridesSince(ctx context.Context, since int64) ([]ports.CatOverride, error) {
 	// since 0 is every document, also one an older release saved without
 	// a version (0) during a rolling deploy.
 	where := "version > ?"
@@ -65,10 +58,10 @@ func (s *Store) catOverridesSince(ctx context.Context, since int64) ([]ports.Cat
 	return out, nil
 }
 
-// saveCatOverride replaces the CAT's document when its stored version is
+// SaveCatOverride replaces the CAT's document when its stored version is
 // still expected, in one transaction that first takes the next version
 // from the counter (and with it the counter's row lock).
-func (s *Store) saveCatOverride(ctx context.Context, cat string, expected int64, doc []byte) (int64, error) {
+func (s *Store) SaveCatOverride(ctx context.Context, cat string, expected int64, doc []byte) (int64, error) {
 	if doc == nil {
 		doc = []byte{}
 	}
@@ -88,11 +81,6 @@ func (s *Store) saveCatOverride(ctx context.Context, cat string, expected int64,
 		if _, err := tx.ExecContext(ctx, `INSERT INTO chat_cat_overrides (cat, doc, version) VALUES (?, ?, ?)
 			ON CONFLICT (cat) DO UPDATE SET doc = excluded.doc, version = excluded.version`, cat, doc, version); err != nil {
 			return err
-		}
-		if s.postgres {
-			if _, err := tx.ExecContext(ctx, `SELECT pg_notify(?, ?)`, OverridesChannel, strconv.FormatInt(version, 10)); err != nil {
-				return err
-			}
 		}
 		return nil
 	})

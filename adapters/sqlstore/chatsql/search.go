@@ -10,7 +10,7 @@ import (
 	"github.com/catsrv/catsrv/core/chat"
 )
 
-// searchConversations finds the owner's conversations containing every
+// SearchConversations finds the owner's conversations containing every
 // term of the query in their name and messages together, through the
 // full-text index, best first (FTS5 bm25 with the name weighted double on
 // SQLite, ts_rank with the name in weight class A on PostgreSQL; ties
@@ -18,7 +18,7 @@ import (
 // chat.SearchTerms found, each quoted, so no input is read as index
 // syntax. The snippet is cut by chat.Snippet from the text (name or one
 // message) holding the most distinct terms.
-func (s *Store) searchConversations(ctx context.Context, owner chat.Owner, query string, limit int) ([]chat.SearchHit, error) {
+func (s *Store) SearchConversations(ctx context.Context, owner chat.Owner, query string, limit int) ([]chat.SearchHit, error) {
 	terms, err := chat.SearchTerms(query)
 	if err != nil {
 		return nil, err

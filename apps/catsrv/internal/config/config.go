@@ -78,8 +78,7 @@ type Config struct {
 	// AuditRetention is how long audit events are kept; 0 is forever.
 	AuditRetention time.Duration `env:"CATSRV_AUDIT_RETENTION" default:"90d"`
 	// CatConfigPoll is how often serve reads the runtime CAT configuration
-	// other instances saved (on PostgreSQL a notification also wakes it
-	// at once).
+	// other instances saved.
 	CatConfigPoll time.Duration `env:"CATSRV_CAT_CONFIG_POLL" default:"500ms"`
 	// IndexPoll is how often the column index reads the rows other
 	// processes committed.
