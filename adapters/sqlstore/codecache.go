@@ -9,8 +9,8 @@ import (
 // Two caches make a batch's write cost its rows, not its statements: a
 // log's topics, models, personas and most of its questions and answers
 // come back batch after batch, and on SQLite the insert of a full batch is
-// a statement of 14,000 parameters. BenchmarkAppendBatches/…/warm
-// measures what they earn.
+// a statement of 14,000 parameters. The ingestion figure of `make bench`
+// (docs/benchmarks.md) measures what they earn.
 
 // codeCache holds the codes of dictionary entries that committed writes
 // used, so a write looks up in the database only the entries it has not

@@ -163,7 +163,7 @@ func (w *writer) insertRaw(batch []analytics.Interaction, dims [][]byte) error {
 	query := func() string { return rawInsert(w.dialect, len(batch)) }
 	if w.store != nil && w.stmts != nil && len(batch) == maxBatchRows {
 		if _, ok := w.stmts[key]; !ok {
-			stmt, err := w.store.batchInsert.in(w.ctx, w.store.db.DB, w.tx, query)
+			stmt, err := w.store.batchInsert.in(w.ctx, w.store.db.DB, w.tx, query) //nolint:sqlclosecheck // closed with the writer's others (close)
 			if err != nil {
 				return err
 			}
