@@ -56,6 +56,8 @@ type config struct {
 	chatInstances int           // PostgreSQL: servers on one database in the second chat measurement; < 2 skips it
 	ingestBatches int           // batches of 1000 in the ingestion measurement; 0 skips it
 	agentTurns    int           // agent turns in the agent measurement; 0 skips it
+	documents     int           // synthetic documents in the documents measurement; 0 skips it
+	docQuestions  int           // questions per retrieval kind in the documents measurement
 }
 
 func main() {
@@ -77,10 +79,13 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	machine := describeMachine()
-	fmt.Printf("catbench: %s interactions, %s\n", cfg.scaleName, machine)
 	if err := os.MkdirAll(cfg.workDir, 0o750); err != nil {
 		return err
 	}
+	if cfg.routeFilter != "" && strings.Contains(docsRoute, cfg.routeFilter) {
+		return runDocuments(ctx, cfg, machine)
+	}
+	fmt.Printf("catbench: %s interactions, %s\n", cfg.scaleName, machine)
 	data, err := generate(ctx, cfg)
 	if err != nil {
 		return err
@@ -100,6 +105,30 @@ func run(ctx context.Context, args []string) error {
 				return err
 			}
 		}
+	}
+	return runDocuments(ctx, cfg, machine)
+}
+
+// runDocuments runs the documents measurement on every back end and
+// writes its section; nothing when cfg.documents is 0.
+func runDocuments(ctx context.Context, cfg config, machine string) error {
+	if cfg.documents <= 0 {
+		return nil
+	}
+	fmt.Printf("catbench: %d documents, %s\n", cfg.documents, machine)
+	var all []*docsStats
+	for _, backend := range cfg.backends {
+		st, err := benchDocuments(ctx, cfg, backend)
+		if err != nil {
+			return fmt.Errorf("%s documents: %w", backend, err)
+		}
+		all = append(all, st)
+	}
+	text := docsMarkdown(all)
+	fmt.Println()
+	fmt.Print(text)
+	if cfg.doc != "" {
+		return writeSection(cfg.doc, "documents", text)
 	}
 	return nil
 }
@@ -125,6 +154,9 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&cfg.chatInstances, "chat-instances", 3, "PostgreSQL: also measure chat with the users spread over this many servers on one database (0 or 1 skips it)")
 	fs.IntVar(&cfg.agentTurns, "agent-turns", 300, "agent turns (two tool calls each, against a scripted model) in the agent measurement (0 skips it)")
 	fs.IntVar(&cfg.ingestBatches, "ingest-batches", 100, "batches of 1000 interactions in the ingestion measurement (0 skips it)")
+	fs.IntVar(&cfg.documents, "documents", envInt("BENCH_DOCUMENTS", 0),
+		"synthetic documents (10 chunks each) in the documents measurement, e.g. 10000; 0 skips it; --routes documents runs it alone (env BENCH_DOCUMENTS)")
+	fs.IntVar(&cfg.docQuestions, "doc-questions", 300, "questions per retrieval kind in the documents measurement")
 	fs.BoolVar(&cfg.skipRaw, "skip-raw", false, "leave out /all and /all_legacy (slow at 10M)")
 	fs.StringVar(&cfg.gomemlimit, "gomemlimit", os.Getenv("BENCH_GOMEMLIMIT"),
 		"GOMEMLIMIT for the server, e.g. 200MiB (env BENCH_GOMEMLIMIT; default unset below 10M, "+largeScaleMemLimit+" from 10M)")
@@ -157,7 +189,8 @@ func parseConfig(args []string) (config, error) {
 			return cfg, fmt.Errorf("unknown back end %q", b)
 		}
 	}
-	if cfg.workers < 1 || cfg.fastRequests < 1 || cfg.rawRequests < 1 || cfg.chatUsers < 1 || cfg.chats < 0 || cfg.ingestBatches < 0 {
+	if cfg.workers < 1 || cfg.fastRequests < 1 || cfg.rawRequests < 1 || cfg.chatUsers < 1 || cfg.chats < 0 || cfg.ingestBatches < 0 ||
+		cfg.documents < 0 || cfg.docQuestions < 1 {
 		return cfg, errors.New("workers and request counts must be positive")
 	}
 	return cfg, nil
@@ -186,6 +219,14 @@ func parseScale(s string) (int, string, error) {
 		name = fmt.Sprintf("%dk", n/1_000)
 	}
 	return n, name, nil
+}
+
+func envInt(key string, fallback int) int {
+	var n int
+	if _, err := fmt.Sscanf(os.Getenv(key), "%d", &n); err == nil {
+		return n
+	}
+	return fallback
 }
 
 func envOr(key, fallback string) string {

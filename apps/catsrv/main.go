@@ -1,6 +1,7 @@
 // Command catsrv is the catsrv service binary: the HTTP app (serve) and the
-// operator's tools (import, demo, token, openapi, audit, erase, version, healthcheck). It is the one composition
-// root: the only place adapters are chosen and wired into core services.
+// operator's tools (import, demo, token, openapi, audit, erase, eval,
+// version, healthcheck). It is the one composition root: the only place
+// adapters are chosen and wired into core services.
 package main
 
 import (
@@ -21,7 +22,7 @@ var commands = []struct{ name, synopsis string }{
 	{"serve", "[--config DIR] [--db DSN] [--addr HOST:PORT]"},
 	{"import", "[--config DIR] [--db DSN] [--skip-invalid] FILE|-"},
 	{"demo", "[--interactions N] [--cats a,b] [--days D] [--seed S]"},
-	{"token", "[--config DIR] --subject S --role R [--ttl D]"},
+	{"token", "[--config DIR] --subject S --role R [--cats A,B] [--ttl D]"},
 	{"openapi", ""},
 	{"audit", "[--db DSN] [--since D] [--user U] [--limit N] [--json]"},
 	{"erase", "[--db DSN] --user PROVIDER:SUBJECT|ID"},

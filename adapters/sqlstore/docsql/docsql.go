@@ -3,23 +3,28 @@
 // migrated under the component name "documents".
 //
 // Keyword search runs on the database's own full-text index, updated in
-// the statement that writes a chunk and never rebuilt: an FTS5 table over
-// the chunks' words on SQLite (external content, kept in step by
-// triggers), a generated tsvector column with a GIN index on PostgreSQL
-// ('simple' configuration, as the conversation search). Both index the
-// words chat.Tokens finds in a chunk's heading path and text, and a query
-// reaches them only as such words, so no input is read as index syntax.
+// the statement that writes a chunk and never rebuilt: a contentless FTS5
+// table on SQLite (kept in step by triggers), a generated tsvector column
+// with a GIN index on PostgreSQL ('simple' configuration), each holding
+// the chunks' words prefixed by their CAT. Both
+// index the words chat.Tokens finds in a chunk's heading path and text,
+// and a query reaches them only as such words, so no input is read as
+// index syntax. A search reads at most perWord chunks per word from the
+// index and ranks those only.
 // Embeddings are float32 vectors (little-endian bytes) keyed by (content
 // hash, model).
 package docsql
 
 import (
 	"context"
+	"crypto/md5" //nolint:gosec // an index prefix of CAT names, the same as PostgreSQL's md5(), not a secret
 	"database/sql"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,6 +46,58 @@ const Component = "documents"
 // edit one that has shipped.
 var migrations = []sqlstore.Migration{
 	{Version: 1, Name: "documents, chunks, keyword index, embeddings", Statements: schema},
+	{Version: 2, Name: "keyword index words scoped by CAT", Statements: catWords},
+}
+
+// catWords indexes the chunks' words prefixed by their CAT (see
+// Store.catWord), so a search reads and scores only the CAT's postings,
+// whatever the planner knows of the tables: on SQLite a contentless FTS5
+// table replaces the first one (its rows deleted by rowid), on PostgreSQL
+// a generated tsvector column with its GIN index replaces the first,
+// without GIN's pending list (fastupdate), which every search would scan
+// until a vacuum merged it.
+func catWords(dialect string) []string {
+	if dialect == sqlstore.DialectPostgres {
+		p := `'k' || md5(cat) || 'x'`
+		return []string{
+			`ALTER TABLE doc_chunks DROP COLUMN search`,
+			`ALTER TABLE doc_chunks ADD COLUMN words tsvector GENERATED ALWAYS AS
+				(to_tsvector('simple', ` + p + ` || replace(terms, ' ', ' ' || ` + p + `))) STORED`,
+			`CREATE INDEX doc_chunks_words ON doc_chunks USING GIN (words) WITH (fastupdate = off)`,
+		}
+	}
+	prefixed := func(row string) string {
+		p := `'k' || lower(hex(` + row + `.cat)) || 'x'`
+		return p + ` || replace(` + row + `.terms, ' ', ' ' || ` + p + `)`
+	}
+	return []string{
+		`DROP TRIGGER doc_fts_insert`,
+		`DROP TRIGGER doc_fts_delete`,
+		`DROP TABLE doc_fts`,
+		`CREATE VIRTUAL TABLE doc_words USING fts5(terms, content='', contentless_delete=1,
+			tokenize="unicode61 remove_diacritics 0 categories 'L* N* Co M*'")`,
+		`INSERT INTO doc_words (rowid, terms) SELECT seq, ` + prefixed("doc_chunks") + ` FROM doc_chunks`,
+		`CREATE TRIGGER doc_words_insert AFTER INSERT ON doc_chunks BEGIN
+			INSERT INTO doc_words (rowid, terms) VALUES (new.seq, ` + prefixed("new") + `);
+		END`,
+		`CREATE TRIGGER doc_words_delete AFTER DELETE ON doc_chunks BEGIN
+			DELETE FROM doc_words WHERE rowid = old.seq;
+		END`,
+	}
+}
+
+// catWord is a word of the CAT as the index holds it: "k", the CAT
+// name's UTF-8 bytes in hex (SQLite) or its MD5 in hex (PostgreSQL, where
+// a generated column may only call immutable functions), "x", the word.
+// Hex digits and the word's letters, digits and marks make one token, and
+// no two (CAT, word) pairs make the same one (on PostgreSQL, short of an
+// MD5 collision between two CAT names).
+func (s *Store) catWord(cat, word string) string {
+	if s.postgres {
+		sum := md5.Sum([]byte(cat)) //nolint:gosec // as PostgreSQL's md5(cat) in the index, not a secret
+		return "k" + hex.EncodeToString(sum[:]) + "x" + word
+	}
+	return "k" + hex.EncodeToString([]byte(cat)) + "x" + word
 }
 
 func schema(dialect string) []string {
@@ -284,28 +341,57 @@ func words(terms []string) []string {
 	return out
 }
 
-// SearchChunks implements ports.DocumentStore: any of the words, ranked by
-// FTS5's bm25 on SQLite and ts_rank on PostgreSQL.
+// perWord bounds the chunks a search reads and scores for each of its
+// words: every chunk holding a word rarer than that counts it in full,
+// and a word more common than that (whose weight in the ranking is small)
+// is counted in the first perWord chunks found.
+const perWord = 1000
+
+// SearchChunks implements ports.DocumentStore: any of the words, ranked
+// by the sum over the words of FTS5's bm25 on SQLite, and by ts_rank on
+// PostgreSQL, over a candidate set of at most perWord chunks per word, so
+// a search costs the same however many chunks hold its common words.
 func (s *Store) SearchChunks(ctx context.Context, cat string, terms []string, limit int) ([]knowledge.Passage, error) {
 	ws := words(terms)
 	if len(ws) == 0 || limit <= 0 {
 		return nil, nil
 	}
 	if s.postgres {
-		q := make([]string, len(ws))
-		for i, w := range ws {
-			q[i] = "'" + w + "'"
-		}
-		tsq := strings.Join(q, " | ")
-		return s.passages(ctx, `WHERE c.cat = ? AND c.search @@ to_tsquery('simple', ?)
-			ORDER BY ts_rank(c.search, to_tsquery('simple', ?)) DESC, c.seq LIMIT ?`, cat, tsq, tsq, limit)
+		return s.searchPostgres(ctx, cat, ws, limit)
 	}
+	// FTS5's bm25 of a row is the sum of its phrases' terms, each from
+	// the phrase's own frequency: scored one word at a time, the sum is
+	// the score of the OR query for every chunk each word was read in.
+	parts := make([]string, len(ws))
+	args := make([]any, 0, len(ws)+2)
+	for i, w := range ws {
+		parts[i] = `SELECT * FROM (SELECT rowid AS seq, bm25(doc_words) AS r FROM doc_words WHERE doc_words MATCH ? LIMIT ` + strconv.Itoa(perWord) + `)`
+		args = append(args, `"`+s.catWord(cat, w)+`"`)
+	}
+	args = append(args, limit, cat)
+	return s.passages(ctx, `JOIN (SELECT seq, sum(r) AS rank FROM (`+strings.Join(parts, ` UNION ALL `)+`)
+			GROUP BY seq ORDER BY rank, seq LIMIT ?) f ON f.seq = c.seq
+		WHERE c.cat = ? ORDER BY f.rank, c.seq`, args...)
+}
+
+// searchPostgres ranks by ts_rank over the OR query the chunks of the
+// CAT found, through the GIN index, for each word (at most perWord each).
+func (s *Store) searchPostgres(ctx context.Context, cat string, ws []string, limit int) ([]knowledge.Passage, error) {
 	q := make([]string, len(ws))
 	for i, w := range ws {
-		q[i] = `"` + w + `"`
+		q[i] = "'" + s.catWord(cat, w) + "'"
 	}
-	return s.passages(ctx, `JOIN (SELECT rowid AS seq, bm25(doc_fts) AS rank FROM doc_fts WHERE doc_fts MATCH ?) f ON f.seq = c.seq
-		WHERE c.cat = ? ORDER BY f.rank, c.seq LIMIT ?`, strings.Join(q, " OR "), cat, limit)
+	args := []any{strings.Join(q, " | ")}
+	parts := make([]string, len(ws))
+	for i := range ws {
+		parts[i] = `(SELECT seq FROM doc_chunks WHERE words @@ to_tsquery('simple', ?) LIMIT ` + strconv.Itoa(perWord) + `)`
+		args = append(args, q[i])
+	}
+	args = append(args, limit, cat)
+	return s.passages(ctx, `JOIN (SELECT k.seq, ts_rank(k.words, to_tsquery('simple', ?)) AS rank
+			FROM doc_chunks k WHERE k.seq IN (`+strings.Join(parts, ` UNION `)+`)
+			ORDER BY rank DESC, k.seq LIMIT ?) f ON f.seq = c.seq
+		WHERE c.cat = ? ORDER BY f.rank DESC, c.seq`, args...)
 }
 
 // Passages implements ports.DocumentStore.

@@ -209,3 +209,44 @@ func TestQAAnswersFromDocuments(t *testing.T) {
 		t.Errorf("no passage: %+v", r)
 	}
 }
+
+// The qa stage decides by the knowledge base's threshold alone, never by
+// comparing scores across the two (an entry's relevance and a passage's
+// score are on different scales): an entry at or above min_score answers
+// even when a passage would score 1, and an entry that matches but stays
+// below it gives way to the passage, whatever the passage's score.
+func TestQAChoosesByTheEntryThreshold(t *testing.T) {
+	k, err := legacy.NewKnowledge([]legacy.Entry{
+		{ID: "hours", Question: "What are your opening hours?", Answer: "9 to 5."},
+		{ID: "reset", Question: "How do I reset my password on the website?", Answer: "Use the forgot password link."},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	docs := func(string) []chat.Source {
+		calls++
+		return []chat.Source{{Kind: chat.SourceDocument, ID: "d1", ChunkID: "d1-0", Snippet: "Hold the button for ten seconds.", Score: 1}}
+	}
+	const threshold = 0.5
+	p := legacy.New(k, "default", threshold).WithDocuments(docs)
+	stages := []string{legacy.StageQA, legacy.StageDefault}
+
+	full := "How do I reset my password on the website?"
+	if hits := k.Search(full); len(hits) == 0 || hits[0].Relevance < threshold {
+		t.Fatalf("the entry's own question: %+v", hits)
+	}
+	if r := p.Run(full, stages); r.Answer != "Use the forgot password link." || calls != 0 {
+		t.Errorf("an entry at the threshold must answer, documents unasked: %+v, %d calls", r, calls)
+	}
+
+	partial := "where is the reset button on the hub"
+	hits := k.Search(partial)
+	if len(hits) == 0 || hits[0].Entry.ID != "reset" || hits[0].Relevance <= 0 || hits[0].Relevance >= threshold {
+		t.Fatalf("want a matching entry below the threshold, got %+v", hits)
+	}
+	r := p.Run(partial, stages)
+	if r.Answer != "Hold the button for ten seconds. [1]" || calls != 1 || len(r.Sources) != 1 || r.Sources[0].Kind != chat.SourceDocument {
+		t.Errorf("an entry below the threshold must give way to the passage: %+v", r)
+	}
+}

@@ -177,11 +177,13 @@ func (s *Service) generation(ctx context.Context, cfg catconfig.Cat) (*generatio
 // vectors returns the model's unit vectors of the passages' texts: from
 // the cache, the others embedded in batches and cached.
 func (s *Service) vectors(ctx context.Context, cfg catconfig.Cat, model string, passages []knowledge.Passage) (map[string][]float32, error) {
-	texts := map[string]string{}
+	// The texts are made only for the vectors missing, a batch at a time,
+	// not all held at once.
+	first := map[string]int{} // hash -> its first passage
 	var hashes []string
-	for _, p := range passages {
-		if _, ok := texts[p.Chunk.Hash]; !ok {
-			texts[p.Chunk.Hash] = knowledge.IndexText(p.Chunk)
+	for i, p := range passages {
+		if _, ok := first[p.Chunk.Hash]; !ok {
+			first[p.Chunk.Hash] = i
 			hashes = append(hashes, p.Chunk.Hash)
 		}
 	}
@@ -198,7 +200,7 @@ func (s *Service) vectors(ctx context.Context, cfg catconfig.Cat, model string, 
 	for batch := range slices.Chunk(missing, s.d.BatchSize) {
 		inputs := make([]string, len(batch))
 		for i, h := range batch {
-			inputs[i] = texts[h]
+			inputs[i] = knowledge.IndexText(passages[first[h]].Chunk)
 		}
 		got, err := s.d.Embedder.Embed(ctx, knowledge.EmbedRequest{Cat: cfg.Name, BaseURL: cfg.Chat.Knowledge.Embeddings.BaseURL, Model: model, Inputs: inputs})
 		if err != nil {
@@ -267,7 +269,12 @@ func (s *Service) added(ctx context.Context, cfg catconfig.Cat, doc knowledge.Do
 	if cur == nil || cur.model != e.Model {
 		return
 	}
-	next := &generation{model: cur.model, ids: slices.Clone(cur.ids), vecs: slices.Clone(cur.vecs)}
+	// Appending in place past cur's length is safe: only the current
+	// generation is ever appended to (under s.mu), and no generation
+	// sharing its arrays is longer, so the slots written are no one's;
+	// readers of cur keep reading its first len(cur.ids). Copying instead
+	// would make loading n documents cost n² slots.
+	next := &generation{model: cur.model, ids: cur.ids, vecs: cur.vecs}
 	for _, c := range doc.Chunks {
 		next.ids = append(next.ids, c.ID)
 		next.vecs = append(next.vecs, vecs[c.Hash])

@@ -223,8 +223,18 @@ func TestDeleteRemovesEverywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc, _ := f.store.Document(ctx, "demo", f.ids["install.md"])
+	before, _ := f.svc.VectorIDs("demo")
 	if err := f.svc.Delete(ctx, "demo", doc.ID); err != nil {
 		t.Fatal(err)
+	}
+	ids, vectors := f.svc.VectorIDs("demo")
+	if len(ids) != len(before)-len(doc.Chunks) || vectors != len(ids) {
+		t.Errorf("in-memory index: %d ids and %d vectors after the delete, %d before, %d chunks deleted", len(ids), vectors, len(before), len(doc.Chunks))
+	}
+	for _, c := range doc.Chunks {
+		if slices.Contains(ids, c.ID) {
+			t.Errorf("chunk %s still in the in-memory index", c.ID)
+		}
 	}
 	for _, mode := range []retrieval.Mode{retrieval.Keyword, retrieval.Vector, retrieval.Hybrid} {
 		hits, _ := f.svc.Rank(ctx, f.cfg, "install the widget requirements", mode, 10)

@@ -13,7 +13,7 @@ import (
 // timed by method, route and status (ClientFaultStatus for the spec's 500
 // answering a caller's mistake). The route is the pattern the mux
 // matched (the huma operation's path template, such as
-// /api/v1/cat/conversations/{conversation_id}), or "unmatched": never the
+// /api/v1/cat/conversations/{id}), or "unmatched": never the
 // raw URL, so the label takes a bounded set of values whatever clients
 // send.
 type RequestMetrics struct {
