@@ -107,7 +107,6 @@ func TestFeedbackRoutes(t *testing.T) {
 	}
 }
 
-
 // FuzzFeedbackBody sends any body to the feedback route of an answer of
 // the caller's (over the memory stores): never a server failure, 204,
 // 400 (not JSON) or 422 only, and a 204 only for a body the rules accept: a rating up or
