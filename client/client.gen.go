@@ -93,16 +93,16 @@ func (e DocumentSummaryFormat) Valid() bool {
 
 // Defines values for FeedbackRequestRating.
 const (
-	Down FeedbackRequestRating = "down"
-	Up   FeedbackRequestRating = "up"
+	FeedbackRequestRatingDown FeedbackRequestRating = "down"
+	FeedbackRequestRatingUp   FeedbackRequestRating = "up"
 )
 
 // Valid indicates whether the value is a known member of the FeedbackRequestRating enum.
 func (e FeedbackRequestRating) Valid() bool {
 	switch e {
-	case Down:
+	case FeedbackRequestRatingDown:
 		return true
-	case Up:
+	case FeedbackRequestRatingUp:
 		return true
 	default:
 		return false
@@ -118,6 +118,24 @@ const (
 func (e HealthStatusStatus) Valid() bool {
 	switch e {
 	case Ok:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IngestFeedbackRating.
+const (
+	IngestFeedbackRatingDown IngestFeedbackRating = "down"
+	IngestFeedbackRatingUp   IngestFeedbackRating = "up"
+)
+
+// Valid indicates whether the value is a known member of the IngestFeedbackRating enum.
+func (e IngestFeedbackRating) Valid() bool {
+	switch e {
+	case IngestFeedbackRatingDown:
+		return true
+	case IngestFeedbackRatingUp:
 		return true
 	default:
 		return false
@@ -162,13 +180,13 @@ func (e MessageBodyRole) Valid() bool {
 
 // Defines values for ModelEntryObject.
 const (
-	Model ModelEntryObject = "model"
+	ModelEntryObjectModel ModelEntryObject = "model"
 )
 
 // Valid indicates whether the value is a known member of the ModelEntryObject enum.
 func (e ModelEntryObject) Valid() bool {
 	switch e {
-	case Model:
+	case ModelEntryObjectModel:
 		return true
 	default:
 		return false
@@ -256,18 +274,102 @@ func (e WarehouseResultDataSource) Valid() bool {
 	}
 }
 
+// Defines values for GetFeedbackParamsGroupBy.
+const (
+	GetFeedbackParamsGroupByDay     GetFeedbackParamsGroupBy = "day"
+	GetFeedbackParamsGroupByModel   GetFeedbackParamsGroupBy = "model"
+	GetFeedbackParamsGroupByPersona GetFeedbackParamsGroupBy = "persona"
+	GetFeedbackParamsGroupByTopic   GetFeedbackParamsGroupBy = "topic"
+)
+
+// Valid indicates whether the value is a known member of the GetFeedbackParamsGroupBy enum.
+func (e GetFeedbackParamsGroupBy) Valid() bool {
+	switch e {
+	case GetFeedbackParamsGroupByDay:
+		return true
+	case GetFeedbackParamsGroupByModel:
+		return true
+	case GetFeedbackParamsGroupByPersona:
+		return true
+	case GetFeedbackParamsGroupByTopic:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ExportInteractionsParamsFormat.
 const (
-	Csv   ExportInteractionsParamsFormat = "csv"
-	Jsonl ExportInteractionsParamsFormat = "jsonl"
+	ExportInteractionsParamsFormatCsv   ExportInteractionsParamsFormat = "csv"
+	ExportInteractionsParamsFormatJsonl ExportInteractionsParamsFormat = "jsonl"
 )
 
 // Valid indicates whether the value is a known member of the ExportInteractionsParamsFormat enum.
 func (e ExportInteractionsParamsFormat) Valid() bool {
 	switch e {
-	case Csv:
+	case ExportInteractionsParamsFormatCsv:
 		return true
-	case Jsonl:
+	case ExportInteractionsParamsFormatJsonl:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetReviewParamsKind.
+const (
+	GetReviewParamsKindDown       GetReviewParamsKind = "down"
+	GetReviewParamsKindUnanswered GetReviewParamsKind = "unanswered"
+)
+
+// Valid indicates whether the value is a known member of the GetReviewParamsKind enum.
+func (e GetReviewParamsKind) Valid() bool {
+	switch e {
+	case GetReviewParamsKindDown:
+		return true
+	case GetReviewParamsKindUnanswered:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetReviewParamsFormat.
+const (
+	GetReviewParamsFormatJson  GetReviewParamsFormat = "json"
+	GetReviewParamsFormatJsonl GetReviewParamsFormat = "jsonl"
+)
+
+// Valid indicates whether the value is a known member of the GetReviewParamsFormat enum.
+func (e GetReviewParamsFormat) Valid() bool {
+	switch e {
+	case GetReviewParamsFormatJson:
+		return true
+	case GetReviewParamsFormatJsonl:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetUsageParamsGroupBy.
+const (
+	GetUsageParamsGroupByDay     GetUsageParamsGroupBy = "day"
+	GetUsageParamsGroupByModel   GetUsageParamsGroupBy = "model"
+	GetUsageParamsGroupByPersona GetUsageParamsGroupBy = "persona"
+	GetUsageParamsGroupByTopic   GetUsageParamsGroupBy = "topic"
+)
+
+// Valid indicates whether the value is a known member of the GetUsageParamsGroupBy enum.
+func (e GetUsageParamsGroupBy) Valid() bool {
+	switch e {
+	case GetUsageParamsGroupByDay:
+		return true
+	case GetUsageParamsGroupByModel:
+		return true
+	case GetUsageParamsGroupByPersona:
+		return true
+	case GetUsageParamsGroupByTopic:
 		return true
 	default:
 		return false
@@ -425,14 +527,15 @@ type CatsBody struct {
 
 // Chat defines model for Chat.
 type Chat struct {
-	Agent           Agent     `json:"agent"`
-	Budget          Budget    `json:"budget"`
-	ChatMode        string    `json:"chat_mode"`
-	Custom          Custom    `json:"custom"`
-	Feedback        Feedback  `json:"feedback"`
-	Knowledge       Knowledge `json:"knowledge"`
-	Legacy          Legacy    `json:"legacy"`
-	MaxMessageBytes int64     `json:"max_message_bytes"`
+	Agent           Agent             `json:"agent"`
+	Budget          Budget            `json:"budget"`
+	ChatMode        string            `json:"chat_mode"`
+	Custom          Custom            `json:"custom"`
+	Feedback        Feedback          `json:"feedback"`
+	Knowledge       Knowledge         `json:"knowledge"`
+	Legacy          Legacy            `json:"legacy"`
+	MaxMessageBytes int64             `json:"max_message_bytes"`
+	Pricing         *map[string]Price `json:"pricing,omitempty"`
 }
 
 // ChatRequest defines model for ChatRequest.
@@ -798,6 +901,30 @@ type Feedback struct {
 	Reasons *[]string `json:"reasons"`
 }
 
+// FeedbackBody defines model for FeedbackBody.
+type FeedbackBody struct {
+	Down int64 `json:"down"`
+
+	// Groups The groups with at least one rating; empty without group_by.
+	Groups []FeedbackGroupBody `json:"groups"`
+
+	// Satisfaction up / (up + down); null when both are 0.
+	Satisfaction *float64 `json:"satisfaction"`
+	Up           int64    `json:"up"`
+}
+
+// FeedbackGroupBody defines model for FeedbackGroupBody.
+type FeedbackGroupBody struct {
+	Down int64 `json:"down"`
+
+	// Key The model, persona, topic or UTC day (YYYY-MM-DD).
+	Key string `json:"key"`
+
+	// Satisfaction up / (up + down); null when both are 0.
+	Satisfaction *float64 `json:"satisfaction"`
+	Up           int64    `json:"up"`
+}
+
 // FeedbackRequest defines model for FeedbackRequest.
 type FeedbackRequest struct {
 	// Comment Free text, at most 2000 characters.
@@ -833,6 +960,19 @@ type IngestBody struct {
 	Stored int64 `json:"stored"`
 }
 
+// IngestFeedback defines model for IngestFeedback.
+type IngestFeedback struct {
+	// Comment Free text, up to 2000 characters.
+	Comment *string              `json:"comment,omitempty"`
+	Rating  IngestFeedbackRating `json:"rating"`
+
+	// Reason A short reason (one of the CAT's feedback reasons).
+	Reason *string `json:"reason,omitempty"`
+}
+
+// IngestFeedbackRating defines model for IngestFeedback.Rating.
+type IngestFeedbackRating string
+
 // IngestRecord defines model for IngestRecord.
 type IngestRecord struct {
 	Answer string `json:"answer"`
@@ -844,14 +984,30 @@ type IngestRecord struct {
 	Cat            *string `json:"cat,omitempty"`
 	ConversationId *string `json:"conversation_id,omitempty"`
 
+	// CostUsd What the answer cost, US dollars; when absent (or 0), computed from cat.pricing.<model> at write time.
+	CostUsd *float64 `json:"cost_usd,omitempty"`
+
 	// EventKind api for the CAT's own API interactions (the only kind analytics counts); other kinds are stored and not counted.
-	EventKind string `json:"event_kind"`
+	EventKind string          `json:"event_kind"`
+	Feedback  *IngestFeedback `json:"feedback,omitempty"`
+
+	// FirstTokenMs Time to the answer's first token, ms.
+	FirstTokenMs *float64 `json:"first_token_ms,omitempty"`
+
+	// InputTokens Tokens the model read; 0 when left out.
+	InputTokens *int64 `json:"input_tokens,omitempty"`
 
 	// InteractionId Names the interaction: the CAT stores one interaction per id, so a retried batch is never counted twice. Without it the line is always stored.
 	InteractionId *string `json:"interaction_id,omitempty"`
-	Model         string  `json:"model"`
-	Persona       string  `json:"persona"`
-	Question      string  `json:"question"`
+
+	// LatencyMs Time to the whole answer, ms; left out of latency percentiles when absent.
+	LatencyMs *float64 `json:"latency_ms,omitempty"`
+	Model     string   `json:"model"`
+
+	// OutputTokens Tokens the model wrote; 0 when left out.
+	OutputTokens *int64 `json:"output_tokens,omitempty"`
+	Persona      string `json:"persona"`
+	Question     string `json:"question"`
 
 	// QuestionId Derived from the question text when left out.
 	QuestionId *string `json:"question_id,omitempty"`
@@ -904,6 +1060,21 @@ type Knowledge struct {
 	Embeddings  Embeddings `json:"embeddings"`
 	MinScore    float64    `json:"min_score"`
 	TopK        int64      `json:"top_k"`
+}
+
+// LatencyBody defines model for LatencyBody.
+type LatencyBody struct {
+	// Max The largest latency, ms, exact.
+	Max *float64 `json:"max"`
+
+	// P50 Median latency, ms: the value of its log-scaled bucket, within 1% of the exact percentile.
+	P50 *float64 `json:"p50"`
+
+	// P90 90th percentile, ms, within 1%.
+	P90 *float64 `json:"p90"`
+
+	// P99 99th percentile, ms, within 1%.
+	P99 *float64 `json:"p99"`
 }
 
 // Legacy defines model for Legacy.
@@ -1116,6 +1287,12 @@ type PersonaCount struct {
 	Persona string `json:"persona"`
 }
 
+// Price defines model for Price.
+type Price struct {
+	InputPerMtok  float64 `json:"input_per_mtok"`
+	OutputPerMtok float64 `json:"output_per_mtok"`
+}
+
 // Provider defines model for Provider.
 type Provider struct {
 	Enabled bool `json:"enabled"`
@@ -1189,6 +1366,35 @@ type RequestMessage struct {
 
 	// Role system, developer, user, assistant or tool.
 	Role string `json:"role"`
+}
+
+// ReviewBody defines model for ReviewBody.
+type ReviewBody struct {
+	// Entries Newest first.
+	Entries []ReviewEntry `json:"entries"`
+
+	// NextCursor Pass as cursor for the next page; empty on the last page.
+	NextCursor string `json:"next_cursor"`
+}
+
+// ReviewEntry defines model for ReviewEntry.
+type ReviewEntry struct {
+	Answer         string `json:"answer"`
+	Comment        string `json:"comment"`
+	ConversationId string `json:"conversation_id"`
+
+	// InteractionId The interaction's id: a chat turn's assistant message id.
+	InteractionId string `json:"interaction_id"`
+	Model         string `json:"model"`
+	Question      string `json:"question"`
+
+	// Rating up, down, or empty when not rated.
+	Rating string `json:"rating"`
+	Reason string `json:"reason"`
+
+	// Time When it happened, UTC.
+	Time  time.Time `json:"time"`
+	Topic string    `json:"topic"`
 }
 
 // SearchHitBody defines model for SearchHitBody.
@@ -1355,6 +1561,32 @@ type TopicCountsBody struct {
 // TotalInteractionsBody defines model for TotalInteractionsBody.
 type TotalInteractionsBody struct {
 	TotalInteractions int64 `json:"total_interactions"`
+}
+
+// UsageBody defines model for UsageBody.
+type UsageBody struct {
+	// CostUsd Summed in units of 1e-9 US dollars, so every back end sums the same.
+	CostUsd float64 `json:"cost_usd"`
+
+	// Groups Empty without group_by.
+	Groups            []UsageGroupBody `json:"groups"`
+	InputTokens       int64            `json:"input_tokens"`
+	LatencyMs         LatencyBody      `json:"latency_ms"`
+	OutputTokens      int64            `json:"output_tokens"`
+	TotalInteractions int64            `json:"total_interactions"`
+}
+
+// UsageGroupBody defines model for UsageGroupBody.
+type UsageGroupBody struct {
+	// CostUsd Summed in units of 1e-9 US dollars, so every back end sums the same.
+	CostUsd     float64 `json:"cost_usd"`
+	InputTokens int64   `json:"input_tokens"`
+
+	// Key The model, persona, topic or UTC day (YYYY-MM-DD).
+	Key               string      `json:"key"`
+	LatencyMs         LatencyBody `json:"latency_ms"`
+	OutputTokens      int64       `json:"output_tokens"`
+	TotalInteractions int64       `json:"total_interactions"`
 }
 
 // UserBody defines model for UserBody.
@@ -1591,6 +1823,42 @@ type GetDailyCountsParams struct {
 	Answerid *[]string `form:"answerid,omitempty" json:"answerid,omitempty"`
 }
 
+// GetFeedbackParams defines parameters for GetFeedback.
+type GetFeedbackParams struct {
+	// Catname Name of the CAT; it must exist in the configuration.
+	Catname string `form:"catname" json:"catname"`
+
+	// StartDate Inclusive lower bound, a UTC day YYYY-MM-DD.
+	StartDate *string `form:"startDate,omitempty" json:"startDate,omitempty"`
+
+	// EndDate Exclusive upper bound, a UTC day YYYY-MM-DD.
+	EndDate *string `form:"endDate,omitempty" json:"endDate,omitempty"`
+
+	// Model Keep interactions of these models (repeat the parameter for several).
+	Model *[]string `form:"model,omitempty" json:"model,omitempty"`
+
+	// Persona Keep interactions of these personas.
+	Persona *[]string `form:"persona,omitempty" json:"persona,omitempty"`
+
+	// Topic Keep interactions of these topics.
+	Topic *[]string `form:"topic,omitempty" json:"topic,omitempty"`
+
+	// Questionid Keep interactions of these question ids.
+	Questionid *[]string `form:"questionid,omitempty" json:"questionid,omitempty"`
+
+	// Answerid Keep interactions of these answer ids.
+	Answerid *[]string `form:"answerid,omitempty" json:"answerid,omitempty"`
+
+	// GroupBy Also count per model, persona, topic or UTC day; absent: the total only.
+	GroupBy *GetFeedbackParamsGroupBy `form:"group_by,omitempty" json:"group_by,omitempty"`
+
+	// Limit Keep at most this many groups: the largest (ties by key), or for day the newest days, oldest first.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// GetFeedbackParamsGroupBy defines parameters for GetFeedback.
+type GetFeedbackParamsGroupBy string
+
 // ListInteractionsParams defines parameters for ListInteractions.
 type ListInteractionsParams struct {
 	// Catname Name of the CAT; it must exist in the configuration.
@@ -1740,6 +2008,87 @@ type GetQuestionsParams struct {
 	// Q Keep only the questions and answers whose text contains this, ignoring case; giving it (empty included) adds the totals to the response.
 	Q *string `form:"q,omitempty" json:"q,omitempty"`
 }
+
+// GetReviewParams defines parameters for GetReview.
+type GetReviewParams struct {
+	// Catname Name of the CAT; it must exist in the configuration.
+	Catname string `form:"catname" json:"catname"`
+
+	// StartDate Inclusive lower bound, a UTC day YYYY-MM-DD.
+	StartDate *string `form:"startDate,omitempty" json:"startDate,omitempty"`
+
+	// EndDate Exclusive upper bound, a UTC day YYYY-MM-DD.
+	EndDate *string `form:"endDate,omitempty" json:"endDate,omitempty"`
+
+	// Model Keep interactions of these models (repeat the parameter for several).
+	Model *[]string `form:"model,omitempty" json:"model,omitempty"`
+
+	// Persona Keep interactions of these personas.
+	Persona *[]string `form:"persona,omitempty" json:"persona,omitempty"`
+
+	// Topic Keep interactions of these topics.
+	Topic *[]string `form:"topic,omitempty" json:"topic,omitempty"`
+
+	// Questionid Keep interactions of these question ids.
+	Questionid *[]string `form:"questionid,omitempty" json:"questionid,omitempty"`
+
+	// Answerid Keep interactions of these answer ids.
+	Answerid *[]string `form:"answerid,omitempty" json:"answerid,omitempty"`
+
+	// Kind down: the answers rated down; unanswered: the questions answered with the CAT's default answer (cat.legacy.default_answer).
+	Kind GetReviewParamsKind `form:"kind" json:"kind"`
+
+	// Cursor Continue after the page that returned this next_cursor; absent starts with the newest.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size (ignored with format=jsonl).
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Format json: one page; jsonl: the whole queue, newest first, as a dataset in the import format.
+	Format *GetReviewParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// GetReviewParamsKind defines parameters for GetReview.
+type GetReviewParamsKind string
+
+// GetReviewParamsFormat defines parameters for GetReview.
+type GetReviewParamsFormat string
+
+// GetUsageParams defines parameters for GetUsage.
+type GetUsageParams struct {
+	// Catname Name of the CAT; it must exist in the configuration.
+	Catname string `form:"catname" json:"catname"`
+
+	// StartDate Inclusive lower bound, a UTC day YYYY-MM-DD.
+	StartDate *string `form:"startDate,omitempty" json:"startDate,omitempty"`
+
+	// EndDate Exclusive upper bound, a UTC day YYYY-MM-DD.
+	EndDate *string `form:"endDate,omitempty" json:"endDate,omitempty"`
+
+	// Model Keep interactions of these models (repeat the parameter for several).
+	Model *[]string `form:"model,omitempty" json:"model,omitempty"`
+
+	// Persona Keep interactions of these personas.
+	Persona *[]string `form:"persona,omitempty" json:"persona,omitempty"`
+
+	// Topic Keep interactions of these topics.
+	Topic *[]string `form:"topic,omitempty" json:"topic,omitempty"`
+
+	// Questionid Keep interactions of these question ids.
+	Questionid *[]string `form:"questionid,omitempty" json:"questionid,omitempty"`
+
+	// Answerid Keep interactions of these answer ids.
+	Answerid *[]string `form:"answerid,omitempty" json:"answerid,omitempty"`
+
+	// GroupBy Also count per model, persona, topic or UTC day; absent: the total only.
+	GroupBy *GetUsageParamsGroupBy `form:"group_by,omitempty" json:"group_by,omitempty"`
+
+	// Limit Keep at most this many groups: the largest (ties by key), or for day the newest days, oldest first.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// GetUsageParamsGroupBy defines parameters for GetUsage.
+type GetUsageParamsGroupBy string
 
 // AuthStartProviderAParams defines parameters for AuthStartProviderA.
 type AuthStartProviderAParams struct {
@@ -2177,6 +2526,13 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/analytics/daily_counts (the `GetDailyCounts` operationId).
 	GetDailyCounts(ctx context.Context, params *GetDailyCountsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetFeedback Ratings and satisfaction
+	//
+	// How the selection's answers were rated (every filter applied): up, down and satisfaction, in total and per group_by group.
+	//
+	// Corresponds with GET /api/v1/analytics/feedback (the `GetFeedback` operationId).
+	GetFeedback(ctx context.Context, params *GetFeedbackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetCats Configured CATs
 	//
 	// Every configured CAT for an admin token; without one, only the CATs whose analytics are public. A token that does not verify is refused.
@@ -2243,6 +2599,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/analytics/questions (the `GetQuestions` operationId).
 	GetQuestions(ctx context.Context, params *GetQuestionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetReview Review queue
+	//
+	// The answers rated down, or the questions left unanswered, newest first a page at a time; format=jsonl exports the whole queue in the import format. Admin token always required.
+	//
+	// Corresponds with GET /api/v1/analytics/review (the `GetReview` operationId).
+	GetReview(ctx context.Context, params *GetReviewParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetUsage Tokens, cost and latency
+	//
+	// What the selection's interactions took (every filter applied): tokens, cost and latency percentiles, in total and per group_by group.
+	//
+	// Corresponds with GET /api/v1/analytics/usage (the `GetUsage` operationId).
+	GetUsage(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AuthLogoutWithBody Log out
 	//
@@ -2726,6 +3096,23 @@ func (c *Client) GetDailyCounts(ctx context.Context, params *GetDailyCountsParam
 	return c.Client.Do(req)
 }
 
+// GetFeedback Ratings and satisfaction
+//
+// How the selection's answers were rated (every filter applied): up, down and satisfaction, in total and per group_by group.
+//
+// Corresponds with GET /api/v1/analytics/feedback (the `GetFeedback` operationId).
+func (c *Client) GetFeedback(ctx context.Context, params *GetFeedbackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetFeedbackRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetCats Configured CATs
 //
 // Every configured CAT for an admin token; without one, only the CATs whose analytics are public. A token that does not verify is refused.
@@ -2873,6 +3260,40 @@ func (c *Client) GetTotalInteractions(ctx context.Context, params *GetTotalInter
 // Corresponds with GET /api/v1/analytics/questions (the `GetQuestions` operationId).
 func (c *Client) GetQuestions(ctx context.Context, params *GetQuestionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetQuestionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReview Review queue
+//
+// The answers rated down, or the questions left unanswered, newest first a page at a time; format=jsonl exports the whole queue in the import format. Admin token always required.
+//
+// Corresponds with GET /api/v1/analytics/review (the `GetReview` operationId).
+func (c *Client) GetReview(ctx context.Context, params *GetReviewParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReviewRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetUsage Tokens, cost and latency
+//
+// What the selection's interactions took (every filter applied): tokens, cost and latency percentiles, in total and per group_by group.
+//
+// Corresponds with GET /api/v1/analytics/usage (the `GetUsage` operationId).
+func (c *Client) GetUsage(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUsageRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4593,6 +5014,164 @@ func NewGetDailyCountsRequest(server string, params *GetDailyCountsParams) (*htt
 	return req, nil
 }
 
+// NewGetFeedbackRequest constructs an http.Request for the GetFeedback method
+func NewGetFeedbackRequest(server string, params *GetFeedbackParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/analytics/feedback")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.StartDate != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "startDate", *params.StartDate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndDate != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "endDate", *params.EndDate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Model != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "model", *params.Model, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Persona != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "persona", *params.Persona, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Topic != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "topic", *params.Topic, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Questionid != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "questionid", *params.Questionid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Answerid != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "answerid", *params.Answerid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.GroupBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "group_by", *params.GroupBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetCatsRequest constructs an http.Request for the GetCats method
 func NewGetCatsRequest(server string) (*http.Request, error) {
 	var err error
@@ -5368,6 +5947,342 @@ func NewGetQuestionsRequest(server string, params *GetQuestionsParams) (*http.Re
 		if params.Q != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetReviewRequest constructs an http.Request for the GetReview method
+func NewGetReviewRequest(server string, params *GetReviewParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/analytics/review")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.StartDate != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "startDate", *params.StartDate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndDate != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "endDate", *params.EndDate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Model != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "model", *params.Model, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Persona != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "persona", *params.Persona, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Topic != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "topic", *params.Topic, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Questionid != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "questionid", *params.Questionid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Answerid != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "answerid", *params.Answerid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", false, "kind", params.Kind, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetUsageRequest constructs an http.Request for the GetUsage method
+func NewGetUsageRequest(server string, params *GetUsageParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/analytics/usage")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.StartDate != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "startDate", *params.StartDate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.EndDate != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "endDate", *params.EndDate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Model != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "model", *params.Model, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Persona != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "persona", *params.Persona, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Topic != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "topic", *params.Topic, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Questionid != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "questionid", *params.Questionid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Answerid != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "answerid", *params.Answerid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.GroupBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "group_by", *params.GroupBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7688,6 +8603,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/analytics/daily_counts (the `GetDailyCounts` operationId).
 	GetDailyCountsWithResponse(ctx context.Context, params *GetDailyCountsParams, reqEditors ...RequestEditorFn) (*GetDailyCountsResponse, error)
 
+	// GetFeedbackWithResponse Ratings and satisfaction
+	//
+	// How the selection's answers were rated (every filter applied): up, down and satisfaction, in total and per group_by group.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/analytics/feedback (the `GetFeedback` operationId).
+	GetFeedbackWithResponse(ctx context.Context, params *GetFeedbackParams, reqEditors ...RequestEditorFn) (*GetFeedbackResponse, error)
+
 	// GetCatsWithResponse Configured CATs
 	//
 	// Every configured CAT for an admin token; without one, only the CATs whose analytics are public. A token that does not verify is refused.
@@ -7768,6 +8692,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/analytics/questions (the `GetQuestions` operationId).
 	GetQuestionsWithResponse(ctx context.Context, params *GetQuestionsParams, reqEditors ...RequestEditorFn) (*GetQuestionsResponse, error)
+
+	// GetReviewWithResponse Review queue
+	//
+	// The answers rated down, or the questions left unanswered, newest first a page at a time; format=jsonl exports the whole queue in the import format. Admin token always required.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/analytics/review (the `GetReview` operationId).
+	GetReviewWithResponse(ctx context.Context, params *GetReviewParams, reqEditors ...RequestEditorFn) (*GetReviewResponse, error)
+
+	// GetUsageWithResponse Tokens, cost and latency
+	//
+	// What the selection's interactions took (every filter applied): tokens, cost and latency percentiles, in total and per group_by group.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/analytics/usage (the `GetUsage` operationId).
+	GetUsageWithResponse(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*GetUsageResponse, error)
 
 	// AuthLogoutWithBodyWithResponse Log out
 	//
@@ -8668,6 +9610,96 @@ func (r GetDailyCountsResponse) ContentType() string {
 	return ""
 }
 
+// GetFeedbackResponse401Headers the declared response headers of an HTTP 401 response for GetFeedback
+type GetFeedbackResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetFeedbackResponse503Headers the declared response headers of an HTTP 503 response for GetFeedback
+type GetFeedbackResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetFeedbackResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FeedbackBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetFeedbackResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetFeedbackResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetFeedbackResponse) GetJSON200() *FeedbackBody {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetFeedbackResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetFeedbackResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetFeedbackResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetFeedbackResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetFeedbackResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetFeedbackResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetFeedbackResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetFeedbackResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetFeedbackResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetCatsResponse401Headers the declared response headers of an HTTP 401 response for GetCats
 type GetCatsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -9399,6 +10431,194 @@ func (r GetQuestionsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetQuestionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetReviewResponse200Headers the declared response headers of an HTTP 200 response for GetReview
+type GetReviewResponse200Headers struct {
+	ContentDisposition *string
+	ContentType        *string
+}
+
+// GetReviewResponse401Headers the declared response headers of an HTTP 401 response for GetReview
+type GetReviewResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetReviewResponse503Headers the declared response headers of an HTTP 503 response for GetReview
+type GetReviewResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetReviewResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReviewBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetReviewResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetReviewResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetReviewResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReviewResponse) GetJSON200() *ReviewBody {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetReviewResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetReviewResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetReviewResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetReviewResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetReviewResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReviewResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReviewResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReviewResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReviewResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetUsageResponse401Headers the declared response headers of an HTTP 401 response for GetUsage
+type GetUsageResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetUsageResponse503Headers the declared response headers of an HTTP 503 response for GetUsage
+type GetUsageResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetUsageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *UsageBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetUsageResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetUsageResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUsageResponse) GetJSON200() *UsageBody {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetUsageResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetUsageResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetUsageResponse) GetJSON422() *ValidationError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetUsageResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetUsageResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUsageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUsageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUsageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUsageResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13610,6 +14830,21 @@ func (c *ClientWithResponses) GetDailyCountsWithResponse(ctx context.Context, pa
 	return ParseGetDailyCountsResponse(rsp)
 }
 
+// GetFeedbackWithResponse Ratings and satisfaction
+//
+// How the selection's answers were rated (every filter applied): up, down and satisfaction, in total and per group_by group.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/analytics/feedback (the `GetFeedback` operationId).
+func (c *ClientWithResponses) GetFeedbackWithResponse(ctx context.Context, params *GetFeedbackParams, reqEditors ...RequestEditorFn) (*GetFeedbackResponse, error) {
+	rsp, err := c.GetFeedback(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetFeedbackResponse(rsp)
+}
+
 // GetCatsWithResponse Configured CATs
 //
 // Every configured CAT for an admin token; without one, only the CATs whose analytics are public. A token that does not verify is refused.
@@ -13743,6 +14978,36 @@ func (c *ClientWithResponses) GetQuestionsWithResponse(ctx context.Context, para
 		return nil, err
 	}
 	return ParseGetQuestionsResponse(rsp)
+}
+
+// GetReviewWithResponse Review queue
+//
+// The answers rated down, or the questions left unanswered, newest first a page at a time; format=jsonl exports the whole queue in the import format. Admin token always required.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/analytics/review (the `GetReview` operationId).
+func (c *ClientWithResponses) GetReviewWithResponse(ctx context.Context, params *GetReviewParams, reqEditors ...RequestEditorFn) (*GetReviewResponse, error) {
+	rsp, err := c.GetReview(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReviewResponse(rsp)
+}
+
+// GetUsageWithResponse Tokens, cost and latency
+//
+// What the selection's interactions took (every filter applied): tokens, cost and latency percentiles, in total and per group_by group.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/analytics/usage (the `GetUsage` operationId).
+func (c *ClientWithResponses) GetUsageWithResponse(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*GetUsageResponse, error) {
+	rsp, err := c.GetUsage(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUsageResponse(rsp)
 }
 
 // AuthLogoutWithBodyWithResponse Log out
@@ -14913,6 +16178,90 @@ func ParseGetDailyCountsResponse(rsp *http.Response) (*GetDailyCountsResponse, e
 	return response, nil
 }
 
+// ParseGetFeedbackResponse parses an HTTP response from a GetFeedbackWithResponse call
+func ParseGetFeedbackResponse(rsp *http.Response) (*GetFeedbackResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetFeedbackResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FeedbackBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetFeedbackResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetFeedbackResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetCatsResponse parses an HTTP response from a GetCatsWithResponse call
 func ParseGetCatsResponse(rsp *http.Response) (*GetCatsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -15607,6 +16956,194 @@ func ParseGetQuestionsResponse(rsp *http.Response) (*GetQuestionsResponse, error
 		response.Headers401 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetQuestionsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReviewResponse parses an HTTP response from a GetReviewWithResponse call
+func ParseGetReviewResponse(rsp *http.Response) (*GetReviewResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReviewResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReviewBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (application/x-ndjson) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetReviewResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		if values := rsp.Header.Values("Content-Type"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Type", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentType = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetReviewResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetReviewResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetUsageResponse parses an HTTP response from a GetUsageWithResponse call
+func ParseGetUsageResponse(rsp *http.Response) (*GetUsageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUsageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest UsageBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetUsageResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetUsageResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

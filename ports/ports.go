@@ -5,7 +5,7 @@
 // Mocks for isolating core logic are generated into ports/mocks with moq.
 package ports
 
-//go:generate go tool moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog InteractionEraser RollupStore JobLock
+//go:generate go tool moq -rm -pkg mocks -out mocks/ports_moq.go . Clock CatDirectory InteractionLog InteractionEraser RollupStore JobLock UsageCounter FeedbackRecorder
 
 import (
 	"context"
@@ -63,6 +63,13 @@ type InteractionLog interface {
 	// again, it skips what the other stored.
 	Append(ctx context.Context, interactions iter.Seq2[analytics.Interaction, error]) (int, error)
 	Aggregator
+}
+
+// UsageCounter answers the usage and feedback of a selection, in total
+// and grouped (/usage, /feedback), from one state of the store, equal to
+// analytics.CountUsage, the reference. Groups come in no particular order.
+type UsageCounter interface {
+	CountUsage(ctx context.Context, q analytics.UsageQuery) (analytics.UsageCounts, error)
 }
 
 // FeedbackRecorder sets the feedback of one interaction of a CAT, named

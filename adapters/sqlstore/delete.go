@@ -332,7 +332,8 @@ func (s *Store) keepHighest(ctx context.Context, tx *sql.Tx, ids []int64) ([]int
 		return ids, nil
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE interactions SET cat = '', event_kind = '', question = '', answer = '',
-		topic = '', model = '', persona = '', question_id = '', answer_id = '', user_id = '', conversation_id = '', dims = NULL, interaction_id = NULL
+		topic = '', model = '', persona = '', question_id = '', answer_id = '', user_id = '', conversation_id = '', dims = NULL, interaction_id = NULL,
+		feedback_rating = 0, feedback_reason = '', feedback_comment = ''
 		WHERE id = ?`, highest); err != nil {
 		return nil, internal(err)
 	}

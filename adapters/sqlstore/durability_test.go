@@ -230,7 +230,7 @@ func TestUpgradeFromSchemaMigrations(t *testing.T) {
 				if version == 1 {
 					err = sqlstore.InsertVersion1(t.Context(), old, in)
 				} else {
-					_, err = old.Append(t.Context(), analytics.Each(in))
+					err = sqlstore.AppendLegacy(t.Context(), old, in)
 				}
 				if err != nil {
 					t.Fatalf("rows in the legacy schema: %v", err)

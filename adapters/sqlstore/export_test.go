@@ -169,3 +169,23 @@ func legacyMigrate(ctx context.Context, s *Store, component string, steps []Migr
 		return nil
 	})
 }
+
+// AppendLegacy appends to a store opened by OpenLegacy at a version
+// before the usage columns: the writer of today writes them, so they are
+// added for the append and dropped again, leaving the legacy schema.
+func AppendLegacy(ctx context.Context, s *Store, rows []analytics.Interaction) error {
+	for _, stmt := range usageColumns(s.dialect) {
+		if _, err := s.db.DB.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	if _, err := s.Append(ctx, analytics.Each(rows)); err != nil {
+		return err
+	}
+	for _, col := range usageRawColumns {
+		if _, err := s.db.DB.ExecContext(ctx, "ALTER TABLE interactions DROP COLUMN "+col); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -273,7 +273,7 @@ type streamSource struct {
 	pending codedBatch // received, for the next segment
 	done    bool       // the input has ended
 	err     error      // the context ended first
-	values  [14]any
+	values  [24]any    // rawColumns
 }
 
 func (s *streamSource) Next() bool {
@@ -316,7 +316,7 @@ func (s *streamSource) Values() ([]any, error) {
 	if d := s.cur.dims[s.row]; d != nil {
 		v[13] = d // else NULL, for rows never counted
 	}
-	return v[:], nil
+	return usageArgs(v[:14], *i), nil // in place: v has room for them
 }
 
 func (s *streamSource) Err() error { return s.err }

@@ -22,7 +22,7 @@ var _ ports.InteractionBrowser = (*Store)(nil)
 const microsPerDay = int64(24 * time.Hour / time.Microsecond)
 
 // listColumns are the raw columns a listing reads, in scan order.
-const listColumns = "id, occurred_at, question, answer, topic, model, persona, question_id, answer_id, user_id, conversation_id"
+const listColumns = "id, occurred_at, question, answer, topic, model, persona, question_id, answer_id, user_id, conversation_id, interaction_id" + usageListColumns
 
 // List returns a page of the selection's interactions, newest first, ties
 // broken by descending row id.
@@ -34,6 +34,7 @@ func (s *Store) List(ctx context.Context, sel analytics.Selection, page chatlog.
 	if !ok {
 		return chatlog.Listing{}, nil
 	}
+	q = reviewWhere(q, page.Review)
 	if !page.After.IsZero() {
 		at := s.browseTime(page.After.Time)
 		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
@@ -75,10 +76,14 @@ func (s *Store) scanEntry(rows *sql.Rows, cat string) (chatlog.Entry, error) {
 		timeDest = &at
 	}
 	i := &e.Interaction
-	if err := rows.Scan(&e.Seq, timeDest, &i.Question, &i.Answer, &i.Topic, &i.Model, &i.Persona,
-		&i.QuestionID, &i.AnswerID, &i.UserID, &i.ConversationID); err != nil {
+	var id sql.NullString
+	usage, finish := usageDests(i)
+	if err := rows.Scan(append([]any{&e.Seq, timeDest, &i.Question, &i.Answer, &i.Topic, &i.Model, &i.Persona,
+		&i.QuestionID, &i.AnswerID, &i.UserID, &i.ConversationID, &id}, usage...)...); err != nil {
 		return chatlog.Entry{}, err
 	}
+	i.InteractionID = id.String
+	finish()
 	if s.dialect == postgresDialect {
 		i.Time = at.UTC()
 	} else {

@@ -37,6 +37,7 @@ var analyticsMigrations = []Migration{
 	{Version: 5, Name: "interaction ids, unique per CAT", Statements: func(string) []string { return interactionIDs() }},
 	{Version: 6, Name: "feed order by writing transaction", Statements: func(d string) []string { return feedOrder(dialectNamed(d)) }},
 	{Version: 7, Name: "rollups counted from the code blocks", Statements: func(string) []string { return []string{`DROP TABLE rollup_cube`} }},
+	{Version: 8, Name: "usage and feedback of each interaction", Statements: func(d string) []string { return usageColumns(dialectNamed(d)) }},
 }
 
 // interactionIDs adds the optional interaction id, unique per CAT where

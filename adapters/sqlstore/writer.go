@@ -108,11 +108,12 @@ func (w *writer) write(batch []analytics.Interaction) error {
 	return nil
 }
 
-// rawColumns are the raw table's columns in insert order.
-var rawColumns = []string{
+// rawColumns are the raw table's columns in insert order, the usage and
+// feedback columns (usage.go) last.
+var rawColumns = append([]string{
 	"occurred_at", "cat", "event_kind", "question", "answer", "topic", "model",
 	"persona", "question_id", "answer_id", "user_id", "conversation_id", "interaction_id", "dims",
-}
+}, usageRawColumns...)
 
 // codeBatch numbers the dictionary entries of the batch's api rows (kept
 // per row in rowEntries), gives the new ones their database codes and
@@ -192,6 +193,7 @@ func (w *writer) appendRawArgs(args []any, batch []analytics.Interaction, dims [
 		}
 		args = append(args, w.dialect.timeArg(i.Time), i.Cat, i.EventKind, i.Question, i.Answer,
 			i.Topic, i.Model, i.Persona, i.QuestionID, i.AnswerID, i.UserID, i.ConversationID, interactionIDArg(i), d)
+		args = usageArgs(args, i)
 	}
 	return args
 }

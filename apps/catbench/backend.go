@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -251,7 +252,15 @@ func benchAnalytics(ctx context.Context, cfg config, client *client, ds dataset,
 					n = cfg.rawRequests
 				}
 				c := cell{route: rt.path, mix: m.name, limit: limit}
-				c.stats, err = client.drive(ctx, rt.path, m.params, limit, n, cfg.cellBudget)
+				params := m.params
+				if rt.groupBy != "" {
+					params = url.Values{"group_by": {rt.groupBy}}
+					for k, v := range m.params {
+						params[k] = v
+					}
+					c.mix += " by " + rt.groupBy
+				}
+				c.stats, err = client.drive(ctx, rt.path, params, limit, n, cfg.cellBudget)
 				if err != nil {
 					return fmt.Errorf("%s %s: %w", rt.path, m.name, err)
 				}

@@ -18,9 +18,10 @@ const prefix = "/api/v1/analytics"
 // route is one analytics route and how it is driven.
 type route struct {
 	path    string
-	raw     bool  // computed from the raw rows: fewer requests
-	filters bool  // takes the filter parameters
-	limits  []int // limit values to run; 0 is no limit
+	raw     bool   // computed from the raw rows: fewer requests
+	filters bool   // takes the filter parameters
+	limits  []int  // limit values to run; 0 is no limit
+	groupBy string // the group_by of /usage and /feedback
 }
 
 // dashboardLimit is the limit dashboards send.
@@ -35,6 +36,10 @@ var routes = []route{
 	{path: "/metrics/model_counts", limits: []int{0}},
 	{path: "/questions", limits: []int{dashboardLimit, 0}},
 	{path: "/answers", limits: []int{dashboardLimit, 0}},
+	// limit bounds the groups here; the dashboard's groupings.
+	{path: "/usage", filters: true, limits: []int{dashboardLimit}, groupBy: "model"},
+	{path: "/usage", filters: true, limits: []int{dashboardLimit}, groupBy: "day"},
+	{path: "/feedback", filters: true, limits: []int{dashboardLimit}, groupBy: "topic"},
 }
 
 // mix is one query mix of the issue.

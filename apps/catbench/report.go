@@ -115,6 +115,12 @@ func (r *report) markdown() string {
 	} else {
 		fmt.Fprintf(&b, "| /metrics/*, /questions, /answers p50, worst | ≤ %s | %s (%s) | %s |\n", ms(t.fastP50), ms(fp50), fwhere, verdict(fp50 <= t.fastP50))
 	}
+	up50, _, uwhere := r.worst(func(c cell) bool { return c.route == "/usage" || c.route == "/feedback" })
+	if uwhere == "" {
+		fmt.Fprintf(&b, "| /usage and /feedback p50, worst mix, 100 groups | ≤ %s | not measured in this run | |\n", ms(t.warehouseP50))
+	} else {
+		fmt.Fprintf(&b, "| /usage and /feedback p50, worst mix, 100 groups | ≤ %s | %s (%s) | %s |\n", ms(t.warehouseP50), ms(up50), uwhere, verdict(up50 <= t.warehouseP50))
+	}
 	if r.importTime > 0 {
 		fmt.Fprintf(&b, "| import | ≥ 100000 lines/s | %.0f lines/s (%s) | %s |\n", rate, r.importTime.Round(time.Millisecond), verdict(rate >= 100_000))
 		if r.importRSS > 0 {

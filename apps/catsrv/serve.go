@@ -223,6 +223,7 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		Ready:        store.Ping,
 		Logger:       logger,
 		Browser:      store,
+		Usage:        store,
 		Ingest:       ingestLog,
 		IngestLimits: analyticsapi.IngestLimits{MaxBytes: cfg.IngestMaxBytes, MaxLines: cfg.IngestMaxLines},
 		WholeLists:   cfg.RawWholeLists,

@@ -3,7 +3,10 @@
 // JSON object a line with the fields time (RFC 3339), cat, event_kind,
 // question, answer, topic, model, persona (all required) and question_id,
 // answer_id, user_id, conversation_id and interaction_id (optional; a log
-// stores one interaction per CAT and interaction_id). Unknown fields are
+// stores one interaction per CAT and interaction_id), the usage
+// input_tokens and output_tokens (integers), latency_ms, first_token_ms
+// and cost_usd (numbers), all >= 0 and optional, and feedback (optional,
+// {"rating": "up"|"down", "reason"?, "comment"?}). Unknown fields are
 // ignored, blank lines skipped.
 package jsonl
 
@@ -14,6 +17,7 @@ import (
 	"errors"
 	"io"
 	"iter"
+	"reflect"
 	"time"
 
 	"github.com/catsrv/catsrv/core/analytics"
@@ -53,6 +57,21 @@ type record struct {
 	UserID         string `json:"user_id"`
 	ConversationID string `json:"conversation_id"`
 	InteractionID  string `json:"interaction_id"`
+	// Usage and feedback, absent from most lines: the fast path leaves
+	// lines with them to encoding/json.
+	InputTokens  *int64        `json:"input_tokens"`
+	OutputTokens *int64        `json:"output_tokens"`
+	LatencyMS    *float64      `json:"latency_ms"`
+	FirstTokenMS *float64      `json:"first_token_ms"`
+	CostUSD      *float64      `json:"cost_usd"`
+	Feedback     *feedbackJSON `json:"feedback"`
+}
+
+// feedbackJSON is the wire form of an interaction's feedback.
+type feedbackJSON struct {
+	Rating  string `json:"rating"`
+	Reason  string `json:"reason,omitempty"`
+	Comment string `json:"comment,omitempty"`
 }
 
 // Decode yields every non-blank line of r, valid or not, streaming: memory
@@ -141,6 +160,16 @@ func (ld *lineDecoder) interaction() (analytics.Interaction, error) {
 		QuestionID: rec.QuestionID, AnswerID: rec.AnswerID,
 		UserID: rec.UserID, ConversationID: rec.ConversationID,
 		InteractionID: rec.InteractionID,
+		Usage: analytics.Usage{
+			InputTokens: deref(rec.InputTokens), OutputTokens: deref(rec.OutputTokens),
+			CostUSD: deref(rec.CostUSD), LatencyMS: rec.LatencyMS, FirstTokenMS: rec.FirstTokenMS,
+		},
+	}
+	if f := rec.Feedback; f != nil {
+		if f.Rating == "" {
+			return analytics.Interaction{}, errs.New(errs.KindInvalid, "missing field: feedback.rating")
+		}
+		i.Feedback = analytics.Feedback{Rating: f.Rating, Reason: f.Reason, Comment: f.Comment}
 	}
 	if err := i.Validate(); err != nil {
 		return analytics.Interaction{}, err
@@ -159,9 +188,26 @@ func jsonError(err error) error {
 		if typ.Field == "" {
 			return errs.New(errs.KindInvalid, "bad JSON: want an object, got %s", typ.Value)
 		}
-		return errs.New(errs.KindInvalid, "field %s: want a string, got %s", typ.Field, typ.Value)
+		want := "a string"
+		switch typ.Type.Kind() {
+		case reflect.Int64:
+			want = "an integer"
+		case reflect.Float64:
+			want = "a number"
+		case reflect.Struct:
+			want = "an object"
+		}
+		return errs.New(errs.KindInvalid, "field %s: want %s, got %s", typ.Field, want, typ.Value)
 	}
 	return errs.New(errs.KindInvalid, "bad JSON: %v", err)
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 // clip shortens a value quoted back in an error message.

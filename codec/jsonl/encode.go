@@ -2,6 +2,7 @@ package jsonl
 
 import (
 	"io"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -49,7 +50,54 @@ func AppendLine(dst []byte, i analytics.Interaction) []byte {
 			dst = appendField(dst, f.name, f.value)
 		}
 	}
-	return append(dst, '}', '\n')
+	return append(appendUsage(dst, i), '}', '\n')
+}
+
+// appendUsage appends the usage and feedback fields that are set: token
+// counts and cost when not 0, times when measured, feedback when rated.
+func appendUsage(dst []byte, i analytics.Interaction) []byte {
+	u := i.Usage
+	for _, f := range [...]struct {
+		name string
+		n    int64
+	}{{"input_tokens", u.InputTokens}, {"output_tokens", u.OutputTokens}} {
+		if f.n != 0 {
+			dst = append(dst, ',', '"')
+			dst = append(dst, f.name...)
+			dst = append(dst, '"', ':')
+			dst = strconv.AppendInt(dst, f.n, 10)
+		}
+	}
+	for _, f := range [...]struct {
+		name string
+		v    *float64
+	}{{"latency_ms", u.LatencyMS}, {"first_token_ms", u.FirstTokenMS}, {"cost_usd", costOf(u)}} {
+		if f.v != nil {
+			dst = append(dst, ',', '"')
+			dst = append(dst, f.name...)
+			dst = append(dst, '"', ':')
+			dst = strconv.AppendFloat(dst, *f.v, 'g', -1, 64)
+		}
+	}
+	if fb := i.Feedback; !fb.IsZero() {
+		dst = append(dst, `,"feedback":{"rating":`...)
+		dst = appendString(dst, fb.Rating)
+		if fb.Reason != "" {
+			dst = appendField(dst, "reason", fb.Reason)
+		}
+		if fb.Comment != "" {
+			dst = appendField(dst, "comment", fb.Comment)
+		}
+		dst = append(dst, '}')
+	}
+	return dst
+}
+
+func costOf(u analytics.Usage) *float64 {
+	if u.CostUSD == 0 {
+		return nil
+	}
+	return &u.CostUSD
 }
 
 func appendField(dst []byte, name, value string) []byte {

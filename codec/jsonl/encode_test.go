@@ -54,7 +54,39 @@ func randomInteraction(r *rand.Rand) analytics.Interaction {
 		AnswerID:       randomText(r, false),
 		UserID:         randomText(r, false),
 		ConversationID: randomText(r, false),
+		Usage:          randomUsage(r),
+		Feedback:       randomFeedback(r),
 	}
+}
+
+// randomUsage returns a usage with each field set or not.
+func randomUsage(r *rand.Rand) analytics.Usage {
+	var u analytics.Usage
+	if r.IntN(2) == 0 {
+		u.InputTokens, u.OutputTokens = r.Int64N(1<<40), r.Int64N(5000)
+	}
+	if r.IntN(2) == 0 {
+		u.CostUSD = r.Float64() * 3
+	}
+	if r.IntN(2) == 0 {
+		u.LatencyMS = analytics.MS(r.Float64() * 1e5)
+	}
+	if r.IntN(3) == 0 {
+		u.FirstTokenMS = analytics.MS(float64(r.IntN(900)))
+	}
+	return u
+}
+
+// randomFeedback returns no feedback, or a rating with or without a
+// reason and a comment.
+func randomFeedback(r *rand.Rand) analytics.Feedback {
+	switch r.IntN(4) {
+	case 0:
+		return analytics.Feedback{}
+	case 1:
+		return analytics.Feedback{Rating: analytics.RatingUp}
+	}
+	return analytics.Feedback{Rating: analytics.RatingDown, Reason: randomText(r, false), Comment: randomText(r, false)}
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -83,9 +115,7 @@ func TestRoundTrip(t *testing.T) {
 		if !l.Interaction.Time.Equal(w.Time) || l.Interaction.Time.Location() != time.UTC {
 			t.Errorf("line %d: time %v, want %v in UTC", l.No, l.Interaction.Time, w.Time)
 		}
-		got := l.Interaction
-		got.Time, w.Time = time.Time{}, time.Time{}
-		if got != w {
+		if got := l.Interaction; !got.Equal(w) {
 			t.Errorf("line %d:\n got %+v\nwant %+v", l.No, got, w)
 		}
 		k++
@@ -102,9 +132,18 @@ func TestEncodeIsJSON(t *testing.T) {
 	for range 500 {
 		i := randomInteraction(r)
 		line := jsonl.AppendLine(nil, i)
-		var m map[string]string
-		if err := json.Unmarshal(line, &m); err != nil {
+		var raw map[string]any
+		if err := json.Unmarshal(line, &raw); err != nil {
 			t.Fatalf("%s: %v", line, err)
+		}
+		m := map[string]string{}
+		for k, v := range raw {
+			if s, ok := v.(string); ok {
+				m[k] = s
+			}
+		}
+		if fb, ok := raw["feedback"].(map[string]any); ok && (fb["rating"] != i.Feedback.Rating || (fb["reason"] != nil && fb["reason"] != i.Feedback.Reason)) {
+			t.Errorf("feedback = %v, want %+v", fb, i.Feedback)
 		}
 		for name, value := range map[string]string{
 			"cat": i.Cat, "question": i.Question, "answer": i.Answer, "question_id": i.QuestionID, "conversation_id": i.ConversationID,

@@ -1,14 +1,15 @@
 package jsonl
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
 // decodeFast reads the shape nearly every line has, one flat object whose
 // values are all strings, without encoding/json's reflection and double
-// scan (about three times faster). It gives up, returning false, on
-// anything else: numbers, null, nested values, \u escapes, invalid UTF-8,
+// scan (about three times faster), and the numbers of the usage fields.
+// It gives up, returning false, on anything else: other numbers, null, nested values, \u escapes, invalid UTF-8,
 // keys that differ from a field name only in case, any syntax error. The
 // caller then falls back to encoding/json, which decides and words the
 // error. So it never accepts a line encoding/json would refuse or read
@@ -28,8 +29,8 @@ func decodeFast(b []byte, rec *record, scratch *[]byte) bool {
 		if !ok || escaped {
 			return false
 		}
-		field := rec.field(key)
-		if field == nil && foldsToField(key) {
+		field, numeric := rec.field(key), rec.number(key)
+		if field == nil && !numeric && foldsToField(key) {
 			return false
 		}
 		i = skipSpace(b, next)
@@ -37,12 +38,18 @@ func decodeFast(b []byte, rec *record, scratch *[]byte) bool {
 			return false
 		}
 		i = skipSpace(b, i+1)
-		value, next, _, ok := scanString(b, i, scratch)
-		if !ok {
-			return false
-		}
-		if field != nil {
-			*field = string(value)
+		if numeric {
+			if next, ok = rec.setNumber(key, b, i); !ok {
+				return false
+			}
+		} else {
+			var value []byte
+			if value, next, _, ok = scanString(b, i, scratch); !ok {
+				return false
+			}
+			if field != nil {
+				*field = string(value)
+			}
 		}
 		i = skipSpace(b, next)
 		if i >= len(b) {
@@ -93,8 +100,103 @@ func (rec *record) field(key []byte) *string {
 	return nil
 }
 
+// number reports whether key names a numeric field.
+func (rec *record) number(key []byte) bool {
+	switch string(key) {
+	case "input_tokens", "output_tokens", "latency_ms", "first_token_ms", "cost_usd":
+		return true
+	}
+	return false
+}
+
+// setNumber reads the JSON number at b[i] into the numeric field key
+// names and returns the index after it; false for anything else (null,
+// a string, an integer field's fraction or exponent, a value out of
+// range), which encoding/json decides.
+func (rec *record) setNumber(key []byte, b []byte, i int) (int, bool) {
+	end, integer := scanNumber(b, i)
+	if end < 0 {
+		return 0, false
+	}
+	text := string(b[i:end])
+	switch string(key) {
+	case "input_tokens", "output_tokens":
+		if !integer {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		if string(key) == "input_tokens" {
+			rec.InputTokens = &n
+		} else {
+			rec.OutputTokens = &n
+		}
+	default:
+		v, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			return 0, false
+		}
+		switch string(key) {
+		case "latency_ms":
+			rec.LatencyMS = &v
+		case "first_token_ms":
+			rec.FirstTokenMS = &v
+		default:
+			rec.CostUSD = &v
+		}
+	}
+	return end, true
+}
+
+// scanNumber returns the end of the JSON number at b[i] (-1 if there is
+// none) and whether it is an integer (no fraction, no exponent).
+func scanNumber(b []byte, i int) (end int, integer bool) {
+	digits := func(j int) int {
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		return j
+	}
+	j := i
+	if j < len(b) && b[j] == '-' {
+		j++
+	}
+	switch {
+	case j < len(b) && b[j] == '0':
+		j++
+	case j < len(b) && b[j] >= '1' && b[j] <= '9':
+		j = digits(j)
+	default:
+		return -1, false
+	}
+	integer = true
+	if j < len(b) && b[j] == '.' {
+		k := digits(j + 1)
+		if k == j+1 {
+			return -1, false
+		}
+		j, integer = k, false
+	}
+	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
+		j++
+		if j < len(b) && (b[j] == '+' || b[j] == '-') {
+			j++
+		}
+		k := digits(j)
+		if k == j {
+			return -1, false
+		}
+		j, integer = k, false
+	}
+	return j, integer
+}
+
 var fieldNames = []string{"time", "cat", "event_kind", "question", "answer", "topic", "model", "persona",
-	"question_id", "answer_id", "user_id", "conversation_id", "interaction_id"}
+	"question_id", "answer_id", "user_id", "conversation_id", "interaction_id",
+	// Numbers, read by setNumber; feedback, an object, goes to encoding/json.
+	"input_tokens", "output_tokens", "latency_ms", "first_token_ms", "cost_usd", "feedback"}
 
 // foldsToField reports whether encoding/json might match key to a field
 // although it is not spelt exactly like one: it matches names ignoring case

@@ -3,6 +3,7 @@ package jsonl
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 )
 
@@ -18,7 +19,7 @@ func agreesWithEncodingJSON(t *testing.T, b []byte) {
 	if err := json.Unmarshal(b, &std); err != nil {
 		t.Fatalf("fast path accepted %q, encoding/json says %v", b, err)
 	}
-	if fast != std {
+	if !reflect.DeepEqual(fast, std) {
 		t.Fatalf("fast path read %q as\n%+v\nencoding/json as\n%+v", b, fast, std)
 	}
 }
@@ -31,12 +32,16 @@ var fastPathSeeds = []string{
 	`{"question":"a","question":"b"}`, `{"question":null}`, `{"question":1}`, `{"x":{"question":"y"}}`, `{"x":[1]}`,
 	`{"question":"a",}`, `{"question" "a"}`, `{"question":"a"`, `{"question":"a"}x`, `{"question":"a"}}`,
 	`{"question":"a` + "\x01" + `"}`, `{"question":"a` + "\xff" + `"}`, `{"question":"\x"}`, `{"q\"uestion":"a"}`,
+	`{"input_tokens":12,"output_tokens":0,"latency_ms":12.5,"first_token_ms":1e2,"cost_usd":-0.0}`,
+	`{"input_tokens":1.0}`, `{"input_tokens":1e2}`, `{"input_tokens":-0}`, `{"input_tokens":01}`, `{"input_tokens":99999999999999999999}`,
+	`{"latency_ms":1e400}`, `{"latency_ms":.5}`, `{"latency_ms":1.}`, `{"latency_ms":-}`, `{"cost_usd":"1"}`, `{"cost_usd":null}`,
+	`{"latency_ms":1,"latency_ms":2}`, `{"Latency_ms":3}`, `{"feedback":{"rating":"up"}}`, `{"latency_ms":1E+2}`,
 	`["question"]`, `"question"`, `null`, ``, `{"question":"a\`, `{"question":"\u12"}`, `{"question":"\ud800"}`,
 }
 
 func TestFastPathAgreesWithEncodingJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	mutations := []byte("{}[]\":,\\ ntu0aAQ\x00\x01\x7f\xff\xc3\xa9/")
+	mutations := []byte("{}[]\":,\\ ntu0aAQ\x00\x01\x7f\xff\xc3\xa9/19.eE+-")
 	for _, seed := range fastPathSeeds {
 		agreesWithEncodingJSON(t, []byte(seed))
 		for range 3000 {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/catsrv/catsrv/codec/jsonl"
@@ -24,6 +23,10 @@ func FuzzDecode(f *testing.F) {
 		with("topic", `"\ud800"`), with("time", `"2025-13-01T10:00:00Z"`), with("time", `"`+strings.Repeat("é", 30)+`"`),
 		with("time", `1`), with("cat", `null`), with("model", `{"a":1}`), with("persona", `"   "`),
 		with("Question", `"other"`), with("conversation_id", `"c\u0000"`),
+		with("input_tokens", `12`) + "", with("output_tokens", `-1`), with("input_tokens", `1.5`), with("input_tokens", `"7"`),
+		with("latency_ms", `1e400`), with("latency_ms", `-0.0`), with("first_token_ms", `null`), with("cost_usd", `0.000125`),
+		with("feedback", `{"rating":"up","reason":"helpful"}`), with("feedback", `{"rating":"sideways"}`),
+		with("feedback", `{"reason":"x"}`), with("feedback", `"up"`), with("Feedback", `{"rating":"down","comment":"\u00e9"}`),
 		`{}`, `[]`, `null`, `"x"`, `{"time":`, "\x00", "\n\n\n", validLine[:40], strings.Repeat("{", 100),
 	} {
 		f.Add([]byte(s))
@@ -64,6 +67,5 @@ func same(a, b analytics.Interaction) bool {
 	if !a.Time.Equal(b.Time) {
 		return false
 	}
-	a.Time, b.Time = time.Time{}, time.Time{}
-	return a == b
+	return a.Equal(b)
 }

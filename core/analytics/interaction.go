@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"iter"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -70,6 +71,103 @@ const (
 // MaxFeedbackCommentChars bounds a feedback comment, in characters.
 const MaxFeedbackCommentChars = 2000
 
+// MaxFeedbackReasonChars bounds a feedback reason, in characters: a
+// reason is a short label (one of the CAT's cat.feedback.reasons).
+const MaxFeedbackReasonChars = 100
+
+// MaxTokens bounds a token count: beyond 2^53 a count no longer survives
+// a JSON number.
+const MaxTokens = 1 << 53
+
+// IsZero reports whether the feedback is empty (no rating).
+func (f Feedback) IsZero() bool { return f == Feedback{} }
+
+// Validate checks a feedback: a rating of up or down (or everything
+// empty), a reason and a comment within their bounds, as storable text.
+func (f Feedback) Validate() error {
+	if f.IsZero() {
+		return nil
+	}
+	if f.Rating != RatingUp && f.Rating != RatingDown {
+		return errs.New(errs.KindInvalid, "field feedback.rating: %q is not up or down", clipText(f.Rating))
+	}
+	if err := CheckText("feedback.reason", f.Reason); err != nil {
+		return err
+	}
+	if err := CheckText("feedback.comment", f.Comment); err != nil {
+		return err
+	}
+	if n := utf8.RuneCountInString(f.Reason); n > MaxFeedbackReasonChars {
+		return errs.New(errs.KindInvalid, "field feedback.reason is longer than %d characters", MaxFeedbackReasonChars)
+	}
+	if n := utf8.RuneCountInString(f.Comment); n > MaxFeedbackCommentChars {
+		return errs.New(errs.KindInvalid, "field feedback.comment is longer than %d characters", MaxFeedbackCommentChars)
+	}
+	return nil
+}
+
+// Validate checks a usage: token counts between 0 and MaxTokens, times
+// and cost finite and not negative.
+func (u Usage) Validate() error {
+	for _, f := range [...]struct {
+		name string
+		n    int64
+	}{{"input_tokens", u.InputTokens}, {"output_tokens", u.OutputTokens}} {
+		if f.n < 0 || f.n > MaxTokens {
+			return errs.New(errs.KindInvalid, "field %s: %d is not between 0 and %d", f.name, f.n, int64(MaxTokens))
+		}
+	}
+	if !nonNegative(u.CostUSD) {
+		return errs.New(errs.KindInvalid, "field cost_usd: %v is not a number >= 0", u.CostUSD)
+	}
+	for _, f := range [...]struct {
+		name string
+		v    *float64
+	}{{"latency_ms", u.LatencyMS}, {"first_token_ms", u.FirstTokenMS}} {
+		if f.v != nil && !nonNegative(*f.v) {
+			return errs.New(errs.KindInvalid, "field %s: %v is not a number >= 0", f.name, *f.v)
+		}
+	}
+	return nil
+}
+
+// nonNegative reports whether v is a finite number >= 0.
+func nonNegative(v float64) bool { return v >= 0 && !math.IsInf(v, 1) }
+
+// Equal reports whether two usages are equal, their times by value.
+func (u Usage) Equal(o Usage) bool {
+	return u.InputTokens == o.InputTokens && u.OutputTokens == o.OutputTokens && u.CostUSD == o.CostUSD &&
+		sameMS(u.LatencyMS, o.LatencyMS) && sameMS(u.FirstTokenMS, o.FirstTokenMS)
+}
+
+func sameMS(a, b *float64) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// MS returns a pointer to a time in milliseconds, for Usage.
+func MS(v float64) *float64 { return &v }
+
+// Equal reports whether two interactions are equal: every field, the
+// times as instants and the usage by value (Usage.Equal).
+func (i Interaction) Equal(o Interaction) bool {
+	if !i.Time.Equal(o.Time) || !i.Usage.Equal(o.Usage) {
+		return false
+	}
+	i.Time, o.Time = time.Time{}, time.Time{}
+	i.Usage, o.Usage = Usage{}, Usage{}
+	return i == o
+}
+
+func clipText(s string) string {
+	if len(s) > 40 {
+		return strings.ToValidUTF8(s[:40], "") + "..."
+	}
+	return s
+}
+
 // Feedback is a person's rating of an answer. Rating is RatingUp,
 // RatingDown or empty (no feedback); Reason is one of the CAT's
 // cat.feedback.reasons or empty.
@@ -92,6 +190,13 @@ func (i Interaction) Normalize() Interaction {
 	}
 	if i.AnswerID == "" {
 		i.AnswerID = DeriveAnswerID(i.Answer)
+	}
+	// A store keeps its own copy of the times, not the writer's.
+	if p := i.Usage.LatencyMS; p != nil {
+		i.Usage.LatencyMS = MS(*p)
+	}
+	if p := i.Usage.FirstTokenMS; p != nil {
+		i.Usage.FirstTokenMS = MS(*p)
 	}
 	return i
 }
@@ -138,7 +243,10 @@ func (i Interaction) Validate() error {
 	if len(i.InteractionID) > MaxInteractionIDBytes {
 		return errs.New(errs.KindInvalid, "field interaction_id is longer than %d bytes", MaxInteractionIDBytes)
 	}
-	return nil
+	if err := i.Usage.Validate(); err != nil {
+		return err
+	}
+	return i.Feedback.Validate()
 }
 
 // CheckText rejects text that no back end can store faithfully: invalid

@@ -52,6 +52,9 @@ type Chat struct {
 	// budgets (feedback.go).
 	Feedback Feedback `config:"feedback" json:"feedback"`
 	Budget   Budget   `config:"budget" json:"budget"`
+	// Pricing holds cat.pricing.<model>.*, by model (pricing.go): the
+	// cost of an interaction that comes without one.
+	Pricing map[string]Price `config:"pricing" json:"pricing,omitempty"`
 }
 
 // Agent holds the cat.agent.* keys. An empty BaseURL leaves the agent mode
@@ -303,6 +306,9 @@ func (c Chat) validate() error {
 		return err
 	}
 	if err := c.Budget.validate(); err != nil {
+		return err
+	}
+	if err := c.validatePricing(); err != nil {
 		return err
 	}
 	for i, r := range c.Custom.Rules {

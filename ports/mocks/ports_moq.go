@@ -543,3 +543,159 @@ func (mock *JobLockMock) TryLockCalls() []struct {
 	mock.lockTryLock.RUnlock()
 	return calls
 }
+
+// Ensure, that UsageCounterMock does implement ports.UsageCounter.
+// If this is not the case, regenerate this file with moq.
+var _ ports.UsageCounter = &UsageCounterMock{}
+
+// UsageCounterMock is a mock implementation of ports.UsageCounter.
+//
+//	func TestSomethingThatUsesUsageCounter(t *testing.T) {
+//
+//		// make and configure a mocked ports.UsageCounter
+//		mockedUsageCounter := &UsageCounterMock{
+//			CountUsageFunc: func(ctx context.Context, q analytics.UsageQuery) (analytics.UsageCounts, error) {
+//				panic("mock out the CountUsage method")
+//			},
+//		}
+//
+//		// use mockedUsageCounter in code that requires ports.UsageCounter
+//		// and then make assertions.
+//
+//	}
+type UsageCounterMock struct {
+	// CountUsageFunc mocks the CountUsage method.
+	CountUsageFunc func(ctx context.Context, q analytics.UsageQuery) (analytics.UsageCounts, error)
+
+	// calls tracks calls to the methods.
+	calls struct {
+		// CountUsage holds details about calls to the CountUsage method.
+		CountUsage []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// Q is the q argument value.
+			Q analytics.UsageQuery
+		}
+	}
+	lockCountUsage sync.RWMutex
+}
+
+// CountUsage calls CountUsageFunc.
+func (mock *UsageCounterMock) CountUsage(ctx context.Context, q analytics.UsageQuery) (analytics.UsageCounts, error) {
+	if mock.CountUsageFunc == nil {
+		panic("UsageCounterMock.CountUsageFunc: method is nil but UsageCounter.CountUsage was just called")
+	}
+	callInfo := struct {
+		Ctx context.Context
+		Q   analytics.UsageQuery
+	}{
+		Ctx: ctx,
+		Q:   q,
+	}
+	mock.lockCountUsage.Lock()
+	mock.calls.CountUsage = append(mock.calls.CountUsage, callInfo)
+	mock.lockCountUsage.Unlock()
+	return mock.CountUsageFunc(ctx, q)
+}
+
+// CountUsageCalls gets all the calls that were made to CountUsage.
+// Check the length with:
+//
+//	len(mockedUsageCounter.CountUsageCalls())
+func (mock *UsageCounterMock) CountUsageCalls() []struct {
+	Ctx context.Context
+	Q   analytics.UsageQuery
+} {
+	var calls []struct {
+		Ctx context.Context
+		Q   analytics.UsageQuery
+	}
+	mock.lockCountUsage.RLock()
+	calls = mock.calls.CountUsage
+	mock.lockCountUsage.RUnlock()
+	return calls
+}
+
+// Ensure, that FeedbackRecorderMock does implement ports.FeedbackRecorder.
+// If this is not the case, regenerate this file with moq.
+var _ ports.FeedbackRecorder = &FeedbackRecorderMock{}
+
+// FeedbackRecorderMock is a mock implementation of ports.FeedbackRecorder.
+//
+//	func TestSomethingThatUsesFeedbackRecorder(t *testing.T) {
+//
+//		// make and configure a mocked ports.FeedbackRecorder
+//		mockedFeedbackRecorder := &FeedbackRecorderMock{
+//			SetFeedbackFunc: func(ctx context.Context, cat string, interactionID string, f analytics.Feedback) error {
+//				panic("mock out the SetFeedback method")
+//			},
+//		}
+//
+//		// use mockedFeedbackRecorder in code that requires ports.FeedbackRecorder
+//		// and then make assertions.
+//
+//	}
+type FeedbackRecorderMock struct {
+	// SetFeedbackFunc mocks the SetFeedback method.
+	SetFeedbackFunc func(ctx context.Context, cat string, interactionID string, f analytics.Feedback) error
+
+	// calls tracks calls to the methods.
+	calls struct {
+		// SetFeedback holds details about calls to the SetFeedback method.
+		SetFeedback []struct {
+			// Ctx is the ctx argument value.
+			Ctx context.Context
+			// Cat is the cat argument value.
+			Cat string
+			// InteractionID is the interactionID argument value.
+			InteractionID string
+			// F is the f argument value.
+			F analytics.Feedback
+		}
+	}
+	lockSetFeedback sync.RWMutex
+}
+
+// SetFeedback calls SetFeedbackFunc.
+func (mock *FeedbackRecorderMock) SetFeedback(ctx context.Context, cat string, interactionID string, f analytics.Feedback) error {
+	if mock.SetFeedbackFunc == nil {
+		panic("FeedbackRecorderMock.SetFeedbackFunc: method is nil but FeedbackRecorder.SetFeedback was just called")
+	}
+	callInfo := struct {
+		Ctx           context.Context
+		Cat           string
+		InteractionID string
+		F             analytics.Feedback
+	}{
+		Ctx:           ctx,
+		Cat:           cat,
+		InteractionID: interactionID,
+		F:             f,
+	}
+	mock.lockSetFeedback.Lock()
+	mock.calls.SetFeedback = append(mock.calls.SetFeedback, callInfo)
+	mock.lockSetFeedback.Unlock()
+	return mock.SetFeedbackFunc(ctx, cat, interactionID, f)
+}
+
+// SetFeedbackCalls gets all the calls that were made to SetFeedback.
+// Check the length with:
+//
+//	len(mockedFeedbackRecorder.SetFeedbackCalls())
+func (mock *FeedbackRecorderMock) SetFeedbackCalls() []struct {
+	Ctx           context.Context
+	Cat           string
+	InteractionID string
+	F             analytics.Feedback
+} {
+	var calls []struct {
+		Ctx           context.Context
+		Cat           string
+		InteractionID string
+		F             analytics.Feedback
+	}
+	mock.lockSetFeedback.RLock()
+	calls = mock.calls.SetFeedback
+	mock.lockSetFeedback.RUnlock()
+	return calls
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,6 +61,7 @@ func clone(c catconfig.Cat) catconfig.Cat {
 	c.Chat.Legacy.Models = slices.Clone(c.Chat.Legacy.Models)
 	c.Security.CORS.AllowedOrigins = slices.Clone(c.Security.CORS.AllowedOrigins)
 	c.Chat.Custom.Rules = slices.Clone(c.Chat.Custom.Rules)
+	c.Chat.Pricing = maps.Clone(c.Chat.Pricing)
 	return c
 }
 
@@ -137,6 +139,16 @@ func loadCat(name, path string, overrides []Override) (catconfig.Cat, error) {
 		return catconfig.Cat{}, errs.New(errs.KindInvalid, "%s: not a valid YAML mapping: %v", path, err)
 	}
 	merged := koanf.New(".")
+	prices := map[string]catconfig.Price{}
+	price := func(key string, v any) bool {
+		model, leaf, ok := catconfig.PricingKey(key)
+		if ok {
+			p := prices[model]
+			p.Set(leaf, v.(float64))
+			prices[model] = p
+		}
+		return ok
+	}
 	flat := raw.All()
 	keys := make([]string, 0, len(flat))
 	for k := range flat {
@@ -148,7 +160,7 @@ func loadCat(name, path string, overrides []Override) (catconfig.Cat, error) {
 		if err != nil {
 			return catconfig.Cat{}, errs.New(errs.KindInvalid, "%s: %v", path, err)
 		}
-		if value == nil {
+		if value == nil || price(key, value) {
 			continue
 		}
 		if err := merged.Set(key, value); err != nil {
@@ -157,6 +169,10 @@ func loadCat(name, path string, overrides []Override) (catconfig.Cat, error) {
 	}
 	setBy := map[string]string{}
 	for _, o := range overrides {
+		if price(o.Key, o.Value) {
+			setBy[o.Key] = o.Source
+			continue
+		}
 		if err := merged.Set(o.Key, o.Value); err != nil {
 			return catconfig.Cat{}, errs.Wrap(errs.KindInternal, err, "merging configuration")
 		}
@@ -171,6 +187,9 @@ func loadCat(name, path string, overrides []Override) (catconfig.Cat, error) {
 	}}
 	if err := merged.UnmarshalWithConf("", &cat, conf); err != nil {
 		return catconfig.Cat{}, errs.Wrap(errs.KindInternal, err, path+": decoding configuration")
+	}
+	if len(prices) > 0 {
+		cat.Chat.Pricing = prices
 	}
 	if err := cat.Validate(); err != nil {
 		msg := errs.PublicMessage(err, err.Error())
@@ -192,7 +211,8 @@ func checkFileKey(key string, v any) (any, error) {
 	}
 	kind, ok := KindOf(key)
 	if !ok {
-		if m, isMap := v.(map[string]any); sections[key] && (v == nil || isMap && len(m) == 0) {
+		pricing := key == "cat.pricing" || strings.HasPrefix(key, "cat.pricing.")
+		if m, isMap := v.(map[string]any); (sections[key] || pricing) && (v == nil || isMap && len(m) == 0) {
 			return nil, nil
 		}
 		if sections[key] {

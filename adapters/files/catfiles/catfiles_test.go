@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/catsrv/catsrv/adapters/files/catfiles"
@@ -130,5 +131,34 @@ func TestLoadValid(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPricing reads cat.pricing.<model>.* from a file, model names with
+// dots included, and refuses a negative price.
+func TestPricing(t *testing.T) {
+	dir := writeDir(t, map[string]string{"demo.yaml": "cat:\n  pricing:\n    gpt-4.1: {input_per_mtok: 2, output_per_mtok: 8.5}\n    small: {output_per_mtok: 0.5}\n    empty: {}\n"})
+	d, err := catfiles.Load(dir, []catfiles.Override{{Source: "X", Key: "cat.pricing.small.input_per_mtok", Value: 0.25}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := d.Cat(t.Context(), "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]catconfig.Price{"gpt-4.1": {InputPerMTok: 2, OutputPerMTok: 8.5}, "small": {InputPerMTok: 0.25, OutputPerMTok: 0.5}}
+	if !reflect.DeepEqual(c.Chat.Pricing, want) {
+		t.Fatalf("pricing = %+v, want %+v", c.Chat.Pricing, want)
+	}
+	if got := c.PriceOf("gpt-4.1").Cost(1_000_000, 2_000_000); got != 19 {
+		t.Fatalf("cost = %v, want 19", got)
+	}
+	bad := writeDir(t, map[string]string{"demo.yaml": "cat: {pricing: {m: {input_per_mtok: -1}}}"})
+	if _, err := catfiles.Load(bad, nil); err == nil || !strings.Contains(err.Error(), "cat.pricing.m.input_per_mtok") {
+		t.Fatalf("negative price: err = %v", err)
+	}
+	typo := writeDir(t, map[string]string{"demo.yaml": "cat: {pricing: {m: {input_per_tok: 1}}}"})
+	if _, err := catfiles.Load(typo, nil); err == nil || !strings.Contains(err.Error(), "unknown key cat.pricing.m.input_per_tok") {
+		t.Fatalf("misspelt leaf: err = %v", err)
 	}
 }

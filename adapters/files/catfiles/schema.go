@@ -37,6 +37,9 @@ func KindOf(key string) (Kind, bool) {
 	if _, ok := catconfig.GenericProviderKey(key); ok {
 		return KindBool, true
 	}
+	if _, _, ok := catconfig.PricingKey(key); ok {
+		return KindFloat, true
+	}
 	return 0, false
 }
 
@@ -79,6 +82,10 @@ func buildSchema(t reflect.Type, prefix string) map[string]Kind {
 			path = prefix + "." + tag
 		}
 		switch {
+		case f.Type.Kind() == reflect.Map:
+			// Keys of other names (cat.pricing.<model>.*, KindOf), read
+			// by loadCat: a model name may hold dots.
+			continue
 		case f.Type.Kind() == reflect.Struct:
 			for k, v := range buildSchema(f.Type, path) {
 				out[k] = v

@@ -48,13 +48,18 @@ func (s *Service) List(ctx context.Context, q analytics.Query, page chatlog.Page
 }
 
 // Export yields up to max of the query's interactions after the position,
-// newest first, reading the store a page at a time so that memory stays
-// bounded whatever the size of the log. It stops at the first error.
-func (s *Service) Export(ctx context.Context, q analytics.Query, after chatlog.Position, max int) iter.Seq2[chatlog.Entry, error] {
+// newest first, of the review queue when one is given, reading the store
+// a page at a time so that memory stays bounded whatever the size of the
+// log. It stops at the first error.
+func (s *Service) Export(ctx context.Context, q analytics.Query, after chatlog.Position, max int, review ...chatlog.Review) iter.Seq2[chatlog.Entry, error] {
+	var rv chatlog.Review
+	if len(review) > 0 {
+		rv = review[0]
+	}
 	return func(yield func(chatlog.Entry, error) bool) {
 		sent := 0
 		for sent < max {
-			l, err := s.List(ctx, q, chatlog.Page{After: after, Limit: min(exportPage, max-sent)})
+			l, err := s.List(ctx, q, chatlog.Page{After: after, Limit: min(exportPage, max-sent), Review: rv})
 			if err != nil {
 				yield(chatlog.Entry{}, err)
 				return

@@ -53,10 +53,39 @@ func (p Position) After(q Position) bool {
 	return q.Seq < p.Seq
 }
 
-// Page asks for up to Limit entries after a position.
+// Page asks for up to Limit entries after a position, of the review
+// queue Review names when it is set.
 type Page struct {
-	After Position
-	Limit int
+	After  Position
+	Limit  int
+	Review Review
+}
+
+// Review kinds: the answers rated down, and the questions the CAT did not
+// answer.
+const (
+	ReviewDown       = "down"
+	ReviewUnanswered = "unanswered"
+)
+
+// Review restricts a listing to a review queue: Kind ReviewDown keeps the
+// interactions rated down, ReviewUnanswered those whose answer is exactly
+// DefaultAnswer (the CAT's cat.legacy.default_answer, what it says when
+// no stage knows the answer). The zero Review keeps every entry.
+type Review struct {
+	Kind          string
+	DefaultAnswer string
+}
+
+// Selects reports whether the review queue holds the interaction.
+func (r Review) Selects(i analytics.Interaction) bool {
+	switch r.Kind {
+	case ReviewDown:
+		return i.Feedback.Rating == analytics.RatingDown
+	case ReviewUnanswered:
+		return i.Answer == r.DefaultAnswer
+	}
+	return true
 }
 
 // Check validates the page size.
@@ -143,7 +172,7 @@ func Compare(a, b Entry) int {
 func List(entries []Entry, sel analytics.Selection, page Page) Listing {
 	var matched []Entry
 	for _, e := range entries {
-		if sel.Matches(e.Interaction) && page.After.After(PositionOf(e)) {
+		if sel.Matches(e.Interaction) && page.Review.Selects(e.Interaction) && page.After.After(PositionOf(e)) {
 			matched = append(matched, e)
 		}
 	}

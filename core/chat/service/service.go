@@ -203,6 +203,8 @@ func (s *Service) run(ctx context.Context, req chat.Request, handler string, onE
 		// it, and a turn written twice (a retried transaction) counts once.
 		in.InteractionID = answered.ID
 		in.Usage = usage(a, start, firstToken, now)
+		// Priced once its tokens are known: the CAT's cat.pricing of the model.
+		in = cfg.Priced(in)
 		turn.Interaction = &in
 	}
 	// A cancelled request still stores what it got: the user asked it.

@@ -16,6 +16,7 @@ package demo
 import (
 	"bufio"
 	"io"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -116,12 +117,16 @@ type generator struct {
 	personaOf []string // by user number: a user keeps one persona
 	live      [liveSessions]*conversation
 	times     *timeline
+	// ur draws usage and feedback, apart from r so that the rest of the
+	// log is what it was before usage was added.
+	ur *rand.Rand
 }
 
 func newGenerator(opts Options) *generator {
 	r := rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)) //nolint:gosec // demo data is reproducible from a seed, not secret
 	g := &generator{
 		r:        r,
+		ur:       rand.New(rand.NewPCG(opts.Seed^0x5bd1e995, opts.Seed+1)), //nolint:gosec // reproducible, not secret
 		u:        theUniverse(),
 		zipf:     rand.NewZipf(r, 1.1, 1, questionCount-1),
 		userZipf: rand.NewZipf(r, 1.2, 20, userCount-1),
@@ -152,7 +157,7 @@ func (g *generator) interaction(k int) analytics.Interaction {
 		i.Question, i.Topic = g.freeText(k)
 		answer := slices.Index(topics, i.Topic)*answersPerTopic + g.r.IntN(answersPerTopic)
 		i.Answer, i.AnswerID = g.u.answers[answer], g.u.answerIDs[answer]
-		return i
+		return g.withUsage(i)
 	}
 	q := g.u.questions[g.zipf.Uint64()]
 	answer := q.answer
@@ -162,6 +167,43 @@ func (g *generator) interaction(k int) analytics.Interaction {
 	}
 	i.Question, i.Topic, i.QuestionID = q.text, topics[q.topic], q.explicitID
 	i.Answer, i.AnswerID = g.u.answers[answer], g.u.answerIDs[answer]
+	return g.withUsage(i)
+}
+
+// demoPrices are what the demo's models cost, US dollars per million
+// input and output tokens, and how slow each writes (ms per token).
+var demoPrices = map[string]struct{ in, out, msPerToken float64 }{
+	"gpt-4o": {2.5, 10, 12}, "gpt-4o-mini": {0.15, 0.6, 6}, "claude-3-5-sonnet": {3, 15, 14}, "llama-3-70b": {0.6, 0.8, 9},
+}
+
+// feedbackShare is the share of api interactions rated; upShare the share
+// of those rated up.
+const (
+	feedbackShare = 0.08
+	upShare       = 0.75
+)
+
+var downReasons = []string{"wrong", "incomplete", "off-topic", "too long"}
+
+// withUsage adds tokens, cost, latencies and, for some, feedback to an
+// api interaction.
+func (g *generator) withUsage(i analytics.Interaction) analytics.Interaction {
+	if !i.Counted() {
+		return i
+	}
+	r, p := g.ur, demoPrices[i.Model]
+	in, out := 150+r.Int64N(1800), 40+r.Int64N(700)
+	first := 120 + r.ExpFloat64()*250
+	latency := first + float64(out)*p.msPerToken*(0.7+0.6*r.Float64())
+	i.Usage = analytics.Usage{InputTokens: in, OutputTokens: out,
+		CostUSD:   analytics.Price{InputPerMTok: p.in, OutputPerMTok: p.out}.Cost(in, out),
+		LatencyMS: analytics.MS(math.Round(latency*10) / 10), FirstTokenMS: analytics.MS(math.Round(first*10) / 10)}
+	if r.Float64() < feedbackShare {
+		i.Feedback.Rating = analytics.RatingUp
+		if r.Float64() >= upShare {
+			i.Feedback = analytics.Feedback{Rating: analytics.RatingDown, Reason: downReasons[r.IntN(len(downReasons))]}
+		}
+	}
 	return i
 }
 

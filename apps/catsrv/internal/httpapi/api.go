@@ -43,6 +43,9 @@ type Deps struct {
 	// Ingest stores what POST /api/v1/analytics/interactions ingests (the
 	// log the rollups read follow); nil answers that route 503.
 	Ingest ports.InteractionLog
+	// Usage counts /usage and /feedback (analyticsapi.Deps); nil answers
+	// those routes 503.
+	Usage ports.UsageCounter
 	// IngestLimits bound one ingested batch (zero: the defaults).
 	IngestLimits analyticsapi.IngestLimits
 	// WholeLists is how many raw answers with whole lists are built at
@@ -100,7 +103,7 @@ func New(d Deps) (huma.API, http.Handler) {
 	mux := http.NewServeMux()
 	api := base.NewAPI(mux, &base.Authenticator{Sessions: ad.Sessions, Tokens: d.Tokens, Origins: origins})
 	// The order of registration is the order of the document's tags.
-	analyticsapi.Register(api, analyticsapi.Deps{Reporter: d.Reporter, Browser: d.Browser, Logger: log, Log: d.Ingest, Ingest: d.IngestLimits, WholeLists: d.WholeLists, WholeListWait: d.WholeListWait})
+	analyticsapi.Register(api, analyticsapi.Deps{Reporter: d.Reporter, Browser: d.Browser, Logger: log, Log: d.Ingest, Usage: d.Usage, Ingest: d.IngestLimits, WholeLists: d.WholeLists, WholeListWait: d.WholeListWait})
 	base.RegisterHealth(api, d.Ready, log)
 	chatapi.Register(api, cd)
 	var dd docsapi.Deps

@@ -14,6 +14,7 @@ import (
 	"github.com/catsrv/catsrv/adapters/clock"
 	"github.com/catsrv/catsrv/codec/jsonl"
 	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/core/catconfig"
 	"github.com/catsrv/catsrv/core/errs"
 	"github.com/catsrv/catsrv/ports"
 )
@@ -109,7 +110,8 @@ type session struct {
 	every   time.Duration
 	lineEnd string
 
-	catChecked   map[string]error // nil error: known CAT
+	catChecked   map[string]error         // nil error: known CAT
+	catConfs     map[string]catconfig.Cat // the known CATs checked, for their pricing
 	read         int
 	imported     int
 	invalid      []LineError
@@ -120,7 +122,7 @@ type session struct {
 
 func newSession(opts Options) *session {
 	s := &session{opts: opts, clock: opts.Clock, every: opts.ProgressEvery, lineEnd: opts.ProgressEnd,
-		catChecked: map[string]error{}}
+		catChecked: map[string]error{}, catConfs: map[string]catconfig.Cat{}}
 	if s.clock == nil {
 		s.clock = clock.System{}
 	}
@@ -167,7 +169,7 @@ func (s *session) interactions(ctx context.Context) iter.Seq2[analytics.Interact
 			if s.invalidCount > 0 && !s.opts.SkipInvalid {
 				continue
 			}
-			if !yield(line.Interaction, nil) {
+			if !yield(s.priced(line.Interaction), nil) {
 				return
 			}
 			s.imported++
@@ -184,9 +186,12 @@ func (s *session) checkCat(ctx context.Context, name string) (invalid, fatal err
 	if err, ok := s.catChecked[name]; ok {
 		return err, nil
 	}
-	_, err := s.opts.Cats.Cat(ctx, name)
+	conf, err := s.opts.Cats.Cat(ctx, name)
 	switch {
 	case err == nil:
+		if len(s.catConfs) < maxCachedCats {
+			s.catConfs[name] = conf
+		}
 	case errs.KindOf(err) == errs.KindNotFound:
 		shown := name
 		if len(shown) > 64 {
@@ -200,6 +205,15 @@ func (s *session) checkCat(ctx context.Context, name string) (invalid, fatal err
 		s.catChecked[name] = err
 	}
 	return err, nil
+}
+
+// priced returns the interaction with its cost computed from its CAT's
+// pricing when it has none (catconfig.Cat.Priced).
+func (s *session) priced(i analytics.Interaction) analytics.Interaction {
+	if conf, ok := s.catConfs[i.Cat]; ok {
+		return conf.Priced(i)
+	}
+	return i
 }
 
 func (s *session) addInvalid(no int, err error) {

@@ -41,6 +41,9 @@ type Deps struct {
 	// column index of each commit, colindex.Index.Hold); nil answers that
 	// route 503.
 	Log ports.InteractionLog
+	// Usage counts /usage and /feedback (the column index, or the store
+	// itself); nil answers those routes 503.
+	Usage ports.UsageCounter
 	// Ingest bounds one ingested batch; zero fields take the defaults.
 	Ingest IngestLimits
 	// WholeLists is how many /all and /all_legacy requests with whole
@@ -58,6 +61,8 @@ type routes struct {
 	log       *slog.Logger
 	ingestLog ports.InteractionLog
 	limits    IngestLimits
+	// usageCounter counts /usage and /feedback.
+	usageCounter ports.UsageCounter
 	// wholeLists holds a token per raw answer with whole lists in
 	// progress; wholeListWait bounds the wait for one.
 	wholeLists    chan struct{}
@@ -78,7 +83,7 @@ func Register(api huma.API, d Deps) {
 	if limits.MaxLines <= 0 {
 		limits.MaxLines = DefaultIngestMaxLines
 	}
-	s := &routes{reporter: d.Reporter, browse: browse.New(d.Browser), log: log, ingestLog: d.Log, limits: limits,
+	s := &routes{reporter: d.Reporter, browse: browse.New(d.Browser), log: log, ingestLog: d.Log, limits: limits, usageCounter: d.Usage,
 		wholeLists: make(chan struct{}, max(d.WholeLists, 1)), wholeListWait: d.WholeListWait}
 	if s.wholeListWait <= 0 {
 		s.wholeListWait = DefaultWholeListWait
@@ -89,6 +94,7 @@ func Register(api huma.API, d Deps) {
 	registerAnalytics(g, s)
 	registerInteractions(g, s)
 	registerIngest(g, s)
+	registerUsage(g, s)
 }
 
 // analyticsOperation describes one GET route of the group under Prefix:

@@ -116,7 +116,8 @@ func (s *routes) ingest(ctx context.Context, in *ingestInput) (*base.Body[Ingest
 	if err := auth.MayIngest(in.Cat, who, whoErr); err != nil {
 		return nil, fail(err)
 	}
-	if _, _, err := s.reporter.Resolve(ctx, reporter.Request{Cat: in.Cat}); err != nil {
+	_, cat, err := s.reporter.Resolve(ctx, reporter.Request{Cat: in.Cat})
+	if err != nil {
 		return nil, fail(err)
 	}
 	if s.ingestLog == nil {
@@ -147,6 +148,9 @@ func (s *routes) ingest(ctx context.Context, in *ingestInput) (*base.Body[Ingest
 	}
 	if invalid.count > 0 {
 		return nil, invalid.response()
+	}
+	for k := range batch {
+		batch[k] = cat.Priced(batch[k])
 	}
 	stored, err := s.store(ctx, batch)
 	if err != nil {

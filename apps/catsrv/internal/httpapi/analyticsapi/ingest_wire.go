@@ -24,19 +24,32 @@ type ingestInput struct {
 // catsrv import (docs/api.md), one object a line or an element of the
 // array.
 type IngestRecord struct {
-	Time           string `json:"time" format:"date-time" doc:"When it happened, RFC 3339."`
-	Cat            string `json:"cat,omitempty" doc:"The CAT; may be left out, it is then catname. Any other value makes the line invalid."`
-	EventKind      string `json:"event_kind" doc:"api for the CAT's own API interactions (the only kind analytics counts); other kinds are stored and not counted."`
-	Question       string `json:"question"`
-	Answer         string `json:"answer"`
-	Topic          string `json:"topic"`
-	Model          string `json:"model"`
-	Persona        string `json:"persona"`
-	QuestionID     string `json:"question_id,omitempty" doc:"Derived from the question text when left out."`
-	AnswerID       string `json:"answer_id,omitempty" doc:"Derived from the answer text when left out."`
-	UserID         string `json:"user_id,omitempty"`
-	ConversationID string `json:"conversation_id,omitempty"`
-	InteractionID  string `json:"interaction_id,omitempty" maxLength:"256" doc:"Names the interaction: the CAT stores one interaction per id, so a retried batch is never counted twice. Without it the line is always stored."`
+	Time           string          `json:"time" format:"date-time" doc:"When it happened, RFC 3339."`
+	Cat            string          `json:"cat,omitempty" doc:"The CAT; may be left out, it is then catname. Any other value makes the line invalid."`
+	EventKind      string          `json:"event_kind" doc:"api for the CAT's own API interactions (the only kind analytics counts); other kinds are stored and not counted."`
+	Question       string          `json:"question"`
+	Answer         string          `json:"answer"`
+	Topic          string          `json:"topic"`
+	Model          string          `json:"model"`
+	Persona        string          `json:"persona"`
+	QuestionID     string          `json:"question_id,omitempty" doc:"Derived from the question text when left out."`
+	AnswerID       string          `json:"answer_id,omitempty" doc:"Derived from the answer text when left out."`
+	UserID         string          `json:"user_id,omitempty"`
+	ConversationID string          `json:"conversation_id,omitempty"`
+	InteractionID  string          `json:"interaction_id,omitempty" maxLength:"256" doc:"Names the interaction: the CAT stores one interaction per id, so a retried batch is never counted twice. Without it the line is always stored."`
+	InputTokens    int64           `json:"input_tokens,omitempty" minimum:"0" doc:"Tokens the model read; 0 when left out."`
+	OutputTokens   int64           `json:"output_tokens,omitempty" minimum:"0" doc:"Tokens the model wrote; 0 when left out."`
+	LatencyMS      *float64        `json:"latency_ms,omitempty" minimum:"0" doc:"Time to the whole answer, ms; left out of latency percentiles when absent."`
+	FirstTokenMS   *float64        `json:"first_token_ms,omitempty" minimum:"0" doc:"Time to the answer's first token, ms."`
+	CostUSD        float64         `json:"cost_usd,omitempty" minimum:"0" doc:"What the answer cost, US dollars; when absent (or 0), computed from cat.pricing.<model> at write time."`
+	Feedback       *IngestFeedback `json:"feedback,omitempty"`
+}
+
+// IngestFeedback documents the feedback of an ingested interaction.
+type IngestFeedback struct {
+	Rating  string `json:"rating" enum:"up,down"`
+	Reason  string `json:"reason,omitempty" maxLength:"100" doc:"A short reason (one of the CAT's feedback reasons)."`
+	Comment string `json:"comment,omitempty" maxLength:"2000" doc:"Free text, up to 2000 characters."`
 }
 
 // IngestBody is what a stored batch answers.

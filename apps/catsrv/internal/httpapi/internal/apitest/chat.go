@@ -274,7 +274,7 @@ func (e *ChatEnv) Restart(t testing.TB) {
 	})
 	_, h := httpapi.New(httpapi.Deps{
 		Tokens: e.Tokens, Logger: slog.New(slog.NewJSONHandler(e.Logs, nil)),
-		Reporter: reporter.New(cats, e.Log, e.Log, e.Clock), Browser: e.Log, Ingest: e.Log,
+		Reporter: reporter.New(cats, e.Log, e.Log, e.Clock), Browser: e.Log, Ingest: e.Log, Usage: e.Log,
 		Auth: &authapi.Deps{Sessions: e.Sessions, Memory: e.Memory, Privacy: erasure, Cats: cats, DefaultCat: LegacyCat,
 			Cookies: authapi.CookiePolicy{SameSite: http.SameSiteLaxMode}, AllowedOrigins: []string{AllowedOrigin},
 			RateLimit: e.RateLimit},

@@ -180,6 +180,9 @@ func NewEnv(t *testing.T, opts ...EnvOption) *Env {
 		o(&deps, &log)
 	}
 	deps.Reporter = reporter.New(SampleCats(), log, log, clk)
+	if u, ok := log.(ports.UsageCounter); ok && deps.Usage == nil {
+		deps.Usage = u
+	}
 	_, h := httpapi.New(deps)
 	e := &Env{Handler: h, Tokens: tok, Logs: logs}
 	e.Admin = e.Issue(t, "alice", "admin")

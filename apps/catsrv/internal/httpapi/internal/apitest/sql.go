@@ -128,6 +128,7 @@ func NewSQLEnv(t testing.TB, b sqltest.Backend) *SQLEnv {
 		Tokens: tok, Logger: slog.New(slog.NewJSONHandler(e.Logs, nil)),
 		Reporter: reporter.New(cats, store, store.Rollups(), clk),
 		Browser:  store,
+		Usage:    store,
 		Ingest:   store,
 		Auth:     authDeps,
 		Chat: &chatapi.Deps{Service: svc, Config: cats, Memory: memory, DefaultCat: LegacyCat,
