@@ -210,6 +210,8 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		Searcher:      chatagent.Searchers{chatagent.KnowledgeBase{Source: kb}, documents},
 		Audit:         auditLog,
 		BudgetRefused: budgetRefused,
+		Feedback:      store,
+		Usage:         store,
 	})
 	if err != nil {
 		return err
