@@ -336,10 +336,12 @@ func (l *RecordingLog) All() []analytics.Interaction {
 	return slices.Clone(l.all)
 }
 
-// SetFeedback sets the feedback of a recorded interaction, as
-// ports.FeedbackRecorder does: a stand-in until the memory store records
-// feedback itself.
-func (l *RecordingLog) SetFeedback(_ context.Context, cat, id string, f analytics.Feedback) error {
+// SetFeedback sets the feedback in the log (the memory store's own
+// ports.FeedbackRecorder) and, once stored, in the kept copy.
+func (l *RecordingLog) SetFeedback(ctx context.Context, cat, id string, f analytics.Feedback) error {
+	if err := l.InteractionLog.(ports.FeedbackRecorder).SetFeedback(ctx, cat, id, f); err != nil {
+		return err
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i := range l.all {
