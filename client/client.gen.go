@@ -91,6 +91,24 @@ func (e DocumentSummaryFormat) Valid() bool {
 	}
 }
 
+// Defines values for FeedbackRequestRating.
+const (
+	FeedbackRequestRatingDown FeedbackRequestRating = "down"
+	FeedbackRequestRatingUp   FeedbackRequestRating = "up"
+)
+
+// Valid indicates whether the value is a known member of the FeedbackRequestRating enum.
+func (e FeedbackRequestRating) Valid() bool {
+	switch e {
+	case FeedbackRequestRatingDown:
+		return true
+	case FeedbackRequestRatingUp:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthStatusStatus.
 const (
 	Ok HealthStatusStatus = "ok"
@@ -475,6 +493,12 @@ type ApprovalRequiredEvent struct {
 	Name string `json:"name"`
 }
 
+// Budget defines model for Budget.
+type Budget struct {
+	MonthlyTokens   int64 `json:"monthly_tokens"`
+	UserDailyTokens int64 `json:"user_daily_tokens"`
+}
+
 // CORS defines model for CORS.
 type CORS struct {
 	AllowedOrigins *[]string `json:"allowed_origins"`
@@ -504,8 +528,10 @@ type CatsBody struct {
 // Chat defines model for Chat.
 type Chat struct {
 	Agent           Agent             `json:"agent"`
+	Budget          Budget            `json:"budget"`
 	ChatMode        string            `json:"chat_mode"`
 	Custom          Custom            `json:"custom"`
+	Feedback        Feedback          `json:"feedback"`
 	Knowledge       Knowledge         `json:"knowledge"`
 	Legacy          Legacy            `json:"legacy"`
 	MaxMessageBytes int64             `json:"max_message_bytes"`
@@ -870,6 +896,11 @@ type ExportMessage struct {
 	Time    time.Time `json:"time"`
 }
 
+// Feedback defines model for Feedback.
+type Feedback struct {
+	Reasons *[]string `json:"reasons"`
+}
+
 // FeedbackBody defines model for FeedbackBody.
 type FeedbackBody struct {
 	Down int64 `json:"down"`
@@ -893,6 +924,21 @@ type FeedbackGroupBody struct {
 	Satisfaction *float64 `json:"satisfaction"`
 	Up           int64    `json:"up"`
 }
+
+// FeedbackRequest defines model for FeedbackRequest.
+type FeedbackRequest struct {
+	// Comment Free text, at most 2000 characters.
+	Comment *string `json:"comment,omitempty"`
+
+	// Rating up: the answer helped; down: it did not.
+	Rating FeedbackRequestRating `json:"rating"`
+
+	// Reason Why: one of the CAT's cat.feedback.reasons (none configured: leave it out).
+	Reason *string `json:"reason,omitempty"`
+}
+
+// FeedbackRequestRating up: the answer helped; down: it did not.
+type FeedbackRequestRating string
 
 // HealthStatus defines model for HealthStatus.
 type HealthStatus struct {
@@ -1114,6 +1160,9 @@ type MessageBody struct {
 
 	// DurationMs A tool message: how long the call took, approval included, in milliseconds.
 	DurationMs *int64 `json:"duration_ms,omitempty"`
+
+	// Id The message's id: stable, unique; an assistant message's id names its feedback (PUT /conversations/{id}/messages/{message_id}/feedback).
+	Id string `json:"id"`
 
 	// Model What answered an assistant message; empty for the user's and tools'.
 	Model string `json:"model"`
@@ -2191,6 +2240,18 @@ type GetConversationParams struct {
 	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
 }
 
+// DeleteFeedbackParams defines parameters for DeleteFeedback.
+type DeleteFeedbackParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
+// PutFeedbackParams defines parameters for PutFeedback.
+type PutFeedbackParams struct {
+	// Catname CAT name; the server's default CAT when omitted.
+	Catname *string `form:"catname,omitempty" json:"catname,omitempty"`
+}
+
 // RenameConversationParams defines parameters for RenameConversation.
 type RenameConversationParams struct {
 	// Catname CAT name; the server's default CAT when omitted.
@@ -2275,6 +2336,9 @@ type PostChatJSONRequestBody = ChatRequest
 
 // SyncConfigJSONRequestBody defines body for SyncConfig for application/json ContentType.
 type SyncConfigJSONRequestBody = Override
+
+// PutFeedbackJSONRequestBody defines body for PutFeedback for application/json ContentType.
+type PutFeedbackJSONRequestBody = FeedbackRequest
 
 // RenameConversationJSONRequestBody defines body for RenameConversation for application/json ContentType.
 type RenameConversationJSONRequestBody = RenameRequest
@@ -2688,7 +2752,7 @@ type ClientInterface interface {
 
 	// PostAgentChatWithBody Chat with the agent model
 	//
-	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2697,7 +2761,7 @@ type ClientInterface interface {
 
 	// PostAgentChat Chat with the agent model
 	//
-	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2731,7 +2795,7 @@ type ClientInterface interface {
 
 	// PostChatWithBody Chat, routed by cat.chat_mode
 	//
-	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2740,7 +2804,7 @@ type ClientInterface interface {
 
 	// PostChat Chat, routed by cat.chat_mode
 	//
-	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2799,6 +2863,31 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/cat/conversations/{id} (the `GetConversation` operationId).
 	GetConversation(ctx context.Context, id string, params *GetConversationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteFeedback Remove an answer's rating
+	//
+	// The caller's rating of an assistant's answer in their conversation (message_id: the message's id), counted by /api/v1/analytics/feedback at once. A user's or tool's message, or an agent's tool-calling step, is 422; another's conversation, an unknown message, or an answer without an interaction (stored before messages had ids, or erased) is 404. Removing none is no error. Only the caller's conversations with the CAT are visible: any other id is 404.
+	//
+	// Corresponds with DELETE /api/v1/cat/conversations/{id}/messages/{message_id}/feedback (the `DeleteFeedback` operationId).
+	DeleteFeedback(ctx context.Context, id string, messageId string, params *DeleteFeedbackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutFeedbackWithBody Rate an answer
+	//
+	// The caller's rating of an assistant's answer in their conversation (message_id: the message's id), counted by /api/v1/analytics/feedback at once. A user's or tool's message, or an agent's tool-calling step, is 422; another's conversation, an unknown message, or an answer without an interaction (stored before messages had ids, or erased) is 404. Given again, it replaces the feedback. Only the caller's conversations with the CAT are visible: any other id is 404.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/cat/conversations/{id}/messages/{message_id}/feedback (the `PutFeedback` operationId).
+	PutFeedbackWithBody(ctx context.Context, id string, messageId string, params *PutFeedbackParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutFeedback Rate an answer
+	//
+	// The caller's rating of an assistant's answer in their conversation (message_id: the message's id), counted by /api/v1/analytics/feedback at once. A user's or tool's message, or an agent's tool-calling step, is 422; another's conversation, an unknown message, or an answer without an interaction (stored before messages had ids, or erased) is 404. Given again, it replaces the feedback. Only the caller's conversations with the CAT are visible: any other id is 404.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/cat/conversations/{id}/messages/{message_id}/feedback (the `PutFeedback` operationId).
+	PutFeedback(ctx context.Context, id string, messageId string, params *PutFeedbackParams, body PutFeedbackJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RenameConversationWithBody Rename a conversation
 	//
@@ -2859,7 +2948,7 @@ type ClientInterface interface {
 
 	// PostLegacyChatWithBody Chat with the legacy pipeline
 	//
-	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2868,7 +2957,7 @@ type ClientInterface interface {
 
 	// PostLegacyChat Chat with the legacy pipeline
 	//
-	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3533,7 +3622,7 @@ func (c *Client) AuthEraseUser(ctx context.Context, user string, reqEditors ...R
 
 // PostAgentChatWithBody Chat with the agent model
 //
-// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes any type of body and a specified content type.
 //
@@ -3552,7 +3641,7 @@ func (c *Client) PostAgentChatWithBody(ctx context.Context, params *PostAgentCha
 
 // PostAgentChat Chat with the agent model
 //
-// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3626,7 +3715,7 @@ func (c *Client) DecideApproval(ctx context.Context, approvalId string, params *
 
 // PostChatWithBody Chat, routed by cat.chat_mode
 //
-// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes any type of body and a specified content type.
 //
@@ -3645,7 +3734,7 @@ func (c *Client) PostChatWithBody(ctx context.Context, params *PostChatParams, c
 
 // PostChat Chat, routed by cat.chat_mode
 //
-// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3785,6 +3874,61 @@ func (c *Client) GetConversation(ctx context.Context, id string, params *GetConv
 	return c.Client.Do(req)
 }
 
+// DeleteFeedback Remove an answer's rating
+//
+// The caller's rating of an assistant's answer in their conversation (message_id: the message's id), counted by /api/v1/analytics/feedback at once. A user's or tool's message, or an agent's tool-calling step, is 422; another's conversation, an unknown message, or an answer without an interaction (stored before messages had ids, or erased) is 404. Removing none is no error. Only the caller's conversations with the CAT are visible: any other id is 404.
+//
+// Corresponds with DELETE /api/v1/cat/conversations/{id}/messages/{message_id}/feedback (the `DeleteFeedback` operationId).
+func (c *Client) DeleteFeedback(ctx context.Context, id string, messageId string, params *DeleteFeedbackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteFeedbackRequest(c.Server, id, messageId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutFeedbackWithBody Rate an answer
+//
+// The caller's rating of an assistant's answer in their conversation (message_id: the message's id), counted by /api/v1/analytics/feedback at once. A user's or tool's message, or an agent's tool-calling step, is 422; another's conversation, an unknown message, or an answer without an interaction (stored before messages had ids, or erased) is 404. Given again, it replaces the feedback. Only the caller's conversations with the CAT are visible: any other id is 404.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/cat/conversations/{id}/messages/{message_id}/feedback (the `PutFeedback` operationId).
+func (c *Client) PutFeedbackWithBody(ctx context.Context, id string, messageId string, params *PutFeedbackParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutFeedbackRequestWithBody(c.Server, id, messageId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutFeedback Rate an answer
+//
+// The caller's rating of an assistant's answer in their conversation (message_id: the message's id), counted by /api/v1/analytics/feedback at once. A user's or tool's message, or an agent's tool-calling step, is 422; another's conversation, an unknown message, or an answer without an interaction (stored before messages had ids, or erased) is 404. Given again, it replaces the feedback. Only the caller's conversations with the CAT are visible: any other id is 404.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/cat/conversations/{id}/messages/{message_id}/feedback (the `PutFeedback` operationId).
+func (c *Client) PutFeedback(ctx context.Context, id string, messageId string, params *PutFeedbackParams, body PutFeedbackJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutFeedbackRequest(c.Server, id, messageId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RenameConversationWithBody Rename a conversation
 //
 // Sets the name; searches see it at once. Only the caller's conversations with the CAT are visible: any other id is 404.
@@ -3914,7 +4058,7 @@ func (c *Client) GetDocument(ctx context.Context, id string, params *GetDocument
 
 // PostLegacyChatWithBody Chat with the legacy pipeline
 //
-// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes any type of body and a specified content type.
 //
@@ -3933,7 +4077,7 @@ func (c *Client) PostLegacyChatWithBody(ctx context.Context, params *PostLegacyC
 
 // PostLegacyChat Chat with the legacy pipeline
 //
-// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7618,6 +7762,155 @@ func NewGetConversationRequest(server string, id string, params *GetConversation
 	return req, nil
 }
 
+// NewDeleteFeedbackRequest constructs an http.Request for the DeleteFeedback method
+func NewDeleteFeedbackRequest(server string, id string, messageId string, params *DeleteFeedbackParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "message_id", messageId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/conversations/%s/messages/%s/feedback", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutFeedbackRequest calls the generic PutFeedback builder with application/json body
+func NewPutFeedbackRequest(server string, id string, messageId string, params *PutFeedbackParams, body PutFeedbackJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutFeedbackRequestWithBody(server, id, messageId, params, "application/json", bodyReader)
+}
+
+// NewPutFeedbackRequestWithBody constructs an http.Request for the PutFeedback method, with any body, and a specified content type
+func NewPutFeedbackRequestWithBody(server string, id string, messageId string, params *PutFeedbackParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "message_id", messageId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cat/conversations/%s/messages/%s/feedback", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Catname != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "catname", *params.Catname, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewRenameConversationRequest calls the generic RenameConversation builder with application/json body
 func NewRenameConversationRequest(server string, id string, params *RenameConversationParams, body RenameConversationJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -8580,7 +8873,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostAgentChatWithBodyWithResponse Chat with the agent model
 	//
-	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8589,7 +8882,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostAgentChatWithResponse Chat with the agent model
 	//
-	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8625,7 +8918,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostChatWithBodyWithResponse Chat, routed by cat.chat_mode
 	//
-	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8634,7 +8927,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostChatWithResponse Chat, routed by cat.chat_mode
 	//
-	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8704,6 +8997,33 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/cat/conversations/{id} (the `GetConversation` operationId).
 	GetConversationWithResponse(ctx context.Context, id string, params *GetConversationParams, reqEditors ...RequestEditorFn) (*GetConversationResponse, error)
 
+	// DeleteFeedbackWithResponse Remove an answer's rating
+	//
+	// The caller's rating of an assistant's answer in their conversation (message_id: the message's id), counted by /api/v1/analytics/feedback at once. A user's or tool's message, or an agent's tool-calling step, is 422; another's conversation, an unknown message, or an answer without an interaction (stored before messages had ids, or erased) is 404. Removing none is no error. Only the caller's conversations with the CAT are visible: any other id is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/cat/conversations/{id}/messages/{message_id}/feedback (the `DeleteFeedback` operationId).
+	DeleteFeedbackWithResponse(ctx context.Context, id string, messageId string, params *DeleteFeedbackParams, reqEditors ...RequestEditorFn) (*DeleteFeedbackResponse, error)
+
+	// PutFeedbackWithBodyWithResponse Rate an answer
+	//
+	// The caller's rating of an assistant's answer in their conversation (message_id: the message's id), counted by /api/v1/analytics/feedback at once. A user's or tool's message, or an agent's tool-calling step, is 422; another's conversation, an unknown message, or an answer without an interaction (stored before messages had ids, or erased) is 404. Given again, it replaces the feedback. Only the caller's conversations with the CAT are visible: any other id is 404.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/cat/conversations/{id}/messages/{message_id}/feedback (the `PutFeedback` operationId).
+	PutFeedbackWithBodyWithResponse(ctx context.Context, id string, messageId string, params *PutFeedbackParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutFeedbackResponse, error)
+
+	// PutFeedbackWithResponse Rate an answer
+	//
+	// The caller's rating of an assistant's answer in their conversation (message_id: the message's id), counted by /api/v1/analytics/feedback at once. A user's or tool's message, or an agent's tool-calling step, is 422; another's conversation, an unknown message, or an answer without an interaction (stored before messages had ids, or erased) is 404. Given again, it replaces the feedback. Only the caller's conversations with the CAT are visible: any other id is 404.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/cat/conversations/{id}/messages/{message_id}/feedback (the `PutFeedback` operationId).
+	PutFeedbackWithResponse(ctx context.Context, id string, messageId string, params *PutFeedbackParams, body PutFeedbackJSONRequestBody, reqEditors ...RequestEditorFn) (*PutFeedbackResponse, error)
+
 	// RenameConversationWithBodyWithResponse Rename a conversation
 	//
 	// Sets the name; searches see it at once. Only the caller's conversations with the CAT are visible: any other id is 404.
@@ -8769,7 +9089,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostLegacyChatWithBodyWithResponse Chat with the legacy pipeline
 	//
-	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8778,7 +9098,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostLegacyChatWithResponse Chat with the legacy pipeline
 	//
-	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+	// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12006,6 +12326,11 @@ type PostAgentChatResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// PostAgentChatResponse429Headers the declared response headers of an HTTP 429 response for PostAgentChat
+type PostAgentChatResponse429Headers struct {
+	RetryAfter *int
+}
+
 // PostAgentChatResponse503Headers the declared response headers of an HTTP 503 response for PostAgentChat
 type PostAgentChatResponse503Headers struct {
 	RetryAfter *int
@@ -12032,6 +12357,8 @@ type PostAgentChatResponse struct {
 	JSON415 *ValidationError
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *RequestError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON502 the response for an HTTP 502 `application/json` response
@@ -12042,6 +12369,8 @@ type PostAgentChatResponse struct {
 	JSON504 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostAgentChatResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostAgentChatResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *PostAgentChatResponse503Headers
 }
@@ -12089,6 +12418,11 @@ func (r PostAgentChatResponse) GetJSON415() *ValidationError {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r PostAgentChatResponse) GetJSON422() *RequestError {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostAgentChatResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -12360,6 +12694,11 @@ type PostChatResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// PostChatResponse429Headers the declared response headers of an HTTP 429 response for PostChat
+type PostChatResponse429Headers struct {
+	RetryAfter *int
+}
+
 // PostChatResponse503Headers the declared response headers of an HTTP 503 response for PostChat
 type PostChatResponse503Headers struct {
 	RetryAfter *int
@@ -12386,6 +12725,8 @@ type PostChatResponse struct {
 	JSON415 *ValidationError
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *RequestError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON502 the response for an HTTP 502 `application/json` response
@@ -12396,6 +12737,8 @@ type PostChatResponse struct {
 	JSON504 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostChatResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostChatResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *PostChatResponse503Headers
 }
@@ -12443,6 +12786,11 @@ func (r PostChatResponse) GetJSON415() *ValidationError {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r PostChatResponse) GetJSON422() *RequestError {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostChatResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -13083,6 +13431,214 @@ func (r GetConversationResponse) ContentType() string {
 	return ""
 }
 
+// DeleteFeedbackResponse401Headers the declared response headers of an HTTP 401 response for DeleteFeedback
+type DeleteFeedbackResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteFeedbackResponse503Headers the declared response headers of an HTTP 503 response for DeleteFeedback
+type DeleteFeedbackResponse503Headers struct {
+	RetryAfter *int
+}
+
+type DeleteFeedbackResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *RequestError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteFeedbackResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteFeedbackResponse503Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteFeedbackResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteFeedbackResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteFeedbackResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DeleteFeedbackResponse) GetJSON422() *RequestError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteFeedbackResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteFeedbackResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteFeedbackResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteFeedbackResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteFeedbackResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteFeedbackResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutFeedbackResponse401Headers the declared response headers of an HTTP 401 response for PutFeedback
+type PutFeedbackResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PutFeedbackResponse503Headers the declared response headers of an HTTP 503 response for PutFeedback
+type PutFeedbackResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PutFeedbackResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *RequestError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *ErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorBody
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ValidationError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *RequestError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorBody
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PutFeedbackResponse401Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutFeedbackResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutFeedbackResponse) GetJSON400() *RequestError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutFeedbackResponse) GetJSON401() *ErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutFeedbackResponse) GetJSON403() *ErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutFeedbackResponse) GetJSON404() *ErrorBody {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PutFeedbackResponse) GetJSON408() *RequestError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PutFeedbackResponse) GetJSON413() *RequestError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PutFeedbackResponse) GetJSON415() *ValidationError {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PutFeedbackResponse) GetJSON422() *RequestError {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PutFeedbackResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PutFeedbackResponse) GetJSON503() *ErrorBody {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PutFeedbackResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutFeedbackResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutFeedbackResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutFeedbackResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RenameConversationResponse401Headers the declared response headers of an HTTP 401 response for RenameConversation
 type RenameConversationResponse401Headers struct {
 	WWWAuthenticate *string
@@ -13629,6 +14185,11 @@ type PostLegacyChatResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// PostLegacyChatResponse429Headers the declared response headers of an HTTP 429 response for PostLegacyChat
+type PostLegacyChatResponse429Headers struct {
+	RetryAfter *int
+}
+
 // PostLegacyChatResponse503Headers the declared response headers of an HTTP 503 response for PostLegacyChat
 type PostLegacyChatResponse503Headers struct {
 	RetryAfter *int
@@ -13655,6 +14216,8 @@ type PostLegacyChatResponse struct {
 	JSON415 *ValidationError
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *RequestError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *ErrorBody
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorBody
 	// JSON502 the response for an HTTP 502 `application/json` response
@@ -13665,6 +14228,8 @@ type PostLegacyChatResponse struct {
 	JSON504 *ErrorBody
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostLegacyChatResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostLegacyChatResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *PostLegacyChatResponse503Headers
 }
@@ -13712,6 +14277,11 @@ func (r PostLegacyChatResponse) GetJSON415() *ValidationError {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r PostLegacyChatResponse) GetJSON422() *RequestError {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostLegacyChatResponse) GetJSON429() *ErrorBody {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -14710,7 +15280,7 @@ func (c *ClientWithResponses) AuthEraseUserWithResponse(ctx context.Context, use
 
 // PostAgentChatWithBodyWithResponse Chat with the agent model
 //
-// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14725,7 +15295,7 @@ func (c *ClientWithResponses) PostAgentChatWithBodyWithResponse(ctx context.Cont
 
 // PostAgentChatWithResponse Chat with the agent model
 //
-// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the agent model whatever the chat mode; 503 when the CAT has no model endpoint. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14785,7 +15355,7 @@ func (c *ClientWithResponses) DecideApprovalWithResponse(ctx context.Context, ap
 
 // PostChatWithBodyWithResponse Chat, routed by cat.chat_mode
 //
-// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14800,7 +15370,7 @@ func (c *ClientWithResponses) PostChatWithBodyWithResponse(ctx context.Context, 
 
 // PostChatWithResponse Chat, routed by cat.chat_mode
 //
-// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers the message with the handler the CAT's chat_mode names (legacy, agent or custom routing). With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14918,6 +15488,51 @@ func (c *ClientWithResponses) GetConversationWithResponse(ctx context.Context, i
 	return ParseGetConversationResponse(rsp)
 }
 
+// DeleteFeedbackWithResponse Remove an answer's rating
+//
+// The caller's rating of an assistant's answer in their conversation (message_id: the message's id), counted by /api/v1/analytics/feedback at once. A user's or tool's message, or an agent's tool-calling step, is 422; another's conversation, an unknown message, or an answer without an interaction (stored before messages had ids, or erased) is 404. Removing none is no error. Only the caller's conversations with the CAT are visible: any other id is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/cat/conversations/{id}/messages/{message_id}/feedback (the `DeleteFeedback` operationId).
+func (c *ClientWithResponses) DeleteFeedbackWithResponse(ctx context.Context, id string, messageId string, params *DeleteFeedbackParams, reqEditors ...RequestEditorFn) (*DeleteFeedbackResponse, error) {
+	rsp, err := c.DeleteFeedback(ctx, id, messageId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteFeedbackResponse(rsp)
+}
+
+// PutFeedbackWithBodyWithResponse Rate an answer
+//
+// The caller's rating of an assistant's answer in their conversation (message_id: the message's id), counted by /api/v1/analytics/feedback at once. A user's or tool's message, or an agent's tool-calling step, is 422; another's conversation, an unknown message, or an answer without an interaction (stored before messages had ids, or erased) is 404. Given again, it replaces the feedback. Only the caller's conversations with the CAT are visible: any other id is 404.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/cat/conversations/{id}/messages/{message_id}/feedback (the `PutFeedback` operationId).
+func (c *ClientWithResponses) PutFeedbackWithBodyWithResponse(ctx context.Context, id string, messageId string, params *PutFeedbackParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutFeedbackResponse, error) {
+	rsp, err := c.PutFeedbackWithBody(ctx, id, messageId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutFeedbackResponse(rsp)
+}
+
+// PutFeedbackWithResponse Rate an answer
+//
+// The caller's rating of an assistant's answer in their conversation (message_id: the message's id), counted by /api/v1/analytics/feedback at once. A user's or tool's message, or an agent's tool-calling step, is 422; another's conversation, an unknown message, or an answer without an interaction (stored before messages had ids, or erased) is 404. Given again, it replaces the feedback. Only the caller's conversations with the CAT are visible: any other id is 404.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/cat/conversations/{id}/messages/{message_id}/feedback (the `PutFeedback` operationId).
+func (c *ClientWithResponses) PutFeedbackWithResponse(ctx context.Context, id string, messageId string, params *PutFeedbackParams, body PutFeedbackJSONRequestBody, reqEditors ...RequestEditorFn) (*PutFeedbackResponse, error) {
+	rsp, err := c.PutFeedback(ctx, id, messageId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutFeedbackResponse(rsp)
+}
+
 // RenameConversationWithBodyWithResponse Rename a conversation
 //
 // Sets the name; searches see it at once. Only the caller's conversations with the CAT are visible: any other id is 404.
@@ -15025,7 +15640,7 @@ func (c *ClientWithResponses) GetDocumentWithResponse(ctx context.Context, id st
 
 // PostLegacyChatWithBodyWithResponse Chat with the legacy pipeline
 //
-// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15040,7 +15655,7 @@ func (c *ClientWithResponses) PostLegacyChatWithBodyWithResponse(ctx context.Con
 
 // PostLegacyChatWithResponse Chat with the legacy pipeline
 //
-// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status.
+// Answers with the legacy pipeline whatever the chat mode. With stream true, the reply comes as Server-Sent Events: delta events {text}, then one done event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18378,6 +18993,13 @@ func ParsePostAgentChatResponse(rsp *http.Response) (*PostAgentChatResponse, err
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18422,6 +19044,16 @@ func ParsePostAgentChatResponse(rsp *http.Response) (*PostAgentChatResponse, err
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostAgentChatResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PostAgentChatResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -18720,6 +19352,13 @@ func ParsePostChatResponse(rsp *http.Response) (*PostChatResponse, error) {
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18764,6 +19403,16 @@ func ParsePostChatResponse(rsp *http.Response) (*PostChatResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostChatResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PostChatResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -19322,6 +19971,208 @@ func ParseGetConversationResponse(rsp *http.Response) (*GetConversationResponse,
 		response.Headers401 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetConversationResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteFeedbackResponse parses an HTTP response from a DeleteFeedbackWithResponse call
+func ParseDeleteFeedbackResponse(rsp *http.Response) (*DeleteFeedbackResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteFeedbackResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteFeedbackResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteFeedbackResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutFeedbackResponse parses an HTTP response from a PutFeedbackWithResponse call
+func ParsePutFeedbackResponse(rsp *http.Response) (*PutFeedbackResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutFeedbackResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ValidationError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest RequestError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PutFeedbackResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 503:
+		var headers PutFeedbackResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -19926,6 +20777,13 @@ func ParsePostLegacyChatResponse(rsp *http.Response) (*PostLegacyChatResponse, e
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -19970,6 +20828,16 @@ func ParsePostLegacyChatResponse(rsp *http.Response) (*PostLegacyChatResponse, e
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostLegacyChatResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PostLegacyChatResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {

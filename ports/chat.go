@@ -79,7 +79,9 @@ type ConversationPruner interface {
 // last message's time) and the interaction, all or nothing, the
 // interaction through the same log analytics reads, so it is counted as
 // soon as RecordTurn returns. For an existing conversation only its ID and
-// Owner are read. A turn for an unknown or foreign conversation is
+// Owner are read. Messages keep the IDs given; one given without an ID
+// gets one from the store (stable, unique, not of the hex form the chat
+// service makes); an ID chat.CheckMessageIDs refuses is errs.KindInvalid. A turn for an unknown or foreign conversation is
 // errs.KindNotFound; a new one whose id exists, errs.KindConflict; an
 // invalid interaction (analytics.Interaction.Validate), errs.KindInvalid.
 //
@@ -97,4 +99,12 @@ type KnowledgeSource interface {
 	// empty: an empty base). A missing or malformed file is
 	// errs.KindUnavailable naming the file.
 	Knowledge(ctx context.Context, path string) (*legacy.Knowledge, error)
+}
+
+// TokenUsage tells the agent's token budgets (cat.budget.*) what was used.
+type TokenUsage interface {
+	// TokensSince returns the input and output tokens, summed, of the
+	// CAT's counted interactions (analytics.Interaction.Counted) at or
+	// after since; of one user's only when userID is not empty.
+	TokensSince(ctx context.Context, cat, userID string, since time.Time) (int64, error)
 }

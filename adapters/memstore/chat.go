@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,8 @@ type Conversations struct {
 	mu    sync.Mutex
 	log   ports.InteractionLog
 	convs map[string]*conversation
+	// named counts the messages named here (given without an id).
+	named int64
 }
 
 type conversation struct {
@@ -66,6 +69,9 @@ func (s *Conversations) RecordTurn(ctx context.Context, turn chat.Turn) error {
 			return err
 		}
 	}
+	if err := chat.CheckMessageIDs(turn.Messages); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := turn.Conversation
@@ -90,6 +96,10 @@ func (s *Conversations) RecordTurn(ctx context.Context, turn chat.Turn) error {
 		}
 	}
 	for _, m := range turn.Messages {
+		if m.ID == "" {
+			s.named++
+			m.ID = "m" + strconv.FormatInt(s.named, 10)
+		}
 		rec.messages = append(rec.messages, m)
 		if m.Time.After(rec.c.UpdatedAt) {
 			rec.c.UpdatedAt = m.Time

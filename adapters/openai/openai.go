@@ -281,10 +281,8 @@ func (m *Model) Complete(ctx context.Context, req chat.ModelRequest) (chat.Compl
 	if overLimit(req, c.Text, c.ToolCalls) {
 		return chat.Completion{}, tooLarge(req)
 	}
-	if res.Usage.TotalTokens > 0 {
-		n := int(res.Usage.TotalTokens)
-		c.TokensUsed = &n
-	}
+	c.FinishReason = res.Choices[0].FinishReason
+	usage(&c, res.Usage)
 	return c, nil
 }
 
@@ -320,15 +318,15 @@ func (m *Model) Stream(ctx context.Context, req chat.ModelRequest, onDelta func(
 		if chunk.Model != "" {
 			c.Model = chunk.Model
 		}
-		if chunk.Usage.TotalTokens > 0 {
-			n := int(chunk.Usage.TotalTokens)
-			c.TokensUsed = &n
-		}
+		// The usage comes in a last chunk without choices, because
+		// stream_options.include_usage asks for it.
+		usage(&c, chunk.Usage)
 		if len(chunk.Choices) == 0 {
 			continue
 		}
-		if chunk.Choices[0].FinishReason != "" {
+		if r := chunk.Choices[0].FinishReason; r != "" {
 			finished = true
+			c.FinishReason = r
 		}
 		d := chunk.Choices[0].Delta.Content
 		if d == "" {
@@ -363,6 +361,18 @@ func (m *Model) Stream(ctx context.Context, req chat.ModelRequest, onDelta func(
 		return c, errs.Wrap(errs.KindUnavailable, fmt.Errorf("%w: %w", chat.ErrUpstreamFailed, errStreamCut), "the model's stream ended before the reply was finished")
 	}
 	return c, nil
+}
+
+// usage sets the completion's token counts from what the service
+// reported; a report of nothing (all zero) leaves them as they are.
+func usage(c *chat.Completion, u sdk.CompletionUsage) {
+	if u.TotalTokens > 0 {
+		n := int(u.TotalTokens)
+		c.TokensUsed = &n
+	}
+	if u.PromptTokens > 0 || u.CompletionTokens > 0 {
+		c.InputTokens, c.OutputTokens = u.PromptTokens, u.CompletionTokens
+	}
 }
 
 // classify turns a call's failure into the error the service reports:

@@ -30,6 +30,7 @@ import (
 	"github.com/catsrv/catsrv/apps/catsrv/internal/telemetry"
 	"github.com/catsrv/catsrv/apps/catsrv/web"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
+	"github.com/catsrv/catsrv/core/catconfig"
 	"github.com/catsrv/catsrv/core/catconfig/overlay"
 	chatagent "github.com/catsrv/catsrv/core/chat/agent"
 	"github.com/catsrv/catsrv/core/chat/service"
@@ -194,16 +195,23 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	}
 	stopDocuments := syncDocuments(ctx, cfg.ConfigDir, catConfig, documents, logger)
 	defer stopDocuments()
+	budgetRefused, err := budgetRefusals(reg, configured)
+	if err != nil {
+		return err
+	}
 	kb := knowledge.New(cfg.ConfigDir)
 	chatService, err := service.New(service.Deps{
 		Cats: catConfig, Conversations: chats, Turns: chats,
-		Model:     model,
-		Knowledge: kb,
-		Documents: documents,
-		Clock:     clock.System{},
-		Toolbox:   toolbox,
-		Searcher:  chatagent.Searchers{chatagent.KnowledgeBase{Source: kb}, documents},
-		Audit:     auditLog,
+		Model:         model,
+		Knowledge:     kb,
+		Documents:     documents,
+		Clock:         clock.System{},
+		Toolbox:       toolbox,
+		Searcher:      chatagent.Searchers{chatagent.KnowledgeBase{Source: kb}, documents},
+		Audit:         auditLog,
+		BudgetRefused: budgetRefused,
+		Feedback:      store,
+		Usage:         store,
 	})
 	if err != nil {
 		return err
@@ -354,4 +362,14 @@ func startTracing(ctx context.Context, endpoint string, logger *slog.Logger) (tr
 			logger.Warn("sending the last spans failed", "error", err)
 		}
 	}, nil
+}
+
+// budgetRefusals registers catsrv_budget_refusals_total with a series per
+// configured CAT and returns what counts a refused agent turn.
+func budgetRefusals(reg prometheus.Registerer, configured []catconfig.Cat) (func(cat, budget string), error) {
+	names := make([]string, 0, len(configured))
+	for _, c := range configured {
+		names = append(names, c.Name)
+	}
+	return telemetry.BudgetRefusals(reg, names)
 }

@@ -48,6 +48,10 @@ type Chat struct {
 	// MaxMessageBytes bounds a chat message (chat.max_message_bytes lives
 	// under cat. so one file section holds every chat knob).
 	MaxMessageBytes int `config:"max_message_bytes" json:"max_message_bytes"`
+	// Feedback and Budget hold the feedback reasons and the agent's token
+	// budgets (feedback.go).
+	Feedback Feedback `config:"feedback" json:"feedback"`
+	Budget   Budget   `config:"budget" json:"budget"`
 	// Pricing holds cat.pricing.<model>.*, by model (pricing.go): the
 	// cost of an interaction that comes without one.
 	Pricing map[string]Price `config:"pricing" json:"pricing,omitempty"`
@@ -296,6 +300,12 @@ func (c Chat) validate() error {
 		return errs.New(errs.KindInvalid, "cat.custom.default_route: %q is not one of %s", c.Custom.DefaultRoute, strings.Join(router.Routes, ", "))
 	}
 	if err := a.validateTools(); err != nil {
+		return err
+	}
+	if err := c.Feedback.validate(); err != nil {
+		return err
+	}
+	if err := c.Budget.validate(); err != nil {
 		return err
 	}
 	if err := c.validatePricing(); err != nil {

@@ -28,6 +28,20 @@ func TestValidateChatKeys(t *testing.T) {
 		{"blank default answer", func(c *catconfig.Cat) { c.Chat.Legacy.DefaultAnswer = " " }, "cat.legacy.default_answer"},
 		{"message limit zero", func(c *catconfig.Cat) { c.Chat.MaxMessageBytes = 0 }, "cat.max_message_bytes"},
 		{"message limit over a storable field", func(c *catconfig.Cat) { c.Chat.MaxMessageBytes = 64<<10 + 1 }, "cat.max_message_bytes"},
+		{"feedback reasons", func(c *catconfig.Cat) { c.Chat.Feedback.Reasons = []string{"wrong", "too long", "unsafe"} }, ""},
+		{"blank feedback reason", func(c *catconfig.Cat) { c.Chat.Feedback.Reasons = []string{"wrong", ""} }, "cat.feedback.reasons[1]"},
+		{"padded feedback reason", func(c *catconfig.Cat) { c.Chat.Feedback.Reasons = []string{" wrong"} }, "cat.feedback.reasons[0]"},
+		{"feedback reason twice", func(c *catconfig.Cat) { c.Chat.Feedback.Reasons = []string{"wrong", "wrong"} }, "cat.feedback.reasons[1]"},
+		{"long feedback reason", func(c *catconfig.Cat) { c.Chat.Feedback.Reasons = []string{strings.Repeat("é", 65)} }, "cat.feedback.reasons[0]"},
+		{"feedback reason with NUL", func(c *catconfig.Cat) { c.Chat.Feedback.Reasons = []string{"a\x00b"} }, "cat.feedback.reasons[0]"},
+		{"too many feedback reasons", func(c *catconfig.Cat) {
+			for i := range 51 {
+				c.Chat.Feedback.Reasons = append(c.Chat.Feedback.Reasons, strings.Repeat("r", i+1))
+			}
+		}, "cat.feedback.reasons"},
+		{"budgets", func(c *catconfig.Cat) { c.Chat.Budget = catconfig.Budget{MonthlyTokens: 1e9, UserDailyTokens: 5000} }, ""},
+		{"negative monthly budget", func(c *catconfig.Cat) { c.Chat.Budget.MonthlyTokens = -1 }, "cat.budget.monthly_tokens"},
+		{"negative daily budget", func(c *catconfig.Cat) { c.Chat.Budget.UserDailyTokens = -1 }, "cat.budget.user_daily_tokens"},
 		{"stage as default route", func(c *catconfig.Cat) { c.Chat.Custom.DefaultRoute = "qa" }, ""},
 		{"unknown default route", func(c *catconfig.Cat) { c.Chat.Custom.DefaultRoute = "human" }, "cat.custom.default_route"},
 		{"valid rules", func(c *catconfig.Cat) {

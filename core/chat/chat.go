@@ -94,6 +94,13 @@ type Owner struct {
 
 // Message is one message of a conversation.
 type Message struct {
+	// ID names the message, unique and stable: the service makes one for
+	// every message of a turn (random, 128 bits in hex) and stores keep
+	// it as given; a store names a message given without one (stable,
+	// and never in the service's hex form). An answer's interaction is
+	// named by it (analytics.Interaction.InteractionID), so feedback on
+	// the message reaches the interaction.
+	ID      string
 	Role    string
 	Content string
 	// Model names what answered an assistant message; empty for users.

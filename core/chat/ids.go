@@ -23,3 +23,22 @@ func CheckID(id string) error {
 	}
 	return nil
 }
+
+// MaxMessageIDBytes bounds a message id: it names the answer's
+// interaction too (analytics.MaxInteractionIDBytes).
+const MaxMessageIDBytes = 256
+
+// CheckMessageIDs refuses, as errs.KindInvalid, messages of a turn whose
+// id no store can keep: one chat.CheckID refuses or longer than
+// MaxMessageIDBytes. An empty id is allowed: the store names the message.
+func CheckMessageIDs(messages []Message) error {
+	for i, m := range messages {
+		switch {
+		case len(m.ID) > MaxMessageIDBytes:
+			return errs.New(errs.KindInvalid, "message %d: id longer than %d bytes", i+1, MaxMessageIDBytes)
+		case CheckID(m.ID) != nil:
+			return errs.New(errs.KindInvalid, "message %d: id not valid UTF-8 or with a NUL byte", i+1)
+		}
+	}
+	return nil
+}

@@ -10,12 +10,15 @@ import (
 // travel with each call, so a configuration change applies to the next
 // request without rebuilding adapters.
 type ModelRequest struct {
-	Cat         string
-	BaseURL     string
-	Model       string
-	Temperature float64
-	MaxTokens   int
-	Timeout     time.Duration
+	Cat string
+	// ConversationID names the conversation the call answers in, for
+	// tracing (gen_ai.conversation.id); empty when there is none.
+	ConversationID string
+	BaseURL        string
+	Model          string
+	Temperature    float64
+	MaxTokens      int
+	Timeout        time.Duration
 	// Messages are the system message, the history and the user message,
 	// in order, with the turn's tool calls and results so far.
 	Messages []Message
@@ -33,6 +36,13 @@ type Completion struct {
 	Text       string
 	Model      string
 	TokensUsed *int
+	// InputTokens and OutputTokens are the prompt and completion tokens
+	// the service reported (0 when it reported none).
+	InputTokens  int64
+	OutputTokens int64
+	// FinishReason is why the model stopped (stop, length, tool_calls,
+	// ...), as the service said; empty when it did not.
+	FinishReason string
 	// ToolCalls are the tools the model asked to call, in its order.
 	ToolCalls []ToolCall
 }

@@ -45,6 +45,7 @@ func TestConversationStore(t *testing.T, open func(t *testing.T) (store ChatStor
 		{"SearchAllTerms", testSearchAllTerms},
 		{"SearchRejects", testSearchRejects},
 		{"ToolCallsRoundTrip", testToolCallsRoundTrip},
+		{"MessageIDs", testMessageIDs},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -66,22 +67,25 @@ type convHarness struct {
 	t      *testing.T
 	s      ChatStore
 	counts ports.Aggregator
+	ids    int // messages named by turn
 }
 
 // turn records question and answer at `at` (the answer a second later),
 // creating the conversation when isNew.
 func (h *convHarness) turn(owner chat.Owner, id, name string, isNew bool, at time.Time, question, answer string) chat.Turn {
 	h.t.Helper()
+	h.ids += 2
+	qid, aid := fmt.Sprintf("%x", h.ids-1), fmt.Sprintf("%x", h.ids)
 	in := analytics.Interaction{
 		Time: at.Add(time.Second), Cat: owner.Cat, EventKind: analytics.EventKindAPI, Question: question, Answer: answer,
-		Topic: "general", Model: "qa", Persona: "default", UserID: owner.UserID, ConversationID: id,
+		Topic: "general", Model: "qa", Persona: "default", UserID: owner.UserID, ConversationID: id, InteractionID: aid,
 	}
 	turn := chat.Turn{
 		Conversation: chat.Conversation{ID: id, Owner: owner, Name: name, CreatedAt: at, UpdatedAt: at},
 		New:          isNew,
 		Messages: []chat.Message{
-			{Role: chat.RoleUser, Content: question, Time: at},
-			{Role: chat.RoleAssistant, Content: answer, Model: "qa", Time: at.Add(time.Second)},
+			{ID: qid, Role: chat.RoleUser, Content: question, Time: at},
+			{ID: aid, Role: chat.RoleAssistant, Content: answer, Model: "qa", Time: at.Add(time.Second)},
 		},
 		Interaction: &in,
 	}
@@ -104,9 +108,11 @@ func sameConversation(a, b chat.Conversation) bool {
 	return a.ID == b.ID && a.Owner == b.Owner && a.Name == b.Name && a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt)
 }
 
+// sameMessages reports whether the messages read (a) are those written
+// (b): the same ids, or any id where none was given.
 func sameMessages(a, b []chat.Message) bool {
 	return slices.EqualFunc(a, b, func(x, y chat.Message) bool {
-		return x.Role == y.Role && x.Content == y.Content && x.Model == y.Model && x.Time.Equal(y.Time) &&
+		return (x.ID == y.ID || (y.ID == "" && x.ID != "")) && x.Role == y.Role && x.Content == y.Content && x.Model == y.Model && x.Time.Equal(y.Time) &&
 			slices.Equal(x.ToolCalls, y.ToolCalls) && x.ToolCallID == y.ToolCallID && x.ToolName == y.ToolName &&
 			x.Outcome == y.Outcome && x.Duration == y.Duration
 	})
@@ -125,16 +131,16 @@ func testToolCallsRoundTrip(t *testing.T, h *convHarness) {
 		Conversation: chat.Conversation{ID: "agent", Owner: alice, Name: "files?", CreatedAt: c0, UpdatedAt: c0},
 		New:          true,
 		Messages: []chat.Message{
-			{Role: chat.RoleUser, Content: "files?", Time: c0},
-			{Role: chat.RoleAssistant, Model: "m", Time: c0.Add(time.Second), ToolCalls: []chat.ToolCall{
+			{ID: "u1", Role: chat.RoleUser, Content: "files?", Time: c0},
+			{ID: "a1", Role: chat.RoleAssistant, Model: "m", Time: c0.Add(time.Second), ToolCalls: []chat.ToolCall{
 				{ID: "call_1", Name: "files__list_dir", Arguments: `{"path":"/srv"}`},
 				{ID: "call_2", Name: "knowledge_search", Arguments: `{"query": broken`},
 			}},
-			{Role: chat.RoleTool, Content: "a.txt\nb.txt", Time: c0.Add(2 * time.Second), ToolCallID: "call_1",
+			{ID: "t1", Role: chat.RoleTool, Content: "a.txt\nb.txt", Time: c0.Add(2 * time.Second), ToolCallID: "call_1",
 				ToolName: "files__list_dir", Outcome: chat.OutcomeOK, Duration: 1500 * time.Microsecond},
-			{Role: chat.RoleTool, Content: "Error: the arguments are not a JSON object", Time: c0.Add(2 * time.Second),
+			{ID: "t2", Role: chat.RoleTool, Content: "Error: the arguments are not a JSON object", Time: c0.Add(2 * time.Second),
 				ToolCallID: "call_2", ToolName: "knowledge_search", Outcome: chat.OutcomeInvalid},
-			{Role: chat.RoleAssistant, Content: "Two files.", Model: "m", Time: c0.Add(3 * time.Second)},
+			{ID: "a2", Role: chat.RoleAssistant, Content: "Two files.", Model: "m", Time: c0.Add(3 * time.Second)},
 		},
 		Interaction: &in,
 	}
@@ -482,5 +488,71 @@ func testDeleteConversationsOf(t *testing.T, h *convHarness) {
 	}
 	if n, err := h.s.DeleteConversationsOf(ctx, "alice"); err != nil || n != 0 {
 		t.Fatalf("third DeleteConversationsOf = %d, %v; want 0", n, err)
+	}
+}
+
+// testMessageIDs: messages keep the ids they are given, across turns and
+// reads; a message given without one gets one, distinct from every
+// other and the same at every read; an id no store can keep is invalid
+// and stores nothing.
+func testMessageIDs(t *testing.T, h *convHarness) {
+	first := h.turn(alice, "c1", "n", true, c0, "q1", "a1")
+	second := h.turn(alice, "c1", "", false, c0.Add(time.Minute), "q2", "a2")
+	if err := h.s.RecordTurn(t.Context(), chat.Turn{
+		Conversation: chat.Conversation{ID: "c1", Owner: alice},
+		Messages: []chat.Message{
+			{Role: chat.RoleUser, Content: "unnamed", Time: c0.Add(2 * time.Minute)},
+			{Role: chat.RoleAssistant, Content: "unnamed too", Time: c0.Add(2 * time.Minute)},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h.turn(alice, "c2", "other", true, c0, "q3", "a3")
+	read := func(id string) []chat.Message {
+		t.Helper()
+		_, msgs, err := h.s.Conversation(t.Context(), alice, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return msgs
+	}
+	msgs := read("c1")
+	var given []string
+	for _, m := range append(slices.Clone(first.Messages), second.Messages...) {
+		given = append(given, m.ID)
+	}
+	if len(msgs) != 6 {
+		t.Fatalf("%d messages, want 6", len(msgs))
+	}
+	seen := map[string]bool{}
+	for _, m := range read("c2") {
+		seen[m.ID] = true
+	}
+	for i, m := range msgs {
+		if i < len(given) && m.ID != given[i] {
+			t.Errorf("message %d has id %q, was given %q", i, m.ID, given[i])
+		}
+		if m.ID == "" || seen[m.ID] {
+			t.Errorf("message %d has id %q: empty or not distinct", i, m.ID)
+		}
+		seen[m.ID] = true
+	}
+	again := read("c1")
+	for i := range msgs {
+		if again[i].ID != msgs[i].ID {
+			t.Errorf("message %d read as %q, then %q", i, msgs[i].ID, again[i].ID)
+		}
+	}
+	for name, id := range map[string]string{"NUL": "a\x00b", "not UTF-8": "\xff", "too long": strings.Repeat("x", chat.MaxMessageIDBytes+1)} {
+		err := h.s.RecordTurn(t.Context(), chat.Turn{
+			Conversation: chat.Conversation{ID: "c1", Owner: alice},
+			Messages:     []chat.Message{{ID: id, Role: chat.RoleUser, Content: "bad id", Time: c0.Add(3 * time.Minute)}},
+		})
+		if errs.KindOf(err) != errs.KindInvalid {
+			t.Errorf("message id %s: %v, want invalid", name, err)
+		}
+	}
+	if n := len(read("c1")); n != 6 {
+		t.Errorf("%d messages after refused turns, want 6", n)
 	}
 }

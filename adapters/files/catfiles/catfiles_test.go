@@ -99,6 +99,13 @@ func TestLoadValid(t *testing.T) {
 			want: []catconfig.Cat{cat("demo", func(c *catconfig.Cat) {
 				c.Analytics.RetentionDays, c.ChatLog.RetentionDays = 30, 7
 			})}},
+		{name: "counts of tokens are not secrets; feedback reasons",
+			files: map[string]string{"demo.yaml": "cat:\n  agent: {max_tokens: 99}\n  budget: {monthly_tokens: 1000000, user_daily_tokens: 5000}\n  feedback: {reasons: [wrong, unsafe]}\n"},
+			want: []catconfig.Cat{cat("demo", func(c *catconfig.Cat) {
+				c.Chat.Agent.MaxTokens = 99
+				c.Chat.Budget = catconfig.Budget{MonthlyTokens: 1000000, UserDailyTokens: 5000}
+				c.Chat.Feedback.Reasons = []string{"wrong", "unsafe"}
+			})}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

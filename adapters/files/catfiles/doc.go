@@ -9,9 +9,11 @@
 // Other files and dotfiles in the directory are ignored. An empty directory
 // configures no CAT. Every key is optional; an empty file gives a CAT with
 // all the defaults below. Unknown keys, values of the wrong type and keys
-// that look like secrets (any key containing secret, api_key, apikey,
-// password, token, client_secret or private_key) are refused: secrets come
-// from the environment only.
+// that look like secrets (any key with the word secret, api_key, apikey,
+// password, passwd, token, client_secret, private_key or credentials, such
+// as cat.agent.api_key or security.token; a count of tokens such as
+// cat.agent.max_tokens is not one) are refused: secrets come from the
+// environment only.
 //
 //	Key                                      Type             Default
 //	cat.chat_mode                            string           legacy (legacy, agent or custom)
@@ -33,6 +35,9 @@
 //	cat.custom.rules                         list of strings  [] ("<keyword|pattern|context> <argument> => <route>", see docs/chat.md)
 //	cat.custom.default_route                 string           legacy (legacy, agent, greeting, intent, qa or default)
 //	cat.max_message_bytes                    integer          32768 (1 to 65536)
+//	cat.feedback.reasons                     list of strings  [] (reasons a rating may give, each 1 to 64 characters, at most 50; none: no reason accepted)
+//	cat.budget.monthly_tokens                integer          0 (no budget; else the agent's tokens the CAT may use in a calendar month, UTC: past it agent turns answer 429)
+//	cat.budget.user_daily_tokens             integer          0 (no budget; else the agent's tokens one user may use in a day, UTC: past it their agent turns answer 429)
 //	cat.knowledge.documents                  string           "" (directory of Markdown, text and HTML documents, relative to this directory; re-read when it changes)
 //	cat.knowledge.embeddings.base_url        string           "" (OpenAI-compatible /v1/embeddings endpoint; none: keyword search only; key from CATSRV_EMBEDDINGS_API_KEY)
 //	cat.knowledge.embeddings.model           string           "" (required with base_url)

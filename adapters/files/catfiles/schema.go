@@ -132,13 +132,18 @@ func Keys() []string {
 
 // secretWords mark key paths that would hold credentials. Those belong in
 // the environment, never in files that get committed and copied around.
-var secretWords = []string{"secret", "api_key", "apikey", "password", "token", "client_secret", "private_key"}
+// They are matched as whole words of a key's segments (words joined by _
+// or -), so that counts of tokens (cat.agent.max_tokens,
+// cat.budget.monthly_tokens) are not taken for credentials.
+var secretWords = []string{"secret", "secrets", "api_key", "apikey", "password", "passwords", "passwd", "token", "client_secret", "private_key", "credentials"}
 
 func looksSecret(key string) bool {
-	lower := strings.ToLower(key)
-	for _, w := range secretWords {
-		if strings.Contains(lower, w) {
-			return true
+	for _, seg := range strings.Split(strings.ToLower(key), ".") {
+		seg = "_" + strings.ReplaceAll(seg, "-", "_") + "_"
+		for _, w := range secretWords {
+			if strings.Contains(seg, "_"+w+"_") {
+				return true
+			}
 		}
 	}
 	return false

@@ -64,6 +64,7 @@ var migrations = []sqlstore.Migration{
 	{Version: 4, Name: "search through the messages (PostgreSQL)", Statements: messageSearch, Backfill: backfillMessageTerms},
 	{Version: 5, Name: "a turn's conversation and messages in one statement (PostgreSQL)", Statements: turnFunction},
 	{Version: 6, Name: "the agent's tool calls and results on messages", Statements: toolColumn},
+	{Version: 7, Name: "message ids", Statements: messageIDColumn},
 }
 
 func schema(dialect string) []string {

@@ -48,7 +48,7 @@ func owned(ctx context.Context, db bun.IDB, owner chat.Owner, id string) (int64,
 // has no messages, the LEFT JOIN's one row of NULLs). Its values are bound
 // ($n), so PostgreSQL prepares it once per connection.
 const conversationWithMessages = `SELECT c.seq, c.id, c.cat, c.user_id, c.name, c.created_at, c.updated_at,
-		m.role, m.content, m.model, m.at, m.tool
+		m.role, m.content, m.model, m.at, m.tool, m.id, m.pos
 	FROM chat_conversations c LEFT JOIN chat_messages m ON m.conversation_seq = c.seq
 	WHERE c.id = $1 AND c.cat = $2 AND c.user_id = $3
 	ORDER BY m.pos`
@@ -70,17 +70,20 @@ func (s *Store) Conversation(ctx context.Context, owner chat.Owner, id string) (
 		var (
 			seq, created, updated int64
 			role, content, model  sql.NullString
-			tool                  sql.NullString
-			at                    sql.NullInt64
+			tool, msgID           sql.NullString
+			at, pos               sql.NullInt64
 		)
 		if err := rows.Scan(&seq, &c.ID, &c.Owner.Cat, &c.Owner.UserID, &c.Name, &created, &updated,
-			&role, &content, &model, &at, &tool); err != nil {
+			&role, &content, &model, &at, &tool, &msgID, &pos); err != nil {
 			return chat.Conversation{}, nil, internal(err)
 		}
 		c.CreatedAt, c.UpdatedAt = fromNanos(created), fromNanos(updated)
 		found = true
 		if role.Valid {
-			m := chat.Message{Role: role.String, Content: content.String, Model: model.String, Time: fromNanos(at.Int64)}
+			m := chat.Message{ID: msgID.String, Role: role.String, Content: content.String, Model: model.String, Time: fromNanos(at.Int64)}
+			if !msgID.Valid {
+				m.ID = derivedID(seq, pos.Int64)
+			}
 			decodeTool(tool.String, &m)
 			messages = append(messages, m)
 		}

@@ -26,6 +26,9 @@ func (s *Store) RecordTurn(ctx context.Context, turn chat.Turn) error {
 			return err
 		}
 	}
+	if err := chat.CheckMessageIDs(turn.Messages); err != nil {
+		return err
+	}
 	c := turn.Conversation
 	if turn.New && c.ID == "" {
 		return errs.New(errs.KindInvalid, "a new conversation needs an id")
@@ -98,8 +101,8 @@ func appendMessages(ctx context.Context, tx bun.Tx, seq int64, messages []chat.M
 	var text strings.Builder
 	latest := latestTime(messages)
 	for i, m := range messages {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO chat_messages (conversation_seq, pos, role, content, model, at, tool) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			seq, next+int64(i), m.Role, m.Content, m.Model, nanos(m.Time), encodeTool(m)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO chat_messages (conversation_seq, pos, role, content, model, at, tool, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			seq, next+int64(i), m.Role, m.Content, m.Model, nanos(m.Time), encodeTool(m), storedID(m)); err != nil {
 			return internal(err)
 		}
 		text.WriteString(" ")
@@ -136,7 +139,7 @@ func latestTime(messages []chat.Message) time.Time {
 // pick the same positions.
 
 // recordTurn is the call of turnFunction.
-const recordTurn = `SELECT catsrv_chat_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`
+const recordTurn = `SELECT catsrv_chat_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`
 
 // turnFunction creates the function of recordTurn (PostgreSQL) as
 // version 5 had it; version 6 adds the tool documents
@@ -193,10 +196,14 @@ func recordMessagesPostgres(ctx context.Context, tx bun.Tx, turn chat.Turn) erro
 	c, messages := turn.Conversation, turn.Messages
 	n := len(messages)
 	roles, contents, models, words, tools := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	ids := make([]*string, n) // nil: NULL, no id given
 	at := make([]int64, n)
 	for i, m := range messages {
 		roles[i], contents[i], models[i], at[i], words[i] = m.Role, m.Content, m.Model, nanos(m.Time), terms(chat.SearchText(m))
 		tools[i] = encodeTool(m)
+		if m.ID != "" {
+			ids[i] = &messages[i].ID
+		}
 	}
 	var latest sql.NullInt64 // NULL without messages: GREATEST ignores it
 	if n > 0 {
@@ -204,7 +211,7 @@ func recordMessagesPostgres(ctx context.Context, tx bun.Tx, turn chat.Turn) erro
 	}
 	var seq sql.NullInt64
 	err := tx.Tx.QueryRowContext(ctx, recordTurn, turn.New, c.ID, c.Owner.Cat, c.Owner.UserID, c.Name, terms(c.Name),
-		nanos(c.CreatedAt), nanos(c.UpdatedAt), roles, contents, models, at, words, latest, tools).Scan(&seq)
+		nanos(c.CreatedAt), nanos(c.UpdatedAt), roles, contents, models, at, words, latest, tools, ids).Scan(&seq)
 	switch {
 	case err != nil:
 		return internal(err)

@@ -95,6 +95,13 @@ type Result struct {
 	Text       string
 	Model      string
 	TokensUsed *int
+	// InputTokens and OutputTokens are the prompt and completion tokens
+	// of every step's call, summed.
+	InputTokens  int64
+	OutputTokens int64
+	// FinishReason is why the last call's model stopped; empty when it
+	// did not say.
+	FinishReason string
 	// Messages are the steps' assistant messages with tool calls and the
 	// tool messages answering them, in order (the final answer is not
 	// among them).
@@ -132,6 +139,9 @@ func (a *Agent) Run(ctx context.Context, t Turn) (Result, error) {
 		c, err := a.complete(ctx, req, t.OnEvent)
 		res.Steps = step
 		res.TokensUsed = addTokens(res.TokensUsed, c.TokensUsed)
+		res.InputTokens += c.InputTokens
+		res.OutputTokens += c.OutputTokens
+		res.FinishReason = c.FinishReason
 		if c.Model != "" {
 			res.Model = c.Model
 		}

@@ -125,11 +125,11 @@ func tokens(n int) *int { return &n }
 func TestParallelCallsRunConcurrently(t *testing.T) {
 	f := newFixture(t, func(n int, req chat.ModelRequest) (chat.Completion, error) {
 		if n == 0 {
-			return chat.Completion{TokensUsed: tokens(10), ToolCalls: []chat.ToolCall{
+			return chat.Completion{TokensUsed: tokens(10), InputTokens: 7, OutputTokens: 3, FinishReason: "tool_calls", ToolCalls: []chat.ToolCall{
 				{ID: "a", Name: "files__read", Arguments: `{"p":"a"}`}, {ID: "b", Name: "files__read", Arguments: `{"p":"b"}`},
 			}}, nil
 		}
-		return chat.Completion{Text: "done", TokensUsed: tokens(5)}, nil
+		return chat.Completion{Text: "done", TokensUsed: tokens(5), InputTokens: 4, OutputTokens: 1, FinishReason: "stop"}, nil
 	})
 	var started sync.WaitGroup
 	started.Add(2)
@@ -145,7 +145,8 @@ func TestParallelCallsRunConcurrently(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Text != "done" || res.TokensUsed == nil || *res.TokensUsed != 15 || res.Steps != 2 {
+	if res.Text != "done" || res.TokensUsed == nil || *res.TokensUsed != 15 || res.Steps != 2 ||
+		res.InputTokens != 11 || res.OutputTokens != 4 || res.FinishReason != "stop" {
 		t.Fatalf("result %+v", res)
 	}
 	if len(res.Messages) != 3 || res.Messages[0].Role != chat.RoleAssistant || len(res.Messages[0].ToolCalls) != 2 {

@@ -44,7 +44,17 @@ type Deps struct {
 	// Documents lets the qa stage answer from the CAT's documents when
 	// no knowledge-base entry fits; nil: it never does.
 	Documents ports.PassageSearcher
-	// NewID makes conversation ids; random 128-bit hex when nil.
+	// Feedback records ratings of answers (SetFeedback); nil: feedback
+	// is unavailable.
+	Feedback ports.FeedbackRecorder
+	// Usage tells the token budgets (cat.budget.*) what was used; nil:
+	// no budget is enforced.
+	Usage ports.TokenUsage
+	// BudgetRefused, when set, is called with the CAT and the budget
+	// (chat.BudgetMonthly, chat.BudgetUserDaily) of each refused turn.
+	BudgetRefused func(cat, budget string)
+	// NewID makes conversation and message ids; random 128-bit hex when
+	// nil.
 	NewID func() string
 }
 
@@ -129,11 +139,14 @@ func (s *Service) DecideApproval(owner chat.Owner, admin bool, id, decision stri
 
 // answer is what a handler produced.
 type answer struct {
-	text    string
-	model   string
-	topic   string
-	tokens  *int
-	sources []chat.Source
+	text   string
+	model  string
+	topic  string
+	tokens *int
+	// inputTokens and outputTokens are the model's prompt and completion
+	// tokens over the turn's calls (0 for the legacy pipeline).
+	inputTokens, outputTokens int64
+	sources                   []chat.Source
 	// steps are the agent's tool calls and results, stored before the
 	// answer.
 	steps []chat.Message
@@ -153,19 +166,45 @@ func (s *Service) run(ctx context.Context, req chat.Request, handler string, onE
 	if err := checkStored(req); err != nil {
 		return chat.Response{}, err
 	}
+	route, err := routeOf(cfg, req, handler)
+	if err != nil {
+		return chat.Response{}, err
+	}
 	owner := chat.Owner{Cat: req.Cat, UserID: req.UserID}
 	turn, history, err := s.open(ctx, owner, req)
 	if err != nil {
 		return chat.Response{}, err
 	}
-	turn.Messages = []chat.Message{{Role: chat.RoleUser, Content: req.Message, Time: s.d.Clock.Now()}}
+	// A turn past a budget is refused before anything is stored: the
+	// user may send it again once the budget starts again.
+	if route == catconfig.ModeAgent {
+		if err := s.checkBudget(ctx, cfg, req.UserID); err != nil {
+			return chat.Response{}, err
+		}
+	}
+	start := s.d.Clock.Now()
+	turn.Messages = []chat.Message{{ID: s.d.NewID(), Role: chat.RoleUser, Content: req.Message, Time: start}}
 
-	a, answerErr := s.answer(ctx, cfg, req, history, handler, onEvent)
-	turn.Messages = append(turn.Messages, a.steps...)
+	var firstToken *time.Time
+	if onEvent != nil {
+		onEvent = s.timeFirstToken(onEvent, &firstToken)
+	}
+	a, answerErr := s.answer(ctx, cfg, req, turn.Conversation.ID, history, route, onEvent)
+	for _, m := range a.steps {
+		m.ID = s.d.NewID()
+		turn.Messages = append(turn.Messages, m)
+	}
 	if a.text != "" {
 		now := s.d.Clock.Now()
-		turn.Messages = append(turn.Messages, chat.Message{Role: chat.RoleAssistant, Content: a.text, Model: a.model, Time: now})
-		in := cfg.Priced(interaction(req, turn.Conversation.ID, a, now))
+		answered := chat.Message{ID: s.d.NewID(), Role: chat.RoleAssistant, Content: a.text, Model: a.model, Time: now}
+		turn.Messages = append(turn.Messages, answered)
+		in := interaction(req, turn.Conversation.ID, a, now)
+		// Named by the answer's message: feedback on the message finds
+		// it, and a turn written twice (a retried transaction) counts once.
+		in.InteractionID = answered.ID
+		in.Usage = usage(a, start, firstToken, now)
+		// Priced once its tokens are known: the CAT's cat.pricing of the model.
+		in = cfg.Priced(in)
 		turn.Interaction = &in
 	}
 	// A cancelled request still stores what it got: the user asked it.
@@ -179,6 +218,36 @@ func (s *Service) run(ctx context.Context, req chat.Request, handler string, onE
 		Message: a.text, ConversationID: turn.Conversation.ID, Model: a.model,
 		TokensUsed: a.tokens, Sources: a.sources,
 	}, nil
+}
+
+// timeFirstToken wraps onEvent so that the time of the first delta with
+// text is noted in *first.
+func (s *Service) timeFirstToken(onEvent func(chat.Event) error, first **time.Time) func(chat.Event) error {
+	return func(e chat.Event) error {
+		if *first == nil && e.Kind == chat.EventDelta && e.Text != "" {
+			t := s.d.Clock.Now()
+			*first = &t
+		}
+		return onEvent(e)
+	}
+}
+
+// usage is what the turn took: its tokens, the time from the turn's
+// start to the whole answer, and to the first piece of text streamed
+// (nil when nothing was streamed: a reply given in one JSON piece has no
+// first token of its own). Cost is left to the analytics store, which
+// prices the interaction's model when it is written.
+func usage(a answer, start time.Time, firstToken *time.Time, done time.Time) analytics.Usage {
+	u := analytics.Usage{InputTokens: a.inputTokens, OutputTokens: a.outputTokens, LatencyMS: millis(done.Sub(start))}
+	if firstToken != nil {
+		u.FirstTokenMS = millis(firstToken.Sub(start))
+	}
+	return u
+}
+
+func millis(d time.Duration) *float64 {
+	ms := float64(max(d, 0)) / float64(time.Millisecond)
+	return &ms
 }
 
 // checkMessage enforces the message rules: not blank, at most max bytes,
@@ -232,8 +301,10 @@ func (s *Service) open(ctx context.Context, owner chat.Owner, req chat.Request) 
 	return chat.Turn{Conversation: c, New: true}, nil, nil
 }
 
-// answer routes the message and gets the reply.
-func (s *Service) answer(ctx context.Context, cfg catconfig.Cat, req chat.Request, history []chat.Message, handler string, onEvent func(chat.Event) error) (answer, error) {
+// routeOf is where the message goes: the handler asked for, else the
+// CAT's chat mode, a custom mode's rules choosing: agent, legacy, or one
+// legacy stage.
+func routeOf(cfg catconfig.Cat, req chat.Request, handler string) (string, error) {
 	route := handler
 	if route == ByMode {
 		route = cfg.Chat.ChatMode
@@ -241,13 +312,18 @@ func (s *Service) answer(ctx context.Context, cfg catconfig.Cat, req chat.Reques
 	if route == catconfig.ModeCustom {
 		r, err := router.New(cfg.Chat.Custom.Rules, cfg.Chat.Custom.DefaultRoute)
 		if err != nil {
-			return answer{}, errs.Wrap(errs.KindInternal, err, "the CAT's custom routing rules are invalid")
+			return "", errs.Wrap(errs.KindInternal, err, "the CAT's custom routing rules are invalid")
 		}
 		route, _ = r.Route(req.Message, req.Context)
 	}
+	return route, nil
+}
+
+// answer gets the reply from the route's handler.
+func (s *Service) answer(ctx context.Context, cfg catconfig.Cat, req chat.Request, conversationID string, history []chat.Message, route string, onEvent func(chat.Event) error) (answer, error) {
 	switch route {
 	case catconfig.ModeAgent:
-		return s.runAgent(ctx, cfg, req, history, onEvent)
+		return s.runAgent(ctx, cfg, req, conversationID, history, onEvent)
 	case catconfig.ModeLegacy:
 		return s.legacy(ctx, cfg, req.Message, cfg.Chat.Legacy.Models, onEvent)
 	default: // one legacy stage, chosen by a custom rule
@@ -288,7 +364,7 @@ func (s *Service) legacy(ctx context.Context, cfg catconfig.Cat, message string,
 // runAgent answers with the agent loop (core/chat/agent). A reply longer
 // than an interaction's answer may be is the model's failure: the loop
 // bounds it (chat.ModelRequest.MaxReplyBytes).
-func (s *Service) runAgent(ctx context.Context, cfg catconfig.Cat, req chat.Request, history []chat.Message, onEvent func(chat.Event) error) (answer, error) {
+func (s *Service) runAgent(ctx context.Context, cfg catconfig.Cat, req chat.Request, conversationID string, history []chat.Message, onEvent func(chat.Event) error) (answer, error) {
 	ag := cfg.Chat.Agent
 	if ag.BaseURL == "" || s.d.Model == nil {
 		return answer{}, errs.New(errs.KindUnavailable, "agent mode has no model endpoint configured (cat.agent.base_url)")
@@ -301,7 +377,7 @@ func (s *Service) runAgent(ctx context.Context, cfg catconfig.Cat, req chat.Requ
 		return answer{}, errs.New(errs.KindUnavailable, "agent mode has no model configured (cat.agent.model)")
 	}
 	mr := chat.ModelRequest{
-		Cat: req.Cat, BaseURL: ag.BaseURL, Model: model, Temperature: ag.Temperature,
+		Cat: req.Cat, ConversationID: conversationID, BaseURL: ag.BaseURL, Model: model, Temperature: ag.Temperature,
 		MaxTokens: ag.MaxTokens, Timeout: time.Duration(ag.TimeoutSeconds) * time.Second,
 		Messages: agentMessages(ag.Instructions, append(history[:len(history):len(history)], req.History...), req.Message), MaxReplyBytes: analytics.MaxFieldBytes,
 	}
@@ -314,7 +390,8 @@ func (s *Service) runAgent(ctx context.Context, cfg catconfig.Cat, req chat.Requ
 			r.Messages[i].Model = r.Model
 		}
 	}
-	return answer{text: r.Text, model: r.Model, tokens: r.TokensUsed, sources: r.Sources, steps: r.Messages}, err
+	return answer{text: r.Text, model: r.Model, tokens: r.TokensUsed, inputTokens: r.InputTokens, outputTokens: r.OutputTokens,
+		sources: r.Sources, steps: r.Messages}, err
 }
 
 // agentMessages is what the agent model sees: the instructions, the

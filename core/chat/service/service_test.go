@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -28,11 +29,25 @@ type fixture struct {
 	model *mocks.ChatModelMock
 	turns []chat.Turn
 	svc   *service.Service
+	// clock is what the service reads the time from: now, unless a test
+	// changes it.
+	clock func() time.Time
+	ids   int
 }
 
-func newFixture(t *testing.T, change func(*catconfig.Cat)) *fixture {
+// newID names the first thing made "new-id" (a request's conversation),
+// the next ones id-2, id-3, ...
+func (f *fixture) newID() string {
+	f.ids++
+	if f.ids == 1 {
+		return "new-id"
+	}
+	return fmt.Sprintf("id-%d", f.ids)
+}
+
+func newFixture(t *testing.T, change func(*catconfig.Cat), deps ...func(*service.Deps)) *fixture {
 	t.Helper()
-	f := &fixture{cfg: catconfig.Defaults("demo")}
+	f := &fixture{cfg: catconfig.Defaults("demo"), clock: func() time.Time { return now }}
 	f.cfg.Chat.Agent.BaseURL = "http://model.test/v1"
 	f.cfg.Chat.Agent.Model = "gpt-test"
 	f.cfg.Chat.Legacy.KnowledgeBase = "kb.yaml"
@@ -68,7 +83,7 @@ func newFixture(t *testing.T, change func(*catconfig.Cat)) *fixture {
 		{Role: chat.RoleAssistant, Content: "earlier answer", Model: "qa", Time: now.Add(-time.Hour)},
 	}
 	alice := chat.Owner{Cat: "demo", UserID: "alice"}
-	svc, err := service.New(service.Deps{
+	d := service.Deps{
 		Cats: &mocks.CatDirectoryMock{CatFunc: func(_ context.Context, name string) (catconfig.Cat, error) {
 			if name != "demo" {
 				return catconfig.Cat{}, errs.New(errs.KindNotFound, "CAT %q not found in configuration", name)
@@ -95,9 +110,13 @@ func newFixture(t *testing.T, change func(*catconfig.Cat)) *fixture {
 			}
 			return kb, nil
 		}},
-		Clock: &mocks.ClockMock{NowFunc: func() time.Time { return now }},
-		NewID: func() string { return "new-id" },
-	})
+		Clock: &mocks.ClockMock{NowFunc: func() time.Time { return f.clock() }},
+		NewID: f.newID,
+	}
+	for _, change := range deps {
+		change(&d)
+	}
+	svc, err := service.New(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,17 +227,18 @@ func TestNewConversationTurn(t *testing.T) {
 		t.Fatalf("conversation = %+v new %v, want %+v", turn.Conversation, turn.New, wantConv)
 	}
 	wantMsgs := []chat.Message{
-		{Role: chat.RoleUser, Content: msg, Time: now},
-		{Role: chat.RoleAssistant, Content: "Use the reset link.", Model: "qa", Time: now},
+		{ID: "id-2", Role: chat.RoleUser, Content: msg, Time: now},
+		{ID: "id-3", Role: chat.RoleAssistant, Content: "Use the reset link.", Model: "qa", Time: now},
 	}
 	if !reflect.DeepEqual(turn.Messages, wantMsgs) {
 		t.Fatalf("messages = %+v", turn.Messages)
 	}
 	want := analytics.Interaction{
 		Time: now, Cat: "demo", EventKind: "api", Question: msg, Answer: "Use the reset link.",
-		Topic: "general", Model: "qa", Persona: "default", UserID: "alice", ConversationID: "new-id",
+		Topic: "general", Model: "qa", Persona: "default", UserID: "alice", ConversationID: "new-id", InteractionID: "id-3",
+		Usage: analytics.Usage{LatencyMS: new(0.0)},
 	}
-	if *turn.Interaction != want {
+	if !reflect.DeepEqual(*turn.Interaction, want) {
 		t.Fatalf("interaction = %+v, want %+v", *turn.Interaction, want)
 	}
 	if err := turn.Interaction.Validate(); err != nil {

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/catsrv/catsrv/core/chat"
@@ -67,9 +68,14 @@ type tracedModel struct {
 	tracer trace.Tracer
 }
 
-// TracedChatModel decorates next so that each call is a client span,
-// "chat model complete" or "chat model stream", child of the request's,
-// with the model's name and the call's outcome.
+// TracedChatModel decorates next so that each call is a client span
+// following OpenTelemetry's GenAI conventions, child of the request's:
+// named "chat <requested model>", with gen_ai.operation.name,
+// gen_ai.provider.name, gen_ai.request.model, gen_ai.conversation.id and,
+// once it ends, gen_ai.response.model, gen_ai.response.finish_reasons,
+// gen_ai.usage.input_tokens and gen_ai.usage.output_tokens, with
+// catsrv.call (complete or stream) and catsrv.outcome. Never the
+// messages.
 func TracedChatModel(tracer trace.Tracer, next ports.ChatModel) ports.ChatModel {
 	return &tracedModel{next: next, tracer: tracer}
 }
@@ -78,6 +84,7 @@ func TracedChatModel(tracer trace.Tracer, next ports.ChatModel) ports.ChatModel 
 func (m *tracedModel) Complete(ctx context.Context, req chat.ModelRequest) (chat.Completion, error) {
 	ctx, span := m.start(ctx, "complete", req)
 	c, err := m.next.Complete(ctx, req)
+	ended(span, c)
 	end(ctx, span, err)
 	return c, err
 }
@@ -86,15 +93,33 @@ func (m *tracedModel) Complete(ctx context.Context, req chat.ModelRequest) (chat
 func (m *tracedModel) Stream(ctx context.Context, req chat.ModelRequest, onDelta func(string) error) (chat.Completion, error) {
 	ctx, span := m.start(ctx, "stream", req)
 	c, err := m.next.Stream(ctx, req, onDelta)
+	ended(span, c)
 	end(ctx, span, err)
 	return c, err
 }
 
 func (m *tracedModel) start(ctx context.Context, call string, req chat.ModelRequest) (context.Context, trace.Span) {
-	return m.tracer.Start(ctx, "chat model "+call, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
-		attribute.String("gen_ai.operation.name", "chat"),
-		attribute.String("gen_ai.request.model", req.Model),
-	))
+	attrs := []attribute.KeyValue{
+		semconv.GenAIOperationNameChat, semconv.GenAIProviderNameOpenAI,
+		semconv.GenAIRequestModel(req.Model), attribute.String("catsrv.call", call),
+	}
+	if req.ConversationID != "" {
+		attrs = append(attrs, semconv.GenAIConversationID(req.ConversationID))
+	}
+	return m.tracer.Start(ctx, "chat "+req.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+}
+
+// ended adds what the model answered to the span: the model that
+// answered, why it stopped and the tokens it counted (a failed call
+// reports what it got before failing).
+func ended(span trace.Span, c chat.Completion) {
+	if c.Model != "" {
+		span.SetAttributes(semconv.GenAIResponseModel(c.Model))
+	}
+	if c.FinishReason != "" {
+		span.SetAttributes(semconv.GenAIResponseFinishReasons(c.FinishReason))
+	}
+	span.SetAttributes(semconv.GenAIUsageInputTokens(int(c.InputTokens)), semconv.GenAIUsageOutputTokens(int(c.OutputTokens)))
 }
 
 // end ends the span with the call's outcome; a failure is an error span

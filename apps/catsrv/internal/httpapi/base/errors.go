@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -56,14 +57,19 @@ var analyticsKinds = map[errs.Kind]KindResponse{
 const RetryAfterSeconds = 2
 
 // FailureHeaders are the headers that go with err's answer of status: the
-// scheme a 401 asks for (RFC 6750), and when to try again after a 503
-// that is expected to pass.
+// scheme a 401 asks for (RFC 6750), when to try again after a 503 that is
+// expected to pass, and after a 429 whose cause knows when it ends (a
+// spent token budget, chat.BudgetError: whole seconds, rounded up).
 func FailureHeaders(err error, status int) http.Header {
+	var until interface{ RetryIn() time.Duration }
 	switch {
 	case status == http.StatusUnauthorized:
 		return http.Header{"WWW-Authenticate": {"Bearer"}}
 	case status == http.StatusServiceUnavailable && errors.Is(err, errs.ErrTemporary):
 		return http.Header{"Retry-After": {strconv.Itoa(RetryAfterSeconds)}}
+	case status == http.StatusTooManyRequests && errors.As(err, &until):
+		secs := max(int64((until.RetryIn()+time.Second-1)/time.Second), 1)
+		return http.Header{"Retry-After": {strconv.FormatInt(secs, 10)}}
 	}
 	return nil
 }

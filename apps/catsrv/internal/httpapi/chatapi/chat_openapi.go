@@ -24,6 +24,8 @@ var chatErrors = map[int]base.ErrorDoc{
 	http.StatusUnprocessableEntity: {Description: "The request breaks a rule (empty or oversized message, bad name, query, limit or cursor, " +
 		"a configuration value out of range): ErrorBody VALIDATION_ERROR, whose message names the field. " +
 		"A parameter or body that breaks the schema: ValidationError, listing each problem.", Shape: base.EitherError},
+	http.StatusTooManyRequests: {Description: "An agent turn past the CAT's monthly token budget (cat.budget.monthly_tokens) or the caller's daily one " +
+		"(cat.budget.user_daily_tokens): Retry-After gives the seconds until it starts again (the next month or day, UTC); nothing was stored.", Shape: base.PlainError},
 	http.StatusInternalServerError: {Description: "The server failed; the cause is logged, not shown.", Shape: base.PlainError},
 	http.StatusBadGateway: {Description: "The model service failed, sent a reply longer than an answer may be stored (64 KiB), or an event stream " +
 		"that was cut or was none; the user's message is kept in the conversation.", Shape: base.PlainError},

@@ -43,12 +43,13 @@ func registerChat(api huma.API, c *chatAPI) {
 				"event with the chat response, or an error event {error, status, message}. An agent turn also reports its work: " +
 				"tool_call {id, name, arguments} for each call the model makes, tool_result {id, name, ok, content} when it ends, " +
 				"approval_required {approval_id, name, arguments, expires_at} when a call waits for POST /api/v1/cat/approvals/{approval_id}. " +
-				"Errors found before the first event are plain JSON responses with their status.",
+				"Errors found before the first event are plain JSON responses with their status. An agent turn past the CAT's " +
+				"cat.budget.monthly_tokens or the caller's cat.budget.user_daily_tokens is 429 with Retry-After (seconds until the next UTC month or day).",
 			Tags:         []string{tagChat},
 			Security:     security,
 			MaxBodyBytes: maxChatBody,
 			Responses: errorResponses(api, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
-				http.StatusUnprocessableEntity, http.StatusInternalServerError, http.StatusBadGateway,
+				http.StatusUnprocessableEntity, http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
 				http.StatusServiceUnavailable, http.StatusGatewayTimeout),
 		}
 		op.Responses["200"] = &huma.Response{

@@ -7,6 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/base"
+	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/chat"
 )
 
@@ -32,6 +33,42 @@ func registerConversations(api huma.API, c *chatAPI) {
 	huma.Register(api, del, c.delete)
 	huma.Register(api, op("renameConversation", http.MethodPut, "/{id}/rename", "Rename a conversation",
 		"Sets the name; searches see it at once.", http.StatusForbidden, http.StatusNotFound), c.rename)
+	huma.Register(api, noContent(op("putFeedback", http.MethodPut, "/{id}/messages/{message_id}/feedback", "Rate an answer", feedbackDoc+" Given again, it replaces the feedback.", http.StatusForbidden, http.StatusNotFound)), c.putFeedback)
+	huma.Register(api, noContent(op("deleteFeedback", http.MethodDelete, "/{id}/messages/{message_id}/feedback", "Remove an answer's rating", feedbackDoc+" Removing none is no error.", http.StatusForbidden, http.StatusNotFound)), c.deleteFeedback)
+}
+
+// feedbackDoc describes the feedback routes.
+const feedbackDoc = "The caller's rating of an assistant's answer in their conversation (message_id: the message's id), " +
+	"counted by /api/v1/analytics/feedback at once. A user's or tool's message, or an agent's tool-calling step, is 422; " +
+	"another's conversation, an unknown message, or an answer without an interaction (stored before messages had ids, or erased) is 404."
+
+// noContent makes an operation answer 204.
+func noContent(op huma.Operation) huma.Operation {
+	op.DefaultStatus = http.StatusNoContent
+	return op
+}
+
+func (c *chatAPI) putFeedback(ctx context.Context, in *feedbackInput) (*struct{}, error) {
+	who, err := c.authenticate(ctx, in.Cat)
+	if err != nil {
+		return nil, c.fail(ctx, err)
+	}
+	f := analytics.Feedback{Rating: in.Body.Rating, Reason: deref(in.Body.Reason), Comment: deref(in.Body.Comment)}
+	if err := c.d.Service.SetFeedback(ctx, who.owner, in.ID, in.MessageID, f); err != nil {
+		return nil, c.fail(ctx, err)
+	}
+	return &struct{}{}, nil
+}
+
+func (c *chatAPI) deleteFeedback(ctx context.Context, in *feedbackDeleteInput) (*struct{}, error) {
+	who, err := c.authenticate(ctx, in.Cat)
+	if err != nil {
+		return nil, c.fail(ctx, err)
+	}
+	if err := c.d.Service.SetFeedback(ctx, who.owner, in.ID, in.MessageID, analytics.Feedback{}); err != nil {
+		return nil, c.fail(ctx, err)
+	}
+	return &struct{}{}, nil
 }
 
 func (c *chatAPI) list(ctx context.Context, in *conversationListInput) (*base.Body[ConversationList], error) {

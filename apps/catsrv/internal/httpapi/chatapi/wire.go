@@ -99,6 +99,7 @@ type ConversationList struct {
 // have OpenAI's shape: an assistant message with tool_calls, then one
 // tool message per call with its tool_call_id.
 type MessageBody struct {
+	ID         string         `json:"id" doc:"The message's id: stable, unique; an assistant message's id names its feedback (PUT /conversations/{id}/messages/{message_id}/feedback)."`
 	Role       string         `json:"role" enum:"user,assistant,tool" doc:"Who wrote it: the user, the assistant, or a tool (the result of one of the assistant's tool calls)."`
 	Content    string         `json:"content" doc:"The text; a tool's result (cut at 32 KiB with a marker). May be empty for an assistant message with tool_calls."`
 	Model      string         `json:"model" doc:"What answered an assistant message; empty for the user's and tools'."`
@@ -126,7 +127,7 @@ type ToolCallFunction struct {
 
 // messageBody is a stored message on the wire.
 func messageBody(m chat.Message) MessageBody {
-	out := MessageBody{Role: m.Role, Content: m.Content, Model: m.Model, Time: m.Time.UTC(), ToolCallID: m.ToolCallID, Name: m.ToolName, Outcome: m.Outcome}
+	out := MessageBody{ID: m.ID, Role: m.Role, Content: m.Content, Model: m.Model, Time: m.Time.UTC(), ToolCallID: m.ToolCallID, Name: m.ToolName, Outcome: m.Outcome}
 	for _, c := range m.ToolCalls {
 		out.ToolCalls = append(out.ToolCalls, ToolCallBody{ID: c.ID, Type: "function", Function: ToolCallFunction{Name: c.Name, Arguments: c.Arguments}})
 	}
@@ -228,6 +229,27 @@ type conversationSearchInput struct {
 type conversationIDInput struct {
 	CatParam
 	ID string `path:"id" maxLength:"200" doc:"Conversation id."`
+}
+
+// FeedbackRequest is the body of PUT
+// /conversations/{id}/messages/{message_id}/feedback.
+type FeedbackRequest struct {
+	Rating  string  `json:"rating" enum:"up,down" doc:"up: the answer helped; down: it did not."`
+	Reason  *string `json:"reason,omitempty" maxLength:"64" doc:"Why: one of the CAT's cat.feedback.reasons (none configured: leave it out)."`
+	Comment *string `json:"comment,omitempty" maxLength:"2000" doc:"Free text, at most 2000 characters."`
+}
+
+type feedbackInput struct {
+	CatParam
+	ID        string `path:"id" maxLength:"200" doc:"Conversation id."`
+	MessageID string `path:"message_id" maxLength:"256" doc:"The answer's message id (messages[].id of GET /conversations/{id})."`
+	Body      FeedbackRequest
+}
+
+type feedbackDeleteInput struct {
+	CatParam
+	ID        string `path:"id" maxLength:"200" doc:"Conversation id."`
+	MessageID string `path:"message_id" maxLength:"256" doc:"The answer's message id."`
 }
 
 type renameInput struct {

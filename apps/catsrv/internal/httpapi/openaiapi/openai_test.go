@@ -4,11 +4,15 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/catsrv/catsrv/adapters/openai/openaitest"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/internal/apitest"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/openaiapi"
+	"github.com/catsrv/catsrv/core/catconfig"
 	"github.com/catsrv/catsrv/core/chat"
 )
 
@@ -176,5 +180,30 @@ func checkError(t *testing.T, r apitest.Resp, status int, typ, param string) {
 	if r.Status != status || body.Error["type"] != typ || msg == "" || gotParam != param ||
 		!slices.Equal(keys, []string{"code", "message", "param", "type"}) {
 		t.Fatalf("%d %s, want %d %s", r.Status, r.Body, status, typ)
+	}
+}
+
+// TestBudgetRefusalIsARateLimit: an agent CAT whose monthly token budget
+// is spent answers the OpenAI route with 429 in OpenAI's shape, with
+// Retry-After until the next UTC month.
+func TestBudgetRefusalIsARateLimit(t *testing.T) {
+	e := apitest.NewChatEnv(t, func(c *catconfig.Cat) {
+		if c.Name == apitest.ToolsCat {
+			c.Chat.Budget.MonthlyTokens = 10
+		}
+	})
+	e.Scripted.Script = openaitest.Steps(openaitest.Reply{Text: "Fine.", Usage: 25})
+	alice := e.Token(t, "alice", "user")
+	if r := e.Call(t, http.MethodPost, "/v1/chat/completions", alice, completion(apitest.ToolsCat, false, "user", "first")); r.Status != http.StatusOK {
+		t.Fatalf("first: %d %s", r.Status, r.Body)
+	}
+	r := e.Call(t, http.MethodPost, "/v1/chat/completions", alice, completion(apitest.ToolsCat, true, "user", "second"))
+	var body openaiapi.ErrorResponse
+	if err := json.Unmarshal(r.Body, &body); err != nil || r.Status != http.StatusTooManyRequests || body.Error.Type != "rate_limit_error" {
+		t.Fatalf("second: %d %s", r.Status, r.Body)
+	}
+	next := time.Date(apitest.Now.Year(), apitest.Now.Month()+1, 1, 0, 0, 0, 0, time.UTC)
+	if got, want := r.Header.Get("Retry-After"), strconv.Itoa(int(next.Sub(apitest.Now).Seconds())); got != want {
+		t.Errorf("Retry-After %q, want %s", got, want)
 	}
 }

@@ -1,20 +1,26 @@
 package apitest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/docsapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/telemetry"
 
 	"github.com/catsrv/catsrv/adapters/files/knowledge"
 	"github.com/catsrv/catsrv/adapters/memstore"
@@ -22,6 +28,7 @@ import (
 	"github.com/catsrv/catsrv/adapters/openai/embedtest"
 	"github.com/catsrv/catsrv/adapters/openai/openaitest"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi"
+	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/analytics/reporter"
 	"github.com/catsrv/catsrv/core/auth/prefs"
 	"github.com/catsrv/catsrv/core/auth/privacy"
@@ -31,7 +38,9 @@ import (
 	"github.com/catsrv/catsrv/core/catconfig/overlay"
 	"github.com/catsrv/catsrv/core/chat/agent"
 	"github.com/catsrv/catsrv/core/chat/service"
+	"github.com/catsrv/catsrv/core/errs"
 	"github.com/catsrv/catsrv/core/knowledge/retrieval"
+	"github.com/catsrv/catsrv/ports"
 )
 
 // CATs of the chat tests: one per chat mode, and an agent without an
@@ -145,12 +154,16 @@ type ChatEnv struct {
 	// Tools are ToolsCat's MCP tools.
 	Tools *Toolbox
 	// Logs receives the app's JSON log.
-	Logs   *SyncBuffer
-	Convs  *memstore.Conversations
-	Memory *prefs.Service
-	Auth   *memstore.Auth
-	Clock  *TickingClock
-	Dir    string
+	Logs  *SyncBuffer
+	Convs *memstore.Conversations
+	// Recorded are the interactions the chat turns stored, in order.
+	Recorded *RecordingLog
+	Memory   *prefs.Service
+	Auth     *memstore.Auth
+	Clock    *TickingClock
+	// Metrics holds catsrv_budget_refusals_total.
+	Metrics *prometheus.Registry
+	Dir     string
 	// rateLimit is the auth routes' rate limit (zero: the defaults).
 	RateLimit authapi.RateLimit
 	// Docs and Retrieval serve the CATs' documents, embedded by
@@ -159,13 +172,16 @@ type ChatEnv struct {
 	Retrieval  *retrieval.Service
 	Embeddings *embedtest.Server
 
+	budgetRefused func(cat, budget string)
+
 	mu sync.Mutex
 	h  http.Handler
 }
 
 // NewChatEnv serves the whole HTTP app over memory stores and a fake
-// model, with a CAT per chat mode.
-func NewChatEnv(t *testing.T) *ChatEnv {
+// model, with a CAT per chat mode; change, when given, changes each CAT's
+// configuration.
+func NewChatEnv(t testing.TB, change ...func(*catconfig.Cat)) *ChatEnv {
 	t.Helper()
 	t.Cleanup(httpapi.UseSpecErrors())
 	dir := t.TempDir()
@@ -189,6 +205,7 @@ func NewChatEnv(t *testing.T) *ChatEnv {
 		c.Chat.Agent.TimeoutSeconds = 1
 		c.Chat.Custom.Rules = []string{"keyword refund => agent", "context channel=faq => qa"}
 		c.Chat.MaxMessageBytes = 64
+		c.Chat.Feedback.Reasons = []string{"wrong", "unsafe"}
 		c.Chat.Knowledge.Embeddings = catconfig.Embeddings{BaseURL: e.Embeddings.BaseURL(), Model: "m-embed"}
 		return c
 	}
@@ -197,8 +214,14 @@ func NewChatEnv(t *testing.T) *ChatEnv {
 	tools.Chat.Agent.MaxSteps = 4
 	tools.Chat.Agent.MCPServers = []catconfig.MCPServer{{Name: "files", Command: []string{"files-server"}}, {Name: "crm", URL: "http://127.0.0.1:9/mcp"}}
 	tools.Chat.Agent.Tools = []string{"crm/delete_* => ask", "crm/secret_* => deny"}
-	e.Files = memstore.NewCats(cat(LegacyCat, catconfig.ModeLegacy, upstream.URL+"/v1"), cat(AgentCat, catconfig.ModeAgent, upstream.URL+"/v1"),
-		cat(CustomCat, catconfig.ModeCustom, upstream.URL+"/v1"), cat(BareCat, catconfig.ModeAgent, ""), tools)
+	all := []catconfig.Cat{cat(LegacyCat, catconfig.ModeLegacy, upstream.URL+"/v1"), cat(AgentCat, catconfig.ModeAgent, upstream.URL+"/v1"),
+		cat(CustomCat, catconfig.ModeCustom, upstream.URL+"/v1"), cat(BareCat, catconfig.ModeAgent, ""), tools}
+	for i := range all {
+		for _, ch := range change {
+			ch(&all[i])
+		}
+	}
+	e.Files = memstore.NewCats(all...)
 	clk := &TickingClock{now: Now}
 	var err error
 	if e.Tokens, err = tokens.New([]byte(Secret), "catsrv", "catsrv", clk); err != nil {
@@ -212,7 +235,12 @@ func NewChatEnv(t *testing.T) *ChatEnv {
 		t.Fatal(err)
 	}
 	e.Memory, e.Clock, e.Dir, e.Auth = memory, clk, dir, authStore
-	e.Convs = memstore.NewConversations(e.Log)
+	e.Recorded = &RecordingLog{InteractionLog: e.Log}
+	e.Metrics = prometheus.NewRegistry()
+	if e.budgetRefused, err = telemetry.BudgetRefusals(e.Metrics, []string{ToolsCat}); err != nil {
+		t.Fatal(err)
+	}
+	e.Convs = memstore.NewConversations(e.Recorded)
 	e.Docs = memstore.NewDocuments()
 	if e.Retrieval, err = retrieval.New(retrieval.Deps{Store: e.Docs, Embedder: openai.NewEmbedder(openai.Options{}), Clock: clk}); err != nil {
 		t.Fatal(err)
@@ -226,7 +254,7 @@ func NewChatEnv(t *testing.T) *ChatEnv {
 
 // Restart builds the app anew over the same stores, loading the runtime
 // configuration as a restarted server would.
-func (e *ChatEnv) Restart(t *testing.T) {
+func (e *ChatEnv) Restart(t testing.TB) {
 	t.Helper()
 	cats, err := overlay.Load(t.Context(), e.Files, e.Overrides)
 	if err != nil {
@@ -235,7 +263,8 @@ func (e *ChatEnv) Restart(t *testing.T) {
 	kb := knowledge.New(e.Dir)
 	svc, err := service.New(service.Deps{Cats: cats, Conversations: e.Convs, Turns: e.Convs, Clock: e.Clock,
 		Model: openai.New(openai.Options{}), Knowledge: kb, Documents: e.Retrieval,
-		Toolbox: e.Tools, Searcher: agent.KnowledgeBase{Source: kb}, Audit: e.Auth})
+		Toolbox: e.Tools, Searcher: agent.KnowledgeBase{Source: kb}, Audit: e.Auth, Feedback: e.Recorded,
+		Usage: e.Log, BudgetRefused: e.budgetRefused})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,11 +295,60 @@ func (e *ChatEnv) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Token is a bearer header for a user.
-func (e *ChatEnv) Token(t *testing.T, user, role string) string {
+func (e *ChatEnv) Token(t testing.TB, user, role string) string {
 	t.Helper()
 	tok, _, err := e.Tokens.Issue(user, role, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return "Bearer " + tok
+}
+
+// RecordingLog is an interaction log that keeps a copy of what it stored.
+type RecordingLog struct {
+	ports.InteractionLog
+	mu  sync.Mutex
+	all []analytics.Interaction
+}
+
+// Append stores the interactions and keeps them when they were stored.
+func (l *RecordingLog) Append(ctx context.Context, seq iter.Seq2[analytics.Interaction, error]) (int, error) {
+	var batch []analytics.Interaction
+	for i, err := range seq {
+		if err != nil {
+			return 0, err
+		}
+		batch = append(batch, i)
+	}
+	n, err := l.InteractionLog.Append(ctx, analytics.Each(batch))
+	if err == nil {
+		l.mu.Lock()
+		l.all = append(l.all, batch...)
+		l.mu.Unlock()
+	}
+	return n, err
+}
+
+// All returns the interactions stored so far.
+func (l *RecordingLog) All() []analytics.Interaction {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.all)
+}
+
+// SetFeedback sets the feedback in the log (the memory store's own
+// ports.FeedbackRecorder) and, once stored, in the kept copy.
+func (l *RecordingLog) SetFeedback(ctx context.Context, cat, id string, f analytics.Feedback) error {
+	if err := l.InteractionLog.(ports.FeedbackRecorder).SetFeedback(ctx, cat, id, f); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range l.all {
+		if l.all[i].Cat == cat && l.all[i].InteractionID == id {
+			l.all[i].Feedback = f
+			return nil
+		}
+	}
+	return errs.New(errs.KindNotFound, "interaction %q not found", id)
 }

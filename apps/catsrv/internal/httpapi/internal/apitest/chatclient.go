@@ -22,7 +22,7 @@ type Resp struct {
 }
 
 // Decode reads the body as JSON into v.
-func (r Resp) Decode(t *testing.T, v any) {
+func (r Resp) Decode(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.Body, v); err != nil {
 		t.Fatalf("status %d body %q: %v", r.Status, r.Body, err)
@@ -30,7 +30,7 @@ func (r Resp) Decode(t *testing.T, v any) {
 }
 
 // ErrorBody reads an ErrorBody answer.
-func (r Resp) ErrorBody(t *testing.T) base.ErrorBody {
+func (r Resp) ErrorBody(t testing.TB) base.ErrorBody {
 	t.Helper()
 	var b base.ErrorBody
 	r.Decode(t, &b)
@@ -38,7 +38,7 @@ func (r Resp) ErrorBody(t *testing.T) base.ErrorBody {
 }
 
 // Call sends a request; headers are "Name: value".
-func (e *ChatEnv) Call(t *testing.T, method, target, auth string, body any, headers ...string) Resp {
+func (e *ChatEnv) Call(t testing.TB, method, target, auth string, body any, headers ...string) Resp {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
