@@ -33,3 +33,14 @@ type Deletions interface {
 	ReadDeletions(ctx context.Context, after int64) (generation int64, cats []string, err error)
 	ReadCat(ctx context.Context, cat string, upTo int64, fn func(*analytics.FeedRow) error) error
 }
+
+// Ratings is a Feed whose rows' feedback can change after they are given.
+// ReadRatingChanges returns the highest rating generation above after
+// (after itself when none) and the CATs whose rows' ratings changed in
+// those generations, sorted; generations grow in commit order. ReadRated
+// gives every api row of the CAT with a rating (Rating not 0) that the
+// feed had given by position upTo, from one read.
+type Ratings interface {
+	ReadRatingChanges(ctx context.Context, after int64) (generation int64, cats []string, err error)
+	ReadRated(ctx context.Context, cat string, upTo int64, fn func(*analytics.FeedRow) error) error
+}

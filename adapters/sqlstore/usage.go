@@ -145,16 +145,15 @@ func clipName(s string) string {
 
 // usageRow is one (group, latency bucket) of the usage query.
 type usageRow struct {
-	Key     sql.NullString  `bun:"group_key"`
-	Day     sql.NullInt64   `bun:"group_day"`
-	Bucket  sql.NullInt64   `bun:"bucket"`
-	N       int64           `bun:"n"`
-	In      int64           `bun:"input_tokens"`
-	Out     int64           `bun:"output_tokens"`
-	Cost    int64           `bun:"cost_nanos"`
-	Latency sql.NullFloat64 `bun:"max_latency"`
-	Up      int64           `bun:"up"`
-	Down    int64           `bun:"down"`
+	Key    sql.NullString `bun:"group_key"`
+	Day    sql.NullInt64  `bun:"group_day"`
+	Bucket sql.NullInt64  `bun:"bucket"`
+	N      int64          `bun:"n"`
+	In     int64          `bun:"input_tokens"`
+	Out    int64          `bun:"output_tokens"`
+	Cost   int64          `bun:"cost_nanos"`
+	Up     int64          `bun:"up"`
+	Down   int64          `bun:"down"`
 }
 
 // CountUsage counts the selection's usage and feedback in the database:
@@ -189,7 +188,6 @@ func (s *Store) countUsage(ctx context.Context, uq analytics.UsageQuery) (analyt
 		ColumnExpr("CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT) AS input_tokens").
 		ColumnExpr("CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT) AS output_tokens").
 		ColumnExpr("CAST(COALESCE(SUM(cost_nanos), 0) AS BIGINT) AS cost_nanos").
-		ColumnExpr("MAX(latency_ms) AS max_latency").
 		ColumnExpr("CAST(SUM(CASE WHEN feedback_rating = ? THEN 1 ELSE 0 END) AS BIGINT) AS up", int(analytics.RatingCodeUp)).
 		ColumnExpr("CAST(SUM(CASE WHEN feedback_rating = ? THEN 1 ELSE 0 END) AS BIGINT) AS down", int(analytics.RatingCodeDown))
 	switch uq.GroupBy {
@@ -230,7 +228,7 @@ func (s *Store) countUsage(ctx context.Context, uq analytics.UsageQuery) (analyt
 			sum.Up += r.Up
 			sum.Down += r.Down
 			if r.Bucket.Valid {
-				sum.Latency.AddCount(int(r.Bucket.Int64), r.N, r.Latency.Float64)
+				sum.Latency.AddCount(int(r.Bucket.Int64), r.N)
 			}
 		}
 	}

@@ -132,38 +132,26 @@ func BucketMS(b int) float64 {
 }
 
 // Latency summarizes the latencies of a set of interactions: how many
-// had one, the 50th, 90th and 99th percentiles (nearest rank, as bucket
-// values) and the exact maximum. All 0 when Count is 0.
+// had one, the 50th, 90th and 99th percentiles (nearest rank) and the
+// maximum, all as bucket values, within LatencyRelativeError. All 0 when
+// Count is 0.
 type Latency struct {
 	Count         int64
 	P50, P90, P99 float64
 	Max           float64
 }
 
-// LatencyHistogram counts latencies per bucket, with their maximum.
+// LatencyHistogram counts latencies per bucket.
 type LatencyHistogram struct {
 	Counts []int64 // by bucket; nil until the first latency
-	Max    float64
 	N      int64
 }
 
 // Add counts one latency.
-func (h *LatencyHistogram) Add(ms float64) { h.AddBucket(LatencyBucket(ms), ms) }
+func (h *LatencyHistogram) Add(ms float64) { h.AddCount(LatencyBucket(ms), 1) }
 
-// AddBucket counts one latency whose bucket is known.
-func (h *LatencyHistogram) AddBucket(b int, ms float64) {
-	if h.Counts == nil {
-		h.Counts = make([]int64, LatencyBuckets)
-	}
-	h.Counts[b]++
-	if h.N == 0 || ms > h.Max {
-		h.Max = ms
-	}
-	h.N++
-}
-
-// AddCount counts n latencies of bucket b whose largest is max.
-func (h *LatencyHistogram) AddCount(b int, n int64, max float64) {
+// AddCount counts n latencies of bucket b.
+func (h *LatencyHistogram) AddCount(b int, n int64) {
 	if n <= 0 {
 		return
 	}
@@ -171,9 +159,6 @@ func (h *LatencyHistogram) AddCount(b int, n int64, max float64) {
 		h.Counts = make([]int64, LatencyBuckets)
 	}
 	h.Counts[b] += n
-	if h.N == 0 || max > h.Max {
-		h.Max = max
-	}
 	h.N += n
 }
 
@@ -182,17 +167,15 @@ func (h *LatencyHistogram) Summary() Latency {
 	if h.N == 0 {
 		return Latency{}
 	}
-	out := Latency{Count: h.N, Max: h.Max}
-	ranks := [...]int64{(50*h.N + 99) / 100, (90*h.N + 99) / 100, (99*h.N + 99) / 100}
-	dst := [...]*float64{&out.P50, &out.P90, &out.P99}
+	out := Latency{Count: h.N}
+	ranks := [...]int64{(50*h.N + 99) / 100, (90*h.N + 99) / 100, (99*h.N + 99) / 100, h.N}
+	dst := [...]*float64{&out.P50, &out.P90, &out.P99, &out.Max}
 	var seen int64
 	k := 0
 	for b, n := range h.Counts {
 		seen += n
 		for k < len(ranks) && seen >= ranks[k] {
-			// A bucket's value may pass the maximum it holds by ε: the
-			// maximum is exact, so no percentile exceeds it.
-			*dst[k] = min(BucketMS(b), h.Max)
+			*dst[k] = BucketMS(b)
 			k++
 		}
 		if k == len(ranks) {
