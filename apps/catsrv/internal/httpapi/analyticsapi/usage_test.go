@@ -67,10 +67,10 @@ func TestUsageRoute(t *testing.T) {
 	b300 := analytics.BucketMS(analytics.LatencyBucket(300))
 	want := map[string]any{
 		"total_interactions": 4.0, "input_tokens": 157.0, "output_tokens": 15.0, "cost_usd": 0.75,
-		"latency_ms": map[string]any{"p50": analytics.BucketMS(analytics.LatencyBucket(100)), "p90": b300, "p99": b300, "max": 300.0},
+		"latency_ms": map[string]any{"p50": analytics.BucketMS(analytics.LatencyBucket(100)), "p90": b300, "p99": b300, "max": b300},
 		"groups": []any{
 			map[string]any{"key": "m1", "total_interactions": 2.0, "input_tokens": 150.0, "output_tokens": 15.0, "cost_usd": 0.75,
-				"latency_ms": map[string]any{"p50": analytics.BucketMS(analytics.LatencyBucket(100)), "p90": b300, "p99": b300, "max": 300.0}},
+				"latency_ms": map[string]any{"p50": analytics.BucketMS(analytics.LatencyBucket(100)), "p90": b300, "p99": b300, "max": b300}},
 			map[string]any{"key": "m2", "total_interactions": 2.0, "input_tokens": 7.0, "output_tokens": 0.0, "cost_usd": 0.0,
 				"latency_ms": map[string]any{"p50": nil, "p90": nil, "p99": nil, "max": nil}},
 		},
