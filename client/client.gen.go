@@ -1064,7 +1064,7 @@ type Knowledge struct {
 
 // LatencyBody defines model for LatencyBody.
 type LatencyBody struct {
-	// Max The largest latency, ms, exact.
+	// Max The largest latency, ms: its bucket value, within 1%.
 	Max *float64 `json:"max"`
 
 	// P50 Median latency, ms: the value of its log-scaled bucket, within 1% of the exact percentile.

@@ -28,7 +28,7 @@ type LatencyBody struct {
 	P50 *float64 `json:"p50" doc:"Median latency, ms: the value of its log-scaled bucket, within 1% of the exact percentile."`
 	P90 *float64 `json:"p90" doc:"90th percentile, ms, within 1%."`
 	P99 *float64 `json:"p99" doc:"99th percentile, ms, within 1%."`
-	Max *float64 `json:"max" doc:"The largest latency, ms, exact."`
+	Max *float64 `json:"max" doc:"The largest latency, ms: its bucket value, within 1%."`
 }
 
 // UsageStatsBody is what a set of interactions took.
