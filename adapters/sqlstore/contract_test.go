@@ -20,6 +20,9 @@ func TestContract(t *testing.T) {
 				serverDSN(t)
 			}
 			t.Run("Raw", func(t *testing.T) {
+				if testing.Short() && b.Name == "PostgreSQL" {
+					t.Skip("-short: the raw contract runs on SQLite here, on PostgreSQL too in make test")
+				}
 				porttest.TestInteractionLog(t, func(t *testing.T) (ports.InteractionLog, ports.Aggregator) {
 					s := openStore(t, b.DSN(t))
 					return s, s
