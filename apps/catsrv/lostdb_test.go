@@ -155,9 +155,12 @@ func TestKilledConnectionsUnderLoad(t *testing.T) {
 
 	const (
 		clients = 20
-		kills   = 4
 		every   = 1500 * time.Millisecond
 	)
+	kills := 4
+	if testing.Short() {
+		kills = 2
+	}
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	var (

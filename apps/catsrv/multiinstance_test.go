@@ -402,8 +402,11 @@ func (c *cluster) logoutEverywhere(t *testing.T) {
 // chatSeconds is how long the clients chat while one instance is killed.
 const chatSeconds = 20
 
+// shortChatSeconds is chatSeconds under -short.
+const shortChatSeconds = 4
+
 // killOneDuringChats: clients chat on all three instances for
-// chatSeconds; a quarter of the way in, instance 2 is killed with
+// chatSeconds (shortChatSeconds under -short); a quarter of the way in, instance 2 is killed with
 // SIGKILL. The other two answer every chat sent to them (200), and every
 // chat answered 200, on any instance, is stored exactly once.
 func (c *cluster) killOneDuringChats(t *testing.T) {
@@ -459,12 +462,16 @@ func (c *cluster) killOneDuringChats(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(chatSeconds * time.Second / 4)
+	chatFor := chatSeconds * time.Second
+	if testing.Short() {
+		chatFor = shortChatSeconds * time.Second
+	}
+	time.Sleep(chatFor / 4)
 	if err := c.nodes[2].proc.Kill(); err != nil { // SIGKILL
 		t.Fatal(err)
 	}
 	killed.Store(true)
-	time.Sleep(chatSeconds * time.Second * 3 / 4)
+	time.Sleep(chatFor * 3 / 4)
 	stop()
 	wg.Wait()
 	t.Logf("%d chats answered; after the kill: %d on instance 0, %d on instance 1", len(answered), afterKill[0], afterKill[1])
