@@ -6,13 +6,19 @@ import (
 	"encoding/binary"
 	"errors"
 	"time"
+
+	"github.com/catsrv/catsrv/core/analytics"
 )
 
-// dims_blocks is a column-wise copy of the api rows for the raw pass: per
-// CAT and UTC day, blocks of up to blockMaxRows rows, each row its time
-// within the day and its dims (dims.go) as unsigned varints, so a pass
-// reads a year in a few thousand values. Written in the transaction of
-// the rows they copy; rebuilt from the rows' dims (backfillBlocks).
+// dims_blocks is a column-wise copy of the api rows for the raw pass and
+// the feed's snapshot: per CAT and UTC day, blocks of up to blockMaxRows
+// rows, each row a record of unsigned varints: its time within the day
+// (microseconds), its dims (dims.go, five codes), then its usage
+// (blockUsage: input tokens, output tokens, cost in 1e-9 USD, latency
+// bucket plus one, 0 without latency), so a pass reads a year in a few
+// thousand values. Its feedback rating, which changes, is not copied.
+// Written in the transaction of the rows they copy; rebuilt from the
+// rows' dims and usage columns (backfillBlocks).
 
 // blockMaxRows bounds a block, which an append rewrites.
 const blockMaxRows = 1024
@@ -44,8 +50,37 @@ type blockBuffer struct {
 
 func newBlockBuffer() *blockBuffer { return &blockBuffer{days: map[blockKey]*pendingBlock{}} }
 
-// add appends a row: its time and its dims value.
-func (b *blockBuffer) add(cat string, t time.Time, dims []byte) {
+// blockUsageFields is how many usage varints a block record holds.
+const blockUsageFields = 4
+
+// blockUsage is the usage a block record holds: the row's tokens, its
+// cost in 1e-9 USD and its latency bucket plus one (0: no latency).
+type blockUsage struct {
+	in, out, cost int64
+	latency       int32
+}
+
+// usageOf returns an interaction's usage as its block record holds it,
+// the values of its usage columns (usageArgs).
+func usageOf(i *analytics.Interaction) blockUsage {
+	u := blockUsage{in: i.Usage.InputTokens, out: i.Usage.OutputTokens, cost: analytics.CostNanos(i.Usage.CostUSD)}
+	if i.Usage.LatencyMS != nil {
+		u.latency = int32(analytics.LatencyBucket(*i.Usage.LatencyMS)) + 1 // #nosec G115 -- a few dozen buckets
+	}
+	return u
+}
+
+// appendUsage appends the usage's varints (values are stored as their
+// two's complement bits: none is negative).
+func appendUsage(dst []byte, u blockUsage) []byte {
+	dst = binary.AppendUvarint(dst, uint64(u.in))       // #nosec G115 -- bits kept, decoded back
+	dst = binary.AppendUvarint(dst, uint64(u.out))      // #nosec G115 -- bits kept, decoded back
+	dst = binary.AppendUvarint(dst, uint64(u.cost))     // #nosec G115 -- bits kept, decoded back
+	return binary.AppendUvarint(dst, uint64(u.latency)) // #nosec G115 -- bits kept, decoded back
+}
+
+// add appends a row: its time, its dims value and its usage.
+func (b *blockBuffer) add(cat string, t time.Time, dims []byte, u blockUsage) {
 	micros := t.UnixMicro()
 	day := dayOf(t)
 	k := blockKey{cat: cat, day: day}
@@ -57,6 +92,7 @@ func (b *blockBuffer) add(cat string, t time.Time, dims []byte) {
 	before := len(p.data)
 	p.data = binary.AppendUvarint(p.data, uint64(micros-day*dayMicros)) // #nosec G115 -- within the day
 	p.data = append(p.data, dims...)
+	p.data = appendUsage(p.data, u)
 	p.rows++
 	b.bytes += len(p.data) - before
 }
@@ -109,7 +145,7 @@ func (w *writer) fillBlocks() error {
 func splitRecords(data []byte, n int) (int, int) {
 	at := 0
 	for k := range n {
-		for range 1 + dimsCodes {
+		for range 1 + dimsCodes + blockUsageFields {
 			_, size := binary.Uvarint(data[at:])
 			if size <= 0 {
 				return k, at
@@ -151,9 +187,14 @@ func (w *writer) insertBlock(k blockKey, block int64, rows int, data []byte) err
 }
 
 // eachBlockRow decodes a block, calling fn with each row's time in
-// microseconds and its codes; it returns how many rows it decoded.
-func eachBlockRow(day int64, data []byte, fn func(micros int64, codes *[dimsCodes]uint64)) (int, error) {
-	var codes [dimsCodes]uint64
+// microseconds, its codes and its usage; it returns how many rows it
+// decoded.
+func eachBlockRow(day int64, data []byte, fn func(micros int64, codes *[dimsCodes]uint64, u *blockUsage)) (int, error) {
+	var (
+		codes [dimsCodes]uint64
+		usage [blockUsageFields]uint64
+		u     blockUsage
+	)
 	rows := 0
 	for len(data) > 0 {
 		offset, n := binary.Uvarint(data)
@@ -169,7 +210,16 @@ func eachBlockRow(day int64, data []byte, fn func(micros int64, codes *[dimsCode
 			codes[k] = v
 			data = data[n:]
 		}
-		fn(day*dayMicros+int64(offset), &codes) // #nosec G115 -- below dayMicros
+		for k := range usage {
+			v, n := binary.Uvarint(data)
+			if n <= 0 {
+				return rows, errCorruptDims
+			}
+			usage[k] = v
+			data = data[n:]
+		}
+		u = blockUsage{in: int64(usage[0]), out: int64(usage[1]), cost: int64(usage[2]), latency: int32(usage[3])} // #nosec G115 -- bits written by appendUsage
+		fn(day*dayMicros+int64(offset), &codes, &u)                                                                // #nosec G115 -- below dayMicros
 		rows++
 	}
 	return rows, nil
@@ -194,10 +244,15 @@ func blocksTable(d dialect) []string {
 // blockBackfillRows is how many rows backfillBlocks reads per round.
 const blockBackfillRows = 10000
 
-// backfillBlocks copies the api rows stored before dims_blocks existed,
-// a round of rows at a time (the transaction's one connection cannot
-// write while a result is open).
-func backfillBlocks(ctx context.Context, tx *sql.Tx, d dialect) error {
+// usageBlockColumns reads a row's usage as its block record holds it.
+const usageBlockColumns = ", input_tokens, output_tokens, cost_nanos, COALESCE(latency_bucket + 1, 0)"
+
+// backfillBlocks copies the api rows into dims_blocks, a round of rows
+// at a time (the transaction's one connection cannot write while a
+// result is open). withUsage reads their usage columns; without (the
+// schema before them) the records hold no usage, which a later step
+// rebuilds (rebuildBlocks).
+func backfillBlocks(ctx context.Context, tx *sql.Tx, d dialect, withUsage bool) error {
 	// Filling each day's last block, as SQLite does, also on PostgreSQL:
 	// this migration runs before the blocks' sequence exists.
 	w := newWriter(ctx, tx, d)
@@ -206,8 +261,12 @@ func backfillBlocks(ctx context.Context, tx *sql.Tx, d dialect) error {
 	if d == postgresDialect {
 		micros = "CAST(EXTRACT(EPOCH FROM occurred_at) * 1000000 AS BIGINT)"
 	}
+	usage := ", 0, 0, 0, 0"
+	if withUsage {
+		usage = usageBlockColumns
+	}
 	//nolint:gosec // fixed SQL text; the values are bound
-	query := "SELECT id, cat, " + micros + ", dims FROM interactions WHERE id > " + d.placeholders(1, 1) +
+	query := "SELECT id, cat, " + micros + ", dims" + usage + " FROM interactions WHERE id > " + d.placeholders(1, 1) +
 		" AND event_kind = 'api' ORDER BY id LIMIT " + d.placeholders(2, 1)
 	var last int64
 	for {
@@ -226,6 +285,15 @@ func backfillBlocks(ctx context.Context, tx *sql.Tx, d dialect) error {
 	}
 }
 
+// rebuildBlocks writes every block again from the api rows, with their
+// usage: the step that brought usage into the records.
+func rebuildBlocks(ctx context.Context, tx *sql.Tx, d dialect) error {
+	if _, err := tx.ExecContext(ctx, "DELETE FROM dims_blocks"); err != nil {
+		return internal(err)
+	}
+	return backfillBlocks(ctx, tx, d, true)
+}
+
 func (w *writer) backfillRound(query string, last *int64) (int, error) {
 	rows, err := w.tx.QueryContext(w.ctx, query, *last, blockBackfillRows)
 	if err != nil {
@@ -238,14 +306,15 @@ func (w *writer) backfillRound(query string, last *int64) (int, error) {
 			cat  string
 			at   int64
 			dims []byte
+			u    blockUsage
 		)
-		if err := rows.Scan(last, &cat, &at, &dims); err != nil {
+		if err := rows.Scan(last, &cat, &at, &dims, &u.in, &u.out, &u.cost, &u.latency); err != nil {
 			return n, internal(err)
 		}
 		if len(dims) == 0 {
 			return n, internal(errors.New("an api row without dims"))
 		}
-		w.blocks.add(cat, time.UnixMicro(at).UTC(), dims)
+		w.blocks.add(cat, time.UnixMicro(at).UTC(), dims, u)
 		n++
 	}
 	if err := rows.Err(); err != nil {

@@ -263,7 +263,7 @@ func (s *Store) readDay(ctx context.Context, tx *sql.Tx, k blockKey, w *writer) 
 	ph := s.dialect.placeholders
 	start := time.UnixMicro(k.day * dayMicros).UTC()
 	//nolint:gosec // fixed SQL text; the values are bound
-	query := "SELECT " + s.microsExpr() + ", dims FROM interactions WHERE cat = " + ph(1, 1) +
+	query := "SELECT " + s.microsExpr() + ", dims" + usageBlockColumns + " FROM interactions WHERE cat = " + ph(1, 1) +
 		" AND event_kind = 'api' AND occurred_at >= " + ph(2, 1) + " AND occurred_at < " + ph(3, 1) + " ORDER BY id"
 	rows, err := tx.QueryContext(ctx, query, k.cat, s.dialect.timeArg(start), s.dialect.timeArg(start.AddDate(0, 0, 1)))
 	if err != nil {
@@ -274,14 +274,15 @@ func (s *Store) readDay(ctx context.Context, tx *sql.Tx, k blockKey, w *writer) 
 		var (
 			micros int64
 			dims   []byte
+			u      blockUsage
 		)
-		if err := rows.Scan(&micros, &dims); err != nil {
+		if err := rows.Scan(&micros, &dims, &u.in, &u.out, &u.cost, &u.latency); err != nil {
 			return internal(err)
 		}
 		if !wholeDims(dims) {
 			return internal(errCorruptDims)
 		}
-		w.blocks.add(k.cat, time.UnixMicro(micros).UTC(), dims)
+		w.blocks.add(k.cat, time.UnixMicro(micros).UTC(), dims, u)
 	}
 	if err := rows.Err(); err != nil {
 		return internal(err)

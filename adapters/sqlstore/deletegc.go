@@ -97,7 +97,7 @@ func (s *Store) dropReferenced(ctx context.Context, tx *sql.Tx, cat string, dead
 		if err := rows.Scan(&day, &data); err != nil {
 			return internal(err)
 		}
-		if _, err := eachBlockRow(day, data, func(_ int64, codes *[dimsCodes]uint64) {
+		if _, err := eachBlockRow(day, data, func(_ int64, codes *[dimsCodes]uint64, _ *blockUsage) {
 			for k, c := range codes {
 				delete(dead[k], int64(c)) // #nosec G115 -- codes are positive int64s
 			}

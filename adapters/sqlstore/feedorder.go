@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/catsrv/catsrv/core/analytics"
 )
@@ -125,24 +124,19 @@ func (s *Store) readSincePostgres(ctx context.Context, after int64, fn func(*ana
 	if horizon <= after {
 		return after, nil
 	}
-	rows, err := s.db.DB.QueryContext(ctx, "SELECT id, CAST(EXTRACT(EPOCH FROM occurred_at) * 1000000 AS BIGINT),"+
-		" cat, topic, model, persona, question_id, question, answer_id, answer FROM interactions"+
+	rows, err := s.db.DB.QueryContext(ctx, "SELECT id, CAST(EXTRACT(EPOCH FROM occurred_at) * 1000000 AS BIGINT)"+
+		feedColumns+" FROM interactions"+
 		" WHERE event_kind = $1 AND xact >= $2 AND xact < $3 ORDER BY xact, id", analytics.EventKindAPI, after, horizon)
 	if err != nil {
 		return after, internal(err)
 	}
 	defer rows.Close()
-	var (
-		r                                          analytics.FeedRow
-		cat, topic, model, persona, qid, q, aid, a sql.RawBytes
-	)
+	var f feedScan
 	for rows.Next() {
-		if err := rows.Scan(&r.ID, &r.Micros, &cat, &topic, &model, &persona, &qid, &q, &aid, &a); err != nil {
-			return after, internal(err)
+		if err := f.scan(rows); err != nil {
+			return after, err
 		}
-		r.Cat, r.Topic, r.Model, r.Persona = cat, topic, model, persona
-		r.QuestionID, r.Question, r.AnswerID, r.Answer = qid, q, aid, a
-		if err := fn(&r); err != nil {
+		if err := fn(&f.r); err != nil {
 			return after, err
 		}
 	}

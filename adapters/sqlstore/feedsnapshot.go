@@ -27,6 +27,10 @@ import (
 // (while an older writer was still running), which ReadSince will give
 // again: those are returned as given, read in the same transaction (few:
 // the rows committed while the oldest running writer runs).
+//
+// The rows carry their usage but no rating (Rating 0: the blocks hold
+// none, as ratings change): ReadRated, by the position returned, gives
+// the rated ones.
 func (s *Store) ReadSnapshot(ctx context.Context, fn func(*analytics.FeedRow) error) (int64, map[int64]string, error) {
 	var horizon int64
 	if s.dialect == postgresDialect {
@@ -107,6 +111,7 @@ type snapshotDay struct {
 type snapshotRow struct {
 	micros int64
 	codes  [dimsCodes]uint64
+	usage  blockUsage
 }
 
 // readSnapshotBlocks decodes every block of the transaction's state into
@@ -160,6 +165,8 @@ func readSnapshotBlocks(ctx context.Context, q queryer, dicts *[dimsCodes]snapsh
 					break
 				}
 				r.Micros, r.Codes = row.micros, row.codes
+				r.InputTokens, r.OutputTokens, r.CostNanos = row.usage.in, row.usage.out, row.usage.cost
+				r.LatencyBucket = row.usage.latency
 				r.Topic, r.Model, r.Persona = keys[analytics.Topic], keys[analytics.Model], keys[analytics.Persona]
 				r.QuestionID, r.Question = keys[analytics.Question], texts[analytics.Question]
 				r.AnswerID, r.Answer = keys[analytics.Answer], texts[analytics.Answer]
@@ -249,8 +256,8 @@ func decodeSnapshotDays(ctx context.Context, q queryer, free <-chan *snapshotDay
 			cur.rows = cur.rows[:0]
 		}
 		started, curDay = true, day
-		if _, err := eachBlockRow(day, data, func(micros int64, codes *[dimsCodes]uint64) {
-			cur.rows = append(cur.rows, snapshotRow{micros: micros, codes: *codes})
+		if _, err := eachBlockRow(day, data, func(micros int64, codes *[dimsCodes]uint64, u *blockUsage) {
+			cur.rows = append(cur.rows, snapshotRow{micros: micros, codes: *codes, usage: *u})
 		}); err != nil {
 			return internal(err)
 		}

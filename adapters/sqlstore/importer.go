@@ -303,7 +303,7 @@ func (s *streamSource) Next() bool {
 		}
 	}
 	if i := &s.cur.rows[s.row]; i.Counted() {
-		s.w.blocks.add(i.Cat, i.Time, s.cur.dims[s.row])
+		s.w.blocks.add(i.Cat, i.Time, s.cur.dims[s.row], usageOf(i))
 	}
 	return true
 }

@@ -31,13 +31,17 @@ var analyticsMigrations = []Migration{
 	{Version: 2, Name: "dictionary codes in the raw rows", Statements: func(d string) []string { return addDims(dialectNamed(d)) }, Backfill: backfillDims},
 	{Version: 3, Name: "column-wise blocks of the raw codes", Statements: func(d string) []string { return blocksTable(dialectNamed(d)) },
 		Backfill: func(ctx context.Context, tx bun.Tx, d string) error {
-			return backfillBlocks(ctx, tx.Tx, dialectNamed(d))
+			return backfillBlocks(ctx, tx.Tx, dialectNamed(d), false)
 		}},
 	{Version: 4, Name: "rollups per topic, model and persona", Statements: func(d string) []string { return cubeRollups(dialectNamed(d)) }},
 	{Version: 5, Name: "interaction ids, unique per CAT", Statements: func(string) []string { return interactionIDs() }},
 	{Version: 6, Name: "feed order by writing transaction", Statements: func(d string) []string { return feedOrder(dialectNamed(d)) }},
 	{Version: 7, Name: "rollups counted from the code blocks", Statements: func(string) []string { return []string{`DROP TABLE rollup_cube`} }},
 	{Version: 8, Name: "usage and feedback of each interaction", Statements: func(d string) []string { return usageColumns(dialectNamed(d)) }},
+	{Version: 9, Name: "usage in the code blocks; the rating feed", Statements: func(d string) []string { return ratingFeed(dialectNamed(d)) },
+		Backfill: func(ctx context.Context, tx bun.Tx, d string) error {
+			return rebuildBlocks(ctx, tx.Tx, dialectNamed(d))
+		}},
 }
 
 // interactionIDs adds the optional interaction id, unique per CAT where

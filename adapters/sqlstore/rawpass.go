@@ -182,7 +182,7 @@ func (s *Store) passPart(ctx context.Context, q queryer, cat string, days dayRan
 		day, want int64
 		data      sql.RawBytes
 	)
-	count := func(micros int64, codes *[dimsCodes]uint64) {
+	count := func(micros int64, codes *[dimsCodes]uint64, _ *blockUsage) {
 		if micros >= from && micros < to {
 			t.count(codes, filters)
 		}

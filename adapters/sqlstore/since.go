@@ -17,7 +17,7 @@ func (s *Store) ReadSince(ctx context.Context, after int64, fn func(*analytics.F
 	if s.dialect == postgresDialect {
 		return s.readSincePostgres(ctx, after, fn)
 	}
-	last, err := s.readFeed(ctx, "", after, 0, fn)
+	last, err := s.readFeed(ctx, feedRead{after: after}, fn)
 	if err != nil {
 		return after, err
 	}
@@ -30,31 +30,67 @@ func (s *Store) ReadCat(ctx context.Context, cat string, upTo int64, fn func(*an
 	if upTo <= 0 {
 		return nil
 	}
-	_, err := s.readFeed(ctx, cat, 0, upTo, fn)
+	_, err := s.readFeed(ctx, feedRead{cat: cat, upTo: upTo}, fn)
 	return err
 }
 
-// readFeed streams the api interactions with ids in (after, upTo] (upTo 0:
-// no bound) to fn in id order: of one CAT, or of all when cat is "".
-func (s *Store) readFeed(ctx context.Context, cat string, after, upTo int64, fn func(*analytics.FeedRow) error) (int64, error) {
+// feedColumns are the columns of a feed row, in feedScan.scan's order,
+// after its id and time.
+const feedColumns = ", cat, topic, model, persona, question_id, question, answer_id, answer" +
+	", input_tokens, output_tokens, cost_nanos, COALESCE(latency_bucket + 1, 0), feedback_rating"
+
+// feedScan scans feed rows (feedColumns) into one FeedRow, whose values
+// stay valid until the next scan.
+type feedScan struct {
+	r                                          analytics.FeedRow
+	cat, topic, model, persona, qid, q, aid, a sql.RawBytes
+}
+
+func (f *feedScan) scan(rows *sql.Rows) error {
+	r := &f.r
+	if err := rows.Scan(&r.ID, &r.Micros, &f.cat, &f.topic, &f.model, &f.persona, &f.qid, &f.q, &f.aid, &f.a,
+		&r.InputTokens, &r.OutputTokens, &r.CostNanos, &r.LatencyBucket, &r.Rating); err != nil {
+		return internal(err)
+	}
+	r.Cat, r.Topic, r.Model, r.Persona = f.cat, f.topic, f.model, f.persona
+	r.QuestionID, r.Question, r.AnswerID, r.Answer = f.qid, f.q, f.aid, f.a
+	return nil
+}
+
+// feedRead selects the feed rows readFeed reads: ids in (after, upTo]
+// (upTo 0: no bound), of one CAT or of all when cat is "", only the
+// rated ones when rated.
+type feedRead struct {
+	cat         string
+	after, upTo int64
+	rated       bool
+}
+
+// readFeed streams the api interactions fr selects to fn in id order.
+func (s *Store) readFeed(ctx context.Context, fr feedRead, fn func(*analytics.FeedRow) error) (int64, error) {
 	micros := "occurred_at"
 	if s.dialect == postgresDialect {
 		micros = "CAST(EXTRACT(EPOCH FROM occurred_at) * 1000000 AS BIGINT)"
 	}
 	//nolint:gosec // fixed SQL text; the values are bound
-	query := "SELECT id, " + micros + ", cat, topic, model, persona, question_id, question, answer_id, answer" +
+	query := "SELECT id, " + micros + feedColumns +
 		" FROM interactions WHERE id > " + s.dialect.placeholders(1, 1) +
 		" AND event_kind = " + s.dialect.placeholders(2, 1)
-	args := []any{after, analytics.EventKindAPI}
-	if cat != "" {
-		args = append(args, cat)
+	args := []any{fr.after, analytics.EventKindAPI}
+	if fr.cat != "" {
+		args = append(args, fr.cat)
 		query += " AND cat = " + s.dialect.placeholders(len(args), 1)
 	}
-	if upTo > 0 {
+	if fr.rated {
+		// In the words of interactions_rated's condition, which the
+		// planners match as written.
+		query += " AND feedback_rating <> 0"
+	}
+	if fr.upTo > 0 {
 		// upTo is a feed position: an id on SQLite, a transaction horizon
 		// on PostgreSQL (feedorder.go), below which ReadSince has given
 		// every row.
-		args = append(args, upTo)
+		args = append(args, fr.upTo)
 		if s.dialect == postgresDialect {
 			query += " AND xact < " + s.dialect.placeholders(len(args), 1)
 		} else {
@@ -63,24 +99,19 @@ func (s *Store) readFeed(ctx context.Context, cat string, after, upTo int64, fn 
 	}
 	rows, err := s.db.DB.QueryContext(ctx, query+" ORDER BY id", args...)
 	if err != nil {
-		return after, internal(err)
+		return fr.after, internal(err)
 	}
 	defer rows.Close()
-	var (
-		r                                             analytics.FeedRow
-		rowCat, topic, model, persona, qid, q, aid, a sql.RawBytes
-	)
-	last := after
+	var f feedScan
+	last := fr.after
 	for rows.Next() {
-		if err := rows.Scan(&r.ID, &r.Micros, &rowCat, &topic, &model, &persona, &qid, &q, &aid, &a); err != nil {
-			return last, internal(err)
-		}
-		r.Cat, r.Topic, r.Model, r.Persona = rowCat, topic, model, persona
-		r.QuestionID, r.Question, r.AnswerID, r.Answer = qid, q, aid, a
-		if err := fn(&r); err != nil {
+		if err := f.scan(rows); err != nil {
 			return last, err
 		}
-		last = r.ID
+		if err := fn(&f.r); err != nil {
+			return last, err
+		}
+		last = f.r.ID
 	}
 	if err := rows.Err(); err != nil {
 		return last, internal(err)

@@ -101,9 +101,10 @@ func reviewWhere(q *bun.SelectQuery, r chatlog.Review) *bun.SelectQuery {
 	return q
 }
 
-// SetFeedback sets the feedback of the CAT's interaction with the id: one
-// UPDATE, seen by every read that starts after it returns (usage counts
-// are read from the rows).
+// SetFeedback sets the feedback of the CAT's interaction with the id, seen
+// by every read that starts after it returns (usage counts are read from
+// the rows), and records a change of its rating in the rating feed, in
+// one transaction (ratings.go).
 func (s *Store) SetFeedback(ctx context.Context, cat, interactionID string, f analytics.Feedback) error {
 	if err := f.Validate(); err != nil {
 		return err
@@ -111,29 +112,7 @@ func (s *Store) SetFeedback(ctx context.Context, cat, interactionID string, f an
 	if interactionID == "" || analytics.CheckText("cat", cat) != nil || analytics.CheckText("interaction_id", interactionID) != nil {
 		return errs.New(errs.KindNotFound, "no such interaction")
 	}
-	if s.dialect == sqliteDialect {
-		if err := s.takeTurn(ctx); err != nil {
-			return err
-		}
-		defer s.endTurn()
-	}
-	res, err := s.db.NewUpdate().TableExpr("interactions").
-		Set("feedback_rating = ?", int(analytics.RatingCode(f.Rating))).
-		Set("feedback_reason = ?", f.Reason).
-		Set("feedback_comment = ?", f.Comment).
-		Where("cat = ? AND interaction_id = ?", cat, interactionID).
-		Exec(ctx)
-	if err != nil {
-		return internal(err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return internal(err)
-	}
-	if n == 0 {
-		return errs.New(errs.KindNotFound, "no interaction %q in CAT %q", clipName(interactionID), clipName(cat))
-	}
-	return nil
+	return s.writeFeedback(ctx, cat, interactionID, f)
 }
 
 func clipName(s string) string {

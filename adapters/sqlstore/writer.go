@@ -93,9 +93,9 @@ func (w *writer) write(batch []analytics.Interaction) error {
 	if err != nil {
 		return err
 	}
-	for k, i := range batch {
-		if i.Counted() {
-			w.blocks.add(i.Cat, i.Time, dims[k])
+	for k := range batch {
+		if i := &batch[k]; i.Counted() {
+			w.blocks.add(i.Cat, i.Time, dims[k], usageOf(i))
 		}
 	}
 	if err := w.insertRaw(batch, dims); err != nil {
