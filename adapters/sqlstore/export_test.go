@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"strings"
 
 	"github.com/uptrace/bun"
@@ -184,6 +185,53 @@ func AppendLegacy(ctx context.Context, s *Store, rows []analytics.Interaction) e
 	}
 	for _, col := range usageRawColumns {
 		if _, err := s.db.DB.ExecContext(ctx, "ALTER TABLE interactions DROP COLUMN "+col); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StripBlockUsage rewrites every block in the record layout before usage
+// (time and codes only), as version 8 of the schema left them.
+func StripBlockUsage(ctx context.Context, s *Store) error {
+	type block struct {
+		cat        string
+		day, block int64
+		data       []byte
+	}
+	rows, err := s.db.DB.QueryContext(ctx, "SELECT cat, day, block, data FROM dims_blocks")
+	if err != nil {
+		return err
+	}
+	var blocks []block
+	for rows.Next() {
+		var b block
+		if err := rows.Scan(&b.cat, &b.day, &b.block, &b.data); err != nil {
+			_ = rows.Close()
+			return err
+		}
+		blocks = append(blocks, b)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	ph := s.dialect.placeholders
+	for _, b := range blocks {
+		var old []byte
+		for data := b.data; len(data) > 0; {
+			for k := range 1 + dimsCodes + blockUsageFields {
+				_, n := binary.Uvarint(data)
+				if n <= 0 {
+					return errCorruptDims
+				}
+				if k <= dimsCodes {
+					old = append(old, data[:n]...)
+				}
+				data = data[n:]
+			}
+		}
+		if _, err := s.db.DB.ExecContext(ctx, "UPDATE dims_blocks SET data = "+ph(1, 1)+" WHERE cat = "+ph(2, 1)+
+			" AND day = "+ph(3, 1)+" AND block = "+ph(4, 1), old, b.cat, b.day, b.block); err != nil {
 			return err
 		}
 	}
