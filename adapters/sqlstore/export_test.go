@@ -191,28 +191,35 @@ func AppendLegacy(ctx context.Context, s *Store, rows []analytics.Interaction) e
 	return nil
 }
 
-// StripBlockUsage rewrites every block in the record layout before usage
-// (time and codes only), as version 8 of the schema left them.
-func StripBlockUsage(ctx context.Context, s *Store) error {
-	type block struct {
-		cat        string
-		day, block int64
-		data       []byte
-	}
+// storedBlock is a row of dims_blocks.
+type storedBlock struct {
+	cat        string
+	day, block int64
+	data       []byte
+}
+
+func readBlocks(ctx context.Context, s *Store) ([]storedBlock, error) {
 	rows, err := s.db.DB.QueryContext(ctx, "SELECT cat, day, block, data FROM dims_blocks")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var blocks []block
+	defer rows.Close()
+	var blocks []storedBlock
 	for rows.Next() {
-		var b block
+		var b storedBlock
 		if err := rows.Scan(&b.cat, &b.day, &b.block, &b.data); err != nil {
-			_ = rows.Close()
-			return err
+			return nil, err
 		}
 		blocks = append(blocks, b)
 	}
-	if err := rows.Close(); err != nil {
+	return blocks, rows.Err()
+}
+
+// StripBlockUsage rewrites every block in the record layout before usage
+// (time and codes only), as version 8 of the schema left them.
+func StripBlockUsage(ctx context.Context, s *Store) error {
+	blocks, err := readBlocks(ctx, s)
+	if err != nil {
 		return err
 	}
 	ph := s.dialect.placeholders
