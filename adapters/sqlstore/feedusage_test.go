@@ -315,3 +315,99 @@ func TestMigrationRebuildsBlocksWithUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestRatingFollowerUnderConcurrentFeedback sets feedback from several
+// goroutines while a follower polls the rating feed the way the index
+// does (the generation first, then each reported CAT's rated rows), and
+// expects it to end with every row's rating: a change whose generation
+// committed after a higher one was read would be missed.
+func TestRatingFollowerUnderConcurrentFeedback(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.Name, func(t *testing.T) {
+			s := openStore(t, b.DSN(t))
+			in := usageLog(120, 4, "c")
+			var ids [][2]string
+			for k := range in {
+				in[k].Feedback = analytics.Feedback{}
+				if in[k].Counted() {
+					ids = append(ids, [2]string{in[k].Cat, in[k].InteractionID})
+				}
+			}
+			mustAppend(t, s, in)
+			_, pos := readFeedAll(t, s)
+
+			rated := map[string]map[string]uint8{} // the follower's: CAT, question
+			var gen int64
+			poll := func() {
+				next, cats, err := s.ReadRatingChanges(t.Context(), gen)
+				if err != nil {
+					t.Errorf("ReadRatingChanges: %v", err)
+					return
+				}
+				for _, cat := range cats {
+					m := map[string]uint8{}
+					if err := s.ReadRated(t.Context(), cat, pos, func(r *analytics.FeedRow) error {
+						m[string(r.Question)] = r.Rating
+						return nil
+					}); err != nil {
+						t.Errorf("ReadRated: %v", err)
+						return
+					}
+					rated[cat] = m
+				}
+				gen = next
+			}
+
+			ratings := []analytics.Feedback{{Rating: analytics.RatingUp}, {Rating: analytics.RatingDown}, {}}
+			done := make(chan error, 4)
+			for w := range 4 {
+				go func() {
+					var err error
+					for n := range 40 {
+						id := ids[(w*37+n*11)%len(ids)]
+						if err = s.SetFeedback(t.Context(), id[0], id[1], ratings[(w+n)%3]); err != nil {
+							break
+						}
+					}
+					done <- err
+				}()
+			}
+			for running := 4; running > 0; {
+				select {
+				case err := <-done:
+					if err != nil {
+						t.Errorf("SetFeedback: %v", err)
+					}
+					running--
+				default:
+					poll()
+				}
+			}
+			poll()
+
+			for _, cat := range []string{"alpha", "beta"} {
+				want := map[string]uint8{}
+				if err := s.ReadCat(t.Context(), cat, pos, func(r *analytics.FeedRow) error {
+					if r.Rating != 0 {
+						want[string(r.Question)] = r.Rating
+					}
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if len(want) == 0 {
+					t.Fatalf("no rated rows of %s at the end", cat)
+				}
+				if got := rated[cat]; len(got) != len(want) {
+					t.Errorf("%s: the follower has %d rated rows, the store %d", cat, len(got), len(want))
+				} else {
+					for q, r := range want {
+						if got[q] != r {
+							t.Errorf("%s %q: the follower has rating %d, the store %d", cat, q, got[q], r)
+						}
+					}
+				}
+			}
+		})
+	}
+}
