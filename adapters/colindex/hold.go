@@ -29,7 +29,9 @@ func (x *Index) Hold(rows []analytics.FeedRow, givenAt int64, complete bool) {
 	if x.high >= givenAt {
 		return
 	}
-	b := batch{cats: map[string]*catDraft{}}
+	// With a rating feed, a held row's rating counts when the feed gives
+	// it (see ratings.go).
+	b := batch{cats: map[string]*catDraft{}, ratings: x.rates == nil}
 	if x.given == nil {
 		x.given = make(map[int64]givenRow, len(rows))
 	}
