@@ -57,6 +57,10 @@ type Index struct {
 type givenRow struct {
 	cat string
 	at  int64
+	// rated is the rating Hold counted in the CAT's rated index (0 for
+	// none): with a rating feed, a held row's rating is counted once,
+	// until the CAT's rated indexes are next rebuilt (see ratings.go).
+	rated uint8
 }
 
 // Build reads every api interaction from the source (the database's
@@ -238,9 +242,9 @@ func (x *Index) readApply(ctx context.Context, changes ratingChanges) error {
 	began := time.Now()
 	b := batch{cats: map[string]*catDraft{}, ratings: true}
 	high, err := x.src.ReadSince(ctx, x.high, func(r *analytics.FeedRow) error {
-		if _, ok := x.given[r.ID]; ok {
+		if g, ok := x.given[r.ID]; ok {
 			b.given = append(b.given, r.ID)
-			if x.rates != nil {
+			if x.rates != nil && g.rated == 0 {
 				// A held row's rating is counted when the feed gives it
 				// (see ratings.go).
 				b.addRated(x.cats, r)
@@ -259,6 +263,7 @@ func (x *Index) readApply(ctx context.Context, changes ratingChanges) error {
 	}
 	x.apply(&b)
 	x.rateGen = max(x.rateGen, changes.gen)
+	x.unrate(changes.cats)
 	x.sortUnsorted()
 	if err := x.dropDeleted(ctx); err != nil {
 		return err

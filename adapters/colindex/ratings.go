@@ -2,6 +2,7 @@ package colindex
 
 import (
 	"context"
+	"slices"
 
 	"github.com/catsrv/catsrv/core/analytics"
 )
@@ -16,7 +17,10 @@ import (
 // from ReadRated at the position it reaches, swapped in with its rows.
 // Rows the index counts before the feed gives them (a snapshot's, which
 // carry no rating, and those Hold took) are rated when the feed gives
-// them, once: ReadRated by an earlier position leaves them out. A
+// them, once: ReadRated by an earlier position leaves them out. A row
+// Hold took is rated at once, so a writer reads its rows' feedback; the
+// feed's read then leaves its rating alone unless the CAT's rated
+// indexes were rebuilt in between (givenRow.rated). A
 // deletion's rebuild of a CAT rebuilds its rated indexes too. Without a
 // rating feed, a row's rating is the one it comes with.
 
@@ -70,6 +74,20 @@ func (x *Index) readRatedOf(ctx context.Context, b *batch, cats []string) error 
 		b.newRated[cat] = rated
 	}
 	return nil
+}
+
+// unrate notes that the rated indexes of the CATs were rebuilt: they
+// leave out the ratings of their held rows. The caller holds turn.
+func (x *Index) unrate(cats []string) {
+	if len(cats) == 0 {
+		return
+	}
+	for id, g := range x.given {
+		if g.rated != 0 && slices.Contains(cats, g.cat) {
+			g.rated = 0
+			x.given[id] = g
+		}
+	}
 }
 
 // allCats returns the index's CATs and their rated indexes.
