@@ -28,17 +28,20 @@ func (x *Index) CountUsage(_ context.Context, q analytics.UsageQuery) (analytics
 	sel := q.Selection()
 	groups := countGroups(c, sel, q.GroupBy, true)
 	var total analytics.UsageSum
+	totalHist := make([]int64, int(c.latMax)+1)
 	for _, g := range groups {
 		total.Interactions += g.n
 		total.InputTokens += g.input
 		total.OutputTokens += g.output
 		total.CostNanos += g.cost
 		for code, n := range g.hist {
-			if code > 0 {
-				total.Latency.AddCount(code-1, n)
-			}
+			totalHist[code] += n
 		}
 	}
+	if len(groups) == 1 {
+		totalHist = groups[0].hist
+	}
+	total.Latency = latencyOf(totalHist, total.Interactions)
 	byKey := make(map[string]int, len(groups))
 	for k, g := range groups {
 		byKey[g.key] = k
@@ -62,15 +65,19 @@ func (x *Index) CountUsage(_ context.Context, q analytics.UsageQuery) (analytics
 	out.Groups = make([]analytics.UsageGroup, len(groups))
 	for k, g := range groups {
 		s := analytics.UsageSum{Interactions: g.n, InputTokens: g.input, OutputTokens: g.output,
-			CostNanos: g.cost, Up: g.rated[0], Down: g.rated[1]}
-		for code, n := range g.hist {
-			if code > 0 {
-				s.Latency.AddCount(code-1, n)
-			}
-		}
+			CostNanos: g.cost, Up: g.rated[0], Down: g.rated[1], Latency: latencyOf(g.hist, g.n)}
 		out.Groups[k] = analytics.UsageGroup{Key: g.key, UsageStats: s.Stats()}
 	}
 	return out, nil
+}
+
+// latencyOf returns the histogram of rows rows counted by latency code
+// (the bucket plus one; 0 for none), sharing its counts.
+func latencyOf(byCode []int64, rows int64) analytics.LatencyHistogram {
+	if len(byCode) < 2 || rows == byCode[0] {
+		return analytics.LatencyHistogram{}
+	}
+	return analytics.LatencyHistogram{Counts: byCode[1:], N: rows - byCode[0]}
 }
 
 // usageGroup is one group's sums: hist counts rows by latency code.
@@ -168,6 +175,9 @@ type usageAcc struct {
 	width                  int
 	withUsage              bool
 	lat                    []uint32 // a block's latency codes
+	// flat holds every slot's histogram, when a count by row made them
+	// (see addBlockBy); hist's slices are then its parts.
+	flat []int64
 }
 
 func newUsageAcc(slots, width int, withUsage bool) *usageAcc {
@@ -249,26 +259,25 @@ func (p plan) usageRange(a *usageAcc, g grouping, lo, hi int) {
 		pass = make([]uint8, blockRows)
 	}
 	var times []int64
-	if p.checkTime || g.by == analytics.GroupDay {
+	if p.checkTime {
 		times = make([]int64, blockRows)
 	}
+	byDay := g.by == analytics.GroupDay && !p.checkTime
+	var first [1]int64
 	slots := make([]uint32, blockRows)
 	codes := make([]uint32, blockRows)
 	for from := lo; from < hi; {
 		to := min(from+blockRows, hi)
 		var ts []int64
-		if times != nil && (p.checkTime || g.by == analytics.GroupDay) {
+		if p.checkTime {
 			ts = p.cat.at.decode(times, from, to)
 		}
-		if g.by == analytics.GroupDay && !p.checkTime {
+		var day int64
+		if byDay {
 			// Rows in time order: stop the block at the end of its first
 			// row's day, so that the block is one group.
-			day := dayOf(ts[0])
-			if ts[len(ts)-1] >= (day+1)*dayMicros {
-				to = from + p.cat.at.search((day+1)*dayMicros) - from
-				to = min(max(to, from+1), hi)
-				ts = ts[:to-from]
-			}
+			day = dayOf(p.cat.at.decode(first[:], from, from+1)[0])
+			to = min(to, max(p.cat.at.search((day+1)*dayMicros), from+1))
 		}
 		var bp []uint8
 		if filtered {
@@ -286,8 +295,8 @@ func (p plan) usageRange(a *usageAcc, g grouping, lo, hi int) {
 		switch {
 		case g.by == analytics.GroupNone:
 			a.addBlock(0, bp, p.cat, from, to)
-		case g.by == analytics.GroupDay && !p.checkTime:
-			a.addBlock(uint32(dayOf(ts[0])-g.firstDay), bp, p.cat, from, to) // #nosec G115 -- a slot
+		case byDay:
+			a.addBlock(uint32(day-g.firstDay), bp, p.cat, from, to) // #nosec G115 -- a slot
 		default:
 			s := slots[:to-from]
 			if g.by == analytics.GroupDay {
@@ -344,16 +353,47 @@ func (a *usageAcc) addBlockBy(slots []uint32, pass []uint8, c *catIndex, lo int)
 	if a.lat == nil {
 		a.lat = make([]uint32, blockRows)
 	}
-	lat := c.latency.decode(a.lat, lo, lo+len(slots))
-	for k, s := range slots {
-		if pass != nil && pass[k] == 0 {
-			continue
+	a.histAdd(slots, pass, c.latency.decode(a.lat, lo, lo+len(slots)))
+}
+
+// histAdd counts each row's latency code in its slot's histogram, times
+// its pass byte (nil: all).
+func (a *usageAcc) histAdd(slots []uint32, pass []uint8, lat []uint32) {
+	if a.flat == nil && len(a.n)*a.width <= maxFlatHist {
+		a.flat = make([]int64, len(a.n)*a.width)
+		for s := range a.hist {
+			a.hist[s] = a.flat[s*a.width : (s+1)*a.width : (s+1)*a.width]
 		}
-		a.histOf(s)[lat[k]]++
+	}
+	if a.flat == nil {
+		for k, s := range slots {
+			if pass != nil && pass[k] == 0 {
+				continue
+			}
+			a.histOf(s)[lat[k]]++
+		}
+		return
+	}
+	h, w := a.flat, uint32(a.width) // #nosec G115 -- a few thousand codes
+	lat = lat[:len(slots)]
+	if pass == nil {
+		for k, s := range slots {
+			h[s*w+lat[k]]++
+		}
+		return
+	}
+	pass = pass[:len(slots)]
+	for k, s := range slots {
+		h[s*w+lat[k]] += int64(pass[k])
 	}
 }
 
-// usagePostings sums the plan's matching rows among its posting lists.
+// maxFlatHist is the most histogram counters a count by row allocates at
+// once, for every slot; beyond, each slot's comes with its first row.
+const maxFlatHist = 1 << 18
+
+// usagePostings sums the plan's matching rows among its posting lists,
+// a block of positions at a time, each column's values gathered first.
 // The rows pass the filter the lists come from, so only the others are
 // checked.
 func (p plan) usagePostings(a *usageAcc, g grouping) {
@@ -363,33 +403,95 @@ func (p plan) usagePostings(a *usageAcc, g grouping) {
 			others = append(others, f)
 		}
 	}
-	var t [1]int64
 	c := p.cat
+	pass, slots, codes := make([]uint8, blockRows), make([]uint32, blockRows), make([]uint32, blockRows)
+	vals := make([]int64, blockRows)
+	var t [1]int64
 	for _, list := range p.postings {
-		for _, r := range list {
-			k := int(r)
-			pass := uint8(1)
+		// A list is in row order: its rows' day changes at dayEnd.
+		var daySlot uint32
+		dayEnd := -1
+		for from := 0; from < len(list); from += blockRows {
+			pos := list[from:min(from+blockRows, len(list))]
+			bp, s := pass[:len(pos)], slots[:len(pos)]
+			for k := range bp {
+				bp[k] = 1
+			}
 			for _, f := range others {
-				pass &= f.allow[f.col.get(k)]
+				for k, code := range f.col.gather(codes, pos) {
+					bp[k] &= f.allow[code]
+				}
 			}
-			if pass == 0 {
-				continue
-			}
-			var s uint32
 			switch {
 			case g.dict != nil:
-				s = g.slotOf[c.combo.get(k)]
+				for k, combo := range c.combo.gather(codes, pos) {
+					s[k] = g.slotOf[combo]
+				}
 			case g.by == analytics.GroupDay:
-				s = uint32(dayOf(c.at.decode(t[:], k, k+1)[0]) - g.firstDay) // #nosec G115 -- a slot
+				for k, r := range pos {
+					if int(r) >= dayEnd {
+						day := dayOf(c.at.decode(t[:], int(r), int(r)+1)[0])
+						daySlot, dayEnd = uint32(day-g.firstDay), c.at.search((day+1)*dayMicros) // #nosec G115 -- a slot
+					}
+					s[k] = daySlot
+				}
+			default:
+				clear(s)
 			}
-			a.n[s]++
+			for k, slot := range s {
+				a.n[slot] += int64(bp[k])
+			}
 			if !a.withUsage {
 				continue
 			}
-			a.input[s] += c.input.get(k)
-			a.output[s] += c.output.get(k)
-			a.cost[s] += c.cost.get(k)
-			a.histOf(s)[c.latency.get(k)]++
+			for _, col := range [...]struct {
+				col  *intColumn
+				sums []int64
+			}{{&c.input, a.input}, {&c.output, a.output}, {&c.cost, a.cost}} {
+				if col.col.width == 0 {
+					continue
+				}
+				for k, v := range col.col.gather(vals, pos) {
+					col.sums[s[k]] += v * int64(bp[k])
+				}
+			}
+			a.histAdd(s, bp, c.latency.gather(codes, pos))
 		}
 	}
+}
+
+// gather returns the codes of the rows at the positions, into out.
+func (c *codeColumn) gather(out []uint32, pos []int32) []uint32 {
+	switch c.width {
+	case 1:
+		return gatherAt(out, c.u8, pos)
+	case 2:
+		return gatherAt(out, c.u16, pos)
+	}
+	return gatherAt(out, c.u32, pos)
+}
+
+// gather returns the values of the rows at the positions, into out.
+func (c *intColumn) gather(out []int64, pos []int32) []int64 {
+	switch c.width {
+	case 0:
+		out = out[:len(pos)]
+		clear(out)
+		return out
+	case 1:
+		return gatherAt(out, c.i8, pos)
+	case 2:
+		return gatherAt(out, c.i16, pos)
+	case 4:
+		return gatherAt(out, c.i32, pos)
+	}
+	return gatherAt(out, c.i64, pos)
+}
+
+func gatherAt[O uint32 | int64, T codeWidth | intWidth](out []O, vals []T, pos []int32) []O {
+	out = out[:len(pos)]
+	for k, r := range pos {
+		out[k] = O(vals[r])
+	}
+	return out
 }
