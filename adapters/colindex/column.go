@@ -45,6 +45,11 @@ type catIndex struct {
 	// their rows come, so they are not a column (see ratings.go). nil
 	// in a rated catIndex itself, and until a CAT has a rated row.
 	rated [2]*catIndex
+	// noCube is set in a rated index: only usage counts read it, and they
+	// read rows, not the cube.
+	noCube bool
+	// firstAt and lastAt are the earliest and latest row times.
+	firstAt, lastAt int64
 }
 
 // catRows is a CAT's rows: the code columns, the time column and the
@@ -177,6 +182,10 @@ func usageOf(r *analytics.FeedRow) rowUsage {
 // spent. Its codes must be in the dictionaries and combinations.
 func (c *catIndex) put(r codedRow) {
 	n := c.at.len()
+	if n == 0 {
+		c.firstAt, c.lastAt = r.micros, r.micros
+	}
+	c.firstAt, c.lastAt = min(c.firstAt, r.micros), max(c.lastAt, r.micros)
 	at := n
 	if n > 0 && r.micros < c.at.last() {
 		// Insert after the rows of equal time, as the stable sort would.
@@ -211,7 +220,9 @@ func (c *catIndex) put(r codedRow) {
 	c.cost.insert(at, r.use.cost)
 	c.latency.insert(at, r.use.latency)
 	c.latMax = max(c.latMax, r.use.latency)
-	c.cube.add(r.micros, r.combo)
+	if !c.noCube {
+		c.cube.add(r.micros, r.combo)
+	}
 	if c.buildPostings {
 		return
 	}

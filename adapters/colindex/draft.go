@@ -115,10 +115,27 @@ func (b *batch) addRated(cats map[string]*catIndex, r *analytics.FeedRow) {
 		if c := cats[string(r.Cat)]; c != nil {
 			on = c.rated[k]
 		}
-		cd = newCatDraft(on, 0)
+		cd = newRatedDraft(on)
 		b.rated[k][string(r.Cat)] = cd
 	}
-	cd.add(r, rowUsage{}) // a rated index counts rows only
+	addRatedRow(cd, r)
+}
+
+// newRatedDraft begins a draft of rows for the rated index c, or for a
+// new one (c nil).
+func newRatedDraft(c *catIndex) *catDraft {
+	cd := newCatDraft(c, 0)
+	cd.c.noCube = true
+	return cd
+}
+
+// addRatedRow adds a row to a rated index's draft: without its usage and
+// its question and answer texts (a rated index counts rows, it lists no
+// texts), so that its dictionaries hold only keys.
+func addRatedRow(cd *catDraft, r *analytics.FeedRow) {
+	keys := *r
+	keys.Question, keys.Answer = r.QuestionID, r.AnswerID
+	cd.add(&keys, rowUsage{})
 }
 
 // newCatDraft begins a draft of rows for c, or for a new CAT (c nil) of

@@ -41,9 +41,9 @@ func (x *Index) readRated(ctx context.Context, cat string, upTo int64) ([2]*catI
 		}
 		k := r.Rating - 1
 		if drafts[k] == nil {
-			drafts[k] = newCatDraft(nil, 0)
+			drafts[k] = newRatedDraft(nil)
 		}
-		drafts[k].add(r, rowUsage{})
+		addRatedRow(drafts[k], r)
 		return nil
 	})
 	var out [2]*catIndex

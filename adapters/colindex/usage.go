@@ -140,11 +140,10 @@ func (p plan) grouping(by analytics.GroupBy) grouping {
 			g.slotOf[combo] = codes[k]
 		}
 	case analytics.GroupDay:
-		days := p.cat.cube.days
-		if len(days) == 0 {
+		if p.cat.at.len() == 0 {
 			return g
 		}
-		first, last := days[0].day, days[len(days)-1].day
+		first, last := dayOf(p.cat.firstAt), dayOf(p.cat.lastAt)
 		if p.start != minMicros {
 			first = max(first, dayOf(p.start))
 		}
