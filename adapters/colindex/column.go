@@ -119,12 +119,6 @@ func (c *catIndex) fold(d analytics.Dimension, counts []int64) []int64 {
 // moves every row about log2(rows) times.
 const lateBudget = 4
 
-// add codes the row and puts it at its place in time order.
-func (c *catIndex) add(r *analytics.FeedRow) {
-	codes := c.code(r)
-	c.addCoded(r.Micros, &codes, usageOf(r))
-}
-
 // code codes the row's values in the CAT's dictionaries, adding the new
 // ones.
 func (c *catIndex) code(r *analytics.FeedRow) [dimensions]uint32 {
