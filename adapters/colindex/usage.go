@@ -177,6 +177,8 @@ type usageAcc struct {
 	// flat holds every slot's histogram, when a count by row made them
 	// (see addBlockBy); hist's slices are then its parts.
 	flat []int64
+	// nFromHist is set when n is to be summed from the histograms.
+	nFromHist bool
 }
 
 func newUsageAcc(slots, width int, withUsage bool) *usageAcc {
@@ -244,6 +246,14 @@ func (p plan) runUsage(g grouping, width int, withUsage bool) *usageAcc {
 	wg.Wait()
 	for _, a := range accs[1:] {
 		accs[0].merge(a)
+		accs[0].nFromHist = accs[0].nFromHist || a.nFromHist
+	}
+	if a := accs[0]; a.nFromHist {
+		for s, h := range a.hist {
+			for _, n := range h {
+				a.n[s] += n
+			}
+		}
 	}
 	return accs[0]
 }
@@ -264,7 +274,6 @@ func (p plan) usageRange(a *usageAcc, g grouping, lo, hi int) {
 	byDay := g.by == analytics.GroupDay && !p.checkTime
 	var first [1]int64
 	slots := make([]uint32, blockRows)
-	codes := make([]uint32, blockRows)
 	for from := lo; from < hi; {
 		to := min(from+blockRows, hi)
 		var ts []int64
@@ -304,9 +313,7 @@ func (p plan) usageRange(a *usageAcc, g grouping, lo, hi int) {
 					s[k] = uint32(min(max(dayOf(t)-g.firstDay, 0), int64(g.slots-1))) // #nosec G115 -- a slot
 				}
 			} else {
-				for k, combo := range p.cat.combo.decode(codes, from, to) {
-					s[k] = g.slotOf[combo]
-				}
+				slotsOf(s, g.slotOf, &p.cat.combo, from)
 			}
 			a.addBlockBy(s, bp, p.cat, from)
 		}
@@ -334,56 +341,83 @@ func (a *usageAcc) addBlock(slot uint32, pass []uint8, c *catIndex, lo, hi int) 
 // addBlockBy adds rows [lo, lo+len(slots)), each times its pass byte
 // (nil: all), to their slots.
 func (a *usageAcc) addBlockBy(slots []uint32, pass []uint8, c *catIndex, lo int) {
-	if pass == nil {
-		for _, s := range slots {
-			a.n[s]++
+	if a.withUsage && a.useFlat() {
+		// Each row is in its slot's histogram: the slots' counts are
+		// summed from them at the end (nFromHist).
+		a.nFromHist = true
+		hi := lo + len(slots)
+		switch c.latency.width {
+		case 1:
+			histFlat(a.flat, a.width, slots, pass, c.latency.u8[lo:hi])
+		case 2:
+			histFlat(a.flat, a.width, slots, pass, c.latency.u16[lo:hi])
+		default:
+			histFlat(a.flat, a.width, slots, pass, c.latency.u32[lo:hi])
 		}
 	} else {
-		for k, s := range slots {
-			a.n[s] += int64(pass[k])
+		if pass == nil {
+			for _, s := range slots {
+				a.n[s]++
+			}
+		} else {
+			for k, s := range slots {
+				a.n[s] += int64(pass[k])
+			}
 		}
-	}
-	if !a.withUsage {
-		return
+		if !a.withUsage {
+			return
+		}
+		if a.lat == nil {
+			a.lat = make([]uint32, blockRows)
+		}
+		a.histAdd(slots, pass, c.latency.decode(a.lat, lo, lo+len(slots)))
 	}
 	c.input.sumBy(a.input, slots, pass, lo)
 	c.output.sumBy(a.output, slots, pass, lo)
 	c.cost.sumBy(a.cost, slots, pass, lo)
-	if a.lat == nil {
-		a.lat = make([]uint32, blockRows)
-	}
-	a.histAdd(slots, pass, c.latency.decode(a.lat, lo, lo+len(slots)))
 }
 
-// histAdd counts each row's latency code in its slot's histogram, times
-// its pass byte (nil: all).
-func (a *usageAcc) histAdd(slots []uint32, pass []uint8, lat []uint32) {
+// useFlat makes every slot's histogram part of one array, when they are
+// few enough, and reports whether they are.
+func (a *usageAcc) useFlat() bool {
 	if a.flat == nil && len(a.n)*a.width <= maxFlatHist {
 		a.flat = make([]int64, len(a.n)*a.width)
 		for s := range a.hist {
 			a.hist[s] = a.flat[s*a.width : (s+1)*a.width : (s+1)*a.width]
 		}
 	}
-	if a.flat == nil {
-		for k, s := range slots {
-			if pass != nil && pass[k] == 0 {
-				continue
-			}
-			a.histOf(s)[lat[k]]++
-		}
-		return
-	}
-	h, w := a.flat, uint32(a.width) // #nosec G115 -- a few thousand codes
+	return a.flat != nil
+}
+
+// histFlat counts each row's latency code in its slot's part of h (width
+// codes a slot), times its pass byte (nil: all).
+func histFlat[T codeWidth](h []int64, width int, slots []uint32, pass []uint8, lat []T) {
+	w := uint32(width) // #nosec G115 -- a few thousand codes
 	lat = lat[:len(slots)]
 	if pass == nil {
 		for k, s := range slots {
-			h[s*w+lat[k]]++
+			h[s*w+uint32(lat[k])]++
 		}
 		return
 	}
 	pass = pass[:len(slots)]
 	for k, s := range slots {
-		h[s*w+lat[k]] += int64(pass[k])
+		h[s*w+uint32(lat[k])] += int64(pass[k])
+	}
+}
+
+// histAdd counts each row's latency code in its slot's histogram, times
+// its pass byte (nil: all).
+func (a *usageAcc) histAdd(slots []uint32, pass []uint8, lat []uint32) {
+	if a.useFlat() {
+		histFlat(a.flat, a.width, slots, pass, lat)
+		return
+	}
+	for k, s := range slots {
+		if pass != nil && pass[k] == 0 {
+			continue
+		}
+		a.histOf(s)[lat[k]]++
 	}
 }
 
@@ -493,4 +527,24 @@ func gatherAt[O uint32 | int64, T codeWidth | intWidth](out []O, vals []T, pos [
 		out[k] = O(vals[r])
 	}
 	return out
+}
+
+// slotsOf sets the slot of each row from lo by its code in col.
+func slotsOf(slots, slotOf []uint32, col *codeColumn, lo int) {
+	hi := lo + len(slots)
+	switch col.width {
+	case 1:
+		mapCodes(slots, slotOf, col.u8[lo:hi])
+	case 2:
+		mapCodes(slots, slotOf, col.u16[lo:hi])
+	default:
+		mapCodes(slots, slotOf, col.u32[lo:hi])
+	}
+}
+
+func mapCodes[T codeWidth](slots, slotOf []uint32, codes []T) {
+	slots = slots[:len(codes)]
+	for k, c := range codes {
+		slots[k] = slotOf[c]
+	}
 }
