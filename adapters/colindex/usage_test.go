@@ -235,8 +235,20 @@ func TestUsageProperty(t *testing.T) {
 					t.Fatal(err)
 				}
 				checkUsage(t, fmt.Sprintf("round %d: after deleting %s", round, d.UserID), r, idx, m)
-				if _, err := m.Append(ctx, analytics.Each(usageRows(r, 50, &ids))); err != nil {
+				// Rows this process wrote, handed over before the feed
+				// gives them: their ratings count at once, and once.
+				written := usageRows(r, 1+r.IntN(50), &ids)
+				if _, err := m.Append(ctx, analytics.Each(written)); err != nil {
 					t.Fatal(err)
+				}
+				held, givenAt := committedOf(m, written)
+				idx.Hold(held, givenAt, true)
+				checkUsage(t, fmt.Sprintf("round %d: after Hold", round), r, idx, m)
+				if r.IntN(2) == 0 {
+					if err := idx.Refresh(ctx); err != nil {
+						t.Fatal(err)
+					}
+					checkUsage(t, fmt.Sprintf("round %d: after the feed gave the held rows", round), r, idx, m)
 				}
 			}
 		})
