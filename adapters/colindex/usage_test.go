@@ -254,3 +254,73 @@ func TestUsageProperty(t *testing.T) {
 		})
 	}
 }
+
+// TestUsageParallel checks counts split over the cores (a CAT of more
+// than two parts' rows) against the reference, and counts during
+// refreshes that add rows and change ratings (for the race detector).
+func TestUsageParallel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("140k rows")
+	}
+	ctx := t.Context()
+	r := rand.New(rand.NewPCG(9, 10))
+	m := newMemLog()
+	ids := 0
+	rows := usageRows(r, 140_000, &ids)
+	for k := range rows {
+		rows[k].Cat = "a"
+	}
+	if _, err := m.Append(ctx, analytics.Each(rows)); err != nil {
+		t.Fatal(err)
+	}
+	idx := build(t, m)
+	stored := m.stored()
+	for range 15 {
+		q := usageQuery(r, stored)
+		q.Cat = "a"
+		want := sortedCounts(analytics.CountUsage(stored, q))
+		got, err := idx.CountUsage(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got = sortedCounts(got); got.Total != want.Total || !slices.Equal(got.Groups, want.Groups) {
+			t.Fatalf("CountUsage(%+v)\n got %+v\nwant %+v", q, got, want)
+		}
+	}
+	done := make(chan error)
+	go func() {
+		w := rand.New(rand.NewPCG(11, 12))
+		for range 5 {
+			more := usageRows(w, 500, &ids)
+			if _, err := m.Append(ctx, analytics.Each(more)); err != nil {
+				done <- err
+				return
+			}
+			i := stored[w.IntN(len(stored))]
+			if err := m.SetFeedback(ctx, i.Cat, i.InteractionID, randomFeedback(w)); err != nil {
+				done <- err
+				return
+			}
+			if err := idx.Refresh(ctx); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		default:
+		}
+		q := usageQuery(r, stored)
+		got, err := idx.CountUsage(ctx, q)
+		if err != nil || got.Total.Up+got.Total.Down > got.Total.Interactions {
+			t.Fatalf("CountUsage(%+v) during refreshes: %+v, %v", q, got.Total, err)
+		}
+	}
+}
