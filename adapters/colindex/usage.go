@@ -441,12 +441,21 @@ func (p plan) usagePostings(a *usageAcc, g grouping) {
 	vals := make([]int64, blockRows)
 	var t [1]int64
 	for _, list := range p.postings {
-		// A list is in row order: its rows' day changes at dayEnd.
-		var daySlot uint32
-		dayEnd := -1
-		for from := 0; from < len(list); from += blockRows {
-			pos := list[from:min(from+blockRows, len(list))]
-			bp, s := pass[:len(pos)], slots[:len(pos)]
+		for from := 0; from < len(list); {
+			// A run of positions: a block, cut at the end of its first
+			// row's day when grouping by day (a list is in row order).
+			to := min(from+blockRows, len(list))
+			var slot uint32
+			if g.by == analytics.GroupDay {
+				r := int(list[from])
+				day := dayOf(c.at.decode(t[:], r, r+1)[0])
+				end := c.at.search((day + 1) * dayMicros)
+				to = from + firstAtLeast(list[from:to], int32(end)) // #nosec G115 -- a row position
+				slot = uint32(day - g.firstDay)                     // #nosec G115 -- a slot
+			}
+			pos := list[from:to]
+			from = to
+			bp := pass[:len(pos)]
 			for k := range bp {
 				bp[k] = 1
 			}
@@ -455,42 +464,48 @@ func (p plan) usagePostings(a *usageAcc, g grouping) {
 					bp[k] &= f.allow[code]
 				}
 			}
-			switch {
-			case g.dict != nil:
+			if g.dict != nil {
+				s := slots[:len(pos)]
 				for k, combo := range c.combo.gather(codes, pos) {
 					s[k] = g.slotOf[combo]
 				}
-			case g.by == analytics.GroupDay:
-				for k, r := range pos {
-					if int(r) >= dayEnd {
-						day := dayOf(c.at.decode(t[:], int(r), int(r)+1)[0])
-						daySlot, dayEnd = uint32(day-g.firstDay), c.at.search((day+1)*dayMicros) // #nosec G115 -- a slot
-					}
-					s[k] = daySlot
-				}
-			default:
-				clear(s)
+				p.usageAtBy(a, s, bp, pos, vals, codes)
+				continue
 			}
-			for k, slot := range s {
-				a.n[slot] += int64(bp[k])
-			}
+			a.n[slot] += sumPass(bp)
 			if !a.withUsage {
 				continue
 			}
-			for _, col := range [...]struct {
-				col  *intColumn
-				sums []int64
-			}{{&c.input, a.input}, {&c.output, a.output}, {&c.cost, a.cost}} {
-				if col.col.width == 0 {
-					continue
-				}
-				for k, v := range col.col.gather(vals, pos) {
-					col.sums[s[k]] += v * int64(bp[k])
-				}
-			}
-			a.histAdd(s, bp, c.latency.gather(codes, pos))
+			a.input[slot] += sumVals(bp, c.input.gather(vals, pos))
+			a.output[slot] += sumVals(bp, c.output.gather(vals, pos))
+			a.cost[slot] += sumVals(bp, c.cost.gather(vals, pos))
+			countCodes(a.histOf(slot), bp, c.latency.gather(codes, pos))
 		}
 	}
+}
+
+// usageAtBy adds the rows at the positions to their slots, each times its
+// pass byte; vals and codes are buffers of blockRows.
+func (p plan) usageAtBy(a *usageAcc, slots []uint32, pass []uint8, pos []int32, vals []int64, codes []uint32) {
+	c := p.cat
+	for k, slot := range slots {
+		a.n[slot] += int64(pass[k])
+	}
+	if !a.withUsage {
+		return
+	}
+	for _, col := range [...]struct {
+		col  *intColumn
+		sums []int64
+	}{{&c.input, a.input}, {&c.output, a.output}, {&c.cost, a.cost}} {
+		if col.col.width == 0 {
+			continue
+		}
+		for k, v := range col.col.gather(vals, pos) {
+			col.sums[slots[k]] += v * int64(pass[k])
+		}
+	}
+	a.histAdd(slots, pass, c.latency.gather(codes, pos))
 }
 
 // gather returns the codes of the rows at the positions, into out.
