@@ -30,7 +30,10 @@ type memLog struct {
 	// dels lists the CAT of each deletion that removed api rows: its
 	// generation is its position plus 1.
 	dels []string
-	ids  map[[2]string]bool // the (CAT, interaction id) of the rows
+	// rates lists the CAT of each feedback change: its rating generation
+	// is its position plus 1.
+	rates []string
+	ids   map[[2]string]bool // the (CAT, interaction id) of the rows
 }
 
 func newMemLog() *memLog { return &memLog{Store: memstore.New()} }
@@ -81,16 +84,79 @@ func (m *memLog) ReadSince(_ context.Context, after int64, fn func(*analytics.Fe
 		if !i.Counted() || gone[k] {
 			continue
 		}
-		r := analytics.FeedRow{ID: int64(k + 1), Micros: i.Time.UnixMicro(), Cat: []byte(i.Cat),
-			Topic: []byte(i.Topic), Model: []byte(i.Model), Persona: []byte(i.Persona),
-			QuestionID: []byte(i.QuestionID), Question: []byte(i.Question),
-			AnswerID: []byte(i.AnswerID), Answer: []byte(i.Answer)}
+		r := feedRow(int64(k+1), i)
 		if err := fn(&r); err != nil {
 			return last, err
 		}
 		last = r.ID
 	}
 	return last, nil
+}
+
+// feedRow returns the feed row of a stored interaction.
+func feedRow(id int64, i analytics.Interaction) analytics.FeedRow {
+	r := analytics.FeedRow{ID: id, Micros: i.Time.UnixMicro(), Cat: []byte(i.Cat),
+		Topic: []byte(i.Topic), Model: []byte(i.Model), Persona: []byte(i.Persona),
+		QuestionID: []byte(i.QuestionID), Question: []byte(i.Question),
+		AnswerID: []byte(i.AnswerID), Answer: []byte(i.Answer),
+		InputTokens: i.Usage.InputTokens, OutputTokens: i.Usage.OutputTokens,
+		CostNanos: analytics.CostNanos(i.Usage.CostUSD), Rating: analytics.RatingCode(i.Feedback.Rating)}
+	if i.Usage.LatencyMS != nil {
+		r.LatencyBucket = int32(analytics.LatencyBucket(*i.Usage.LatencyMS) + 1) // #nosec G115 -- a bucket
+	}
+	return r
+}
+
+// SetFeedback sets the feedback in the reference and in the stored row,
+// recording the CAT in the rating feed.
+func (m *memLog) SetFeedback(ctx context.Context, cat, interactionID string, f analytics.Feedback) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.Store.SetFeedback(ctx, cat, interactionID, f); err != nil {
+		return err
+	}
+	for k, i := range m.rows {
+		if !m.gone[k] && i.Cat == cat && i.InteractionID == interactionID {
+			m.rows[k].Feedback = f
+			m.rates = append(m.rates, cat)
+		}
+	}
+	return nil
+}
+
+func (m *memLog) ReadRatingChanges(_ context.Context, after int64) (int64, []string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var cats []string
+	for _, c := range m.rates[min(int(after), len(m.rates)):] {
+		if !slices.Contains(cats, c) {
+			cats = append(cats, c)
+		}
+	}
+	slices.Sort(cats)
+	return int64(len(m.rates)), cats, nil
+}
+
+func (m *memLog) ReadRated(ctx context.Context, cat string, upTo int64, fn func(*analytics.FeedRow) error) error {
+	return m.ReadCat(ctx, cat, upTo, func(r *analytics.FeedRow) error {
+		if r.Rating == analytics.RatingCodeNone {
+			return nil
+		}
+		return fn(r)
+	})
+}
+
+// stored returns the stored rows, for the reference.
+func (m *memLog) stored() []analytics.Interaction {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []analytics.Interaction
+	for k, i := range m.rows {
+		if !m.gone[k] {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // DeleteInteractions deletes from the reference and marks the rows gone,

@@ -40,6 +40,16 @@ type catIndex struct {
 	// classes by total alone, and finishFresh builds them once, each list
 	// at its final size.
 	buildPostings bool
+	// rated holds the CAT's rows rated up and down (indexed by
+	// RatingCode-1), each a catIndex of its own: ratings change after
+	// their rows come, so they are not a column (see ratings.go). nil
+	// in a rated catIndex itself, and until a CAT has a rated row.
+	rated [2]*catIndex
+	// noCube is set in a rated index: only usage counts read it, and they
+	// read rows, not the cube.
+	noCube bool
+	// firstAt and lastAt are the earliest and latest row times.
+	firstAt, lastAt int64
 }
 
 // catRows is a CAT's rows: the code columns, the time column and the
@@ -50,6 +60,11 @@ type catRows struct {
 	// combo, question and answer are the code columns: the row's
 	// combination (see catIndex.combos), question and answer codes.
 	combo, question, answer codeColumn
+	// The usage columns: tokens, cost in 1e-9 USD, and the latency's
+	// bucket plus one (0 for none); latMax is the largest latency code.
+	input, output, cost intColumn
+	latency             codeColumn
+	latMax              uint32
 	// postings lists, per question and answer code, its rows' positions
 	// in time order (see postings.go); indexed like postingDims.
 	postings [len(postingDims)]postingLists
@@ -65,7 +80,7 @@ const dimensions = 5
 
 func newCatIndex() *catIndex {
 	c := &catIndex{comboOf: map[[3]uint32]uint32{}, catRows: catRows{sorted: true,
-		combo: newCodeColumn(), question: newCodeColumn(), answer: newCodeColumn()}}
+		combo: newCodeColumn(), question: newCodeColumn(), answer: newCodeColumn(), latency: newCodeColumn()}}
 	for d := range c.dicts {
 		c.dicts[d] = newDictionary()
 	}
@@ -104,12 +119,6 @@ func (c *catIndex) fold(d analytics.Dimension, counts []int64) []int64 {
 // moves every row about log2(rows) times.
 const lateBudget = 4
 
-// add codes the row and puts it at its place in time order.
-func (c *catIndex) add(r *analytics.FeedRow) {
-	codes := c.code(r)
-	c.addCoded(r.Micros, &codes)
-}
-
 // code codes the row's values in the CAT's dictionaries, adding the new
 // ones.
 func (c *catIndex) code(r *analytics.FeedRow) [dimensions]uint32 {
@@ -123,13 +132,13 @@ func (c *catIndex) code(r *analytics.FeedRow) [dimensions]uint32 {
 }
 
 // addCoded adds a row whose values are coded in the CAT's dictionaries.
-func (c *catIndex) addCoded(micros int64, codes *[dimensions]uint32) {
+func (c *catIndex) addCoded(micros int64, codes *[dimensions]uint32, use rowUsage) {
 	combo := [3]uint32{codes[analytics.Topic], codes[analytics.Model], codes[analytics.Persona]}
 	comboCode, ok := c.comboOf[combo]
 	if !ok {
 		comboCode = c.newCombo(combo)
 	}
-	c.put(codedRow{micros: micros, combo: comboCode, question: codes[analytics.Question], answer: codes[analytics.Answer]})
+	c.put(codedRow{micros: micros, combo: comboCode, question: codes[analytics.Question], answer: codes[analytics.Answer], use: use})
 }
 
 // newCombo adds a (topic, model, persona) combination and returns its code.
@@ -141,10 +150,25 @@ func (c *catIndex) newCombo(combo [3]uint32) uint32 {
 }
 
 // codedRow is a row whose values are coded in its CAT's dictionaries: the
-// time, the combination's code and the question and answer codes.
+// time, the combination's code, the question and answer codes and the
+// usage.
 type codedRow struct {
 	micros                  int64
 	combo, question, answer uint32
+	use                     rowUsage
+}
+
+// rowUsage is a row's usage: tokens, cost and latency code (bucket plus
+// one, 0 for none).
+type rowUsage struct {
+	input, output, cost int64
+	latency             uint32
+}
+
+// usageOf returns a feed row's usage.
+func usageOf(r *analytics.FeedRow) rowUsage {
+	return rowUsage{input: r.InputTokens, output: r.OutputTokens, cost: r.CostNanos,
+		latency: uint32(max(r.LatencyBucket, 0))} // #nosec G115 -- not negative
 }
 
 // put puts the coded row at its place in time order: a late row is
@@ -152,6 +176,10 @@ type codedRow struct {
 // spent. Its codes must be in the dictionaries and combinations.
 func (c *catIndex) put(r codedRow) {
 	n := c.at.len()
+	if n == 0 {
+		c.firstAt, c.lastAt = r.micros, r.micros
+	}
+	c.firstAt, c.lastAt = min(c.firstAt, r.micros), max(c.lastAt, r.micros)
 	at := n
 	if n > 0 && r.micros < c.at.last() {
 		// Insert after the rows of equal time, as the stable sort would.
@@ -181,7 +209,14 @@ func (c *catIndex) put(r codedRow) {
 	c.combo.insert(at, r.combo)
 	c.question.insert(at, r.question)
 	c.answer.insert(at, r.answer)
-	c.cube.add(r.micros, r.combo)
+	c.input.insert(at, r.use.input)
+	c.output.insert(at, r.use.output)
+	c.cost.insert(at, r.use.cost)
+	c.latency.insert(at, r.use.latency)
+	c.latMax = max(c.latMax, r.use.latency)
+	if !c.noCube {
+		c.cube.add(r.micros, r.combo)
+	}
 	if c.buildPostings {
 		return
 	}
@@ -200,7 +235,10 @@ func (c *catIndex) put(r codedRow) {
 // from a snapshot of known size is not copied while it grows.
 func (c *catIndex) reserve(n int) {
 	c.at.low = slices.Grow(c.at.low, max(0, n-len(c.at.low)))
-	for _, col := range []*codeColumn{&c.combo, &c.question, &c.answer} {
+	for _, col := range []*codeColumn{&c.combo, &c.question, &c.answer, &c.latency} {
+		col.reserve(n)
+	}
+	for _, col := range []*intColumn{&c.input, &c.output, &c.cost} {
 		col.reserve(n)
 	}
 }
@@ -237,7 +275,10 @@ func (r *catRows) sortByTime(totals *[dimensions][]int64) {
 	times := r.at.all()
 	perm := mergedOrder(times, r.inOrder)
 	r.at.set(permuted(times, perm))
-	for _, col := range []*codeColumn{&r.combo, &r.question, &r.answer} {
+	for _, col := range []*codeColumn{&r.combo, &r.question, &r.answer, &r.latency} {
+		col.permute(perm)
+	}
+	for _, col := range []*intColumn{&r.input, &r.output, &r.cost} {
 		col.permute(perm)
 	}
 	for k, d := range postingDims {
@@ -282,8 +323,16 @@ func mergedOrder(times []int64, sorted int) []int32 {
 // trim drops the spare capacity that growing the columns left behind.
 func (c *catIndex) trim() {
 	c.at.trim()
-	for _, col := range []*codeColumn{&c.combo, &c.question, &c.answer} {
+	for _, col := range []*codeColumn{&c.combo, &c.question, &c.answer, &c.latency} {
 		col.trim()
+	}
+	for _, col := range []*intColumn{&c.input, &c.output, &c.cost} {
+		col.trim()
+	}
+	for _, r := range c.rated {
+		if r != nil {
+			r.trim()
+		}
 	}
 	for d := range c.dicts {
 		c.dicts[d].trim()

@@ -24,6 +24,14 @@ type batch struct {
 	// given are the ids of rows read that the index already held (see
 	// Index.given): forgotten once the batch applies.
 	given []int64
+	// ratings is set when the rows' ratings count (see ratings.go): the
+	// rated rows also go to their CAT's rated indexes, drafted in rated
+	// (indexed by RatingCode-1).
+	ratings bool
+	rated   [2]map[string]*catDraft
+	// newRated replaces the rated indexes of CATs whose ratings changed,
+	// built aside from the source (their drafts in rated are dropped).
+	newRated map[string][2]*catIndex
 }
 
 // catDraft is a batch's rows of one CAT. For a CAT new to the index, c is
@@ -49,9 +57,10 @@ const maxSourceCode = 1 << 24
 
 // addFresh adds a row to a new CAT, coding each value the source coded
 // only the first time it comes.
-func (cd *catDraft) addFresh(r *analytics.FeedRow) {
+func (cd *catDraft) addFresh(r *analytics.FeedRow, use rowUsage) {
 	if r.Codes == [dimensions]uint64{} {
-		cd.c.add(r)
+		codes := cd.c.code(r)
+		cd.c.addCoded(r.Micros, &codes, use)
 		return
 	}
 	keys := [dimensions][]byte{r.Topic, r.Model, r.Persona, r.QuestionID, r.AnswerID}
@@ -73,30 +82,84 @@ func (cd *catDraft) addFresh(r *analytics.FeedRow) {
 			by[src] = codes[d] + 1
 		}
 	}
-	cd.c.addCoded(r.Micros, &codes)
+	cd.c.addCoded(r.Micros, &codes, use)
 }
 
 // add reads one row into the batch; cats are the index's CATs.
 func (b *batch) add(cats map[string]*catIndex, r *analytics.FeedRow) {
 	cd := b.cats[string(r.Cat)]
 	if cd == nil {
-		cd = &catDraft{c: cats[string(r.Cat)]}
-		if cd.c == nil {
-			cd.c, cd.fresh = newCatIndex(), true
-			cd.c.buildPostings = true
-			if r.CatRows > 0 {
-				cd.c.reserve(r.CatRows)
-			}
-		} else {
-			for d := range cd.dicts {
-				cd.dicts[d] = newDictDraft(&cd.c.dicts[d])
-			}
-		}
+		cd = newCatDraft(cats[string(r.Cat)], r.CatRows)
 		b.cats[string(r.Cat)] = cd
 	}
 	b.rows++
+	cd.add(r, usageOf(r))
+	if b.ratings {
+		b.addRated(cats, r)
+	}
+}
+
+// addRated reads a row into its CAT's rated index of its rating, if it
+// has one.
+func (b *batch) addRated(cats map[string]*catIndex, r *analytics.FeedRow) {
+	if r.Rating != analytics.RatingCodeUp && r.Rating != analytics.RatingCodeDown {
+		return
+	}
+	k := r.Rating - 1
+	if b.rated[k] == nil {
+		b.rated[k] = map[string]*catDraft{}
+	}
+	cd := b.rated[k][string(r.Cat)]
+	if cd == nil {
+		var on *catIndex
+		if c := cats[string(r.Cat)]; c != nil {
+			on = c.rated[k]
+		}
+		cd = newRatedDraft(on)
+		b.rated[k][string(r.Cat)] = cd
+	}
+	addRatedRow(cd, r)
+}
+
+// newRatedDraft begins a draft of rows for the rated index c, or for a
+// new one (c nil).
+func newRatedDraft(c *catIndex) *catDraft {
+	cd := newCatDraft(c, 0)
+	cd.c.noCube = true
+	return cd
+}
+
+// addRatedRow adds a row to a rated index's draft: without its usage and
+// its question and answer texts (a rated index counts rows, it lists no
+// texts), so that its dictionaries hold only keys.
+func addRatedRow(cd *catDraft, r *analytics.FeedRow) {
+	keys := *r
+	keys.Question, keys.Answer = r.QuestionID, r.AnswerID
+	cd.add(&keys, rowUsage{})
+}
+
+// newCatDraft begins a draft of rows for c, or for a new CAT (c nil) of
+// about rows rows (0 when unknown).
+func newCatDraft(c *catIndex, rows int) *catDraft {
+	cd := &catDraft{c: c}
+	if cd.c == nil {
+		cd.c, cd.fresh = newCatIndex(), true
+		cd.c.buildPostings = true
+		if rows > 0 {
+			cd.c.reserve(rows)
+		}
+		return cd
+	}
+	for d := range cd.dicts {
+		cd.dicts[d] = newDictDraft(&cd.c.dicts[d])
+	}
+	return cd
+}
+
+// add reads one row into the draft.
+func (cd *catDraft) add(r *analytics.FeedRow, use rowUsage) {
 	if cd.fresh {
-		cd.addFresh(r)
+		cd.addFresh(r, use)
 		return
 	}
 	combo := [3]uint32{
@@ -117,20 +180,29 @@ func (b *batch) add(cats map[string]*catIndex, r *analytics.FeedRow) {
 	}
 	cd.rows = append(cd.rows, codedRow{micros: r.Micros, combo: comboCode,
 		question: cd.dicts[analytics.Question].code(r.QuestionID, r.Question),
-		answer:   cd.dicts[analytics.Answer].code(r.AnswerID, r.Answer)})
+		answer:   cd.dicts[analytics.Answer].code(r.AnswerID, r.Answer), use: use})
 }
 
 // prepare does, before the write lock, what readers cannot see: it ranks
 // and sorts the new CATs and grows the hash tables the drafts will need.
 func (b *batch) prepare() {
 	for _, cd := range b.cats {
-		if cd.fresh {
-			cd.c.finishFresh()
-			continue
+		cd.prepare()
+	}
+	for _, m := range b.rated {
+		for _, cd := range m {
+			cd.prepare()
 		}
-		for d := range cd.dicts {
-			cd.dicts[d].prepare()
-		}
+	}
+}
+
+func (cd *catDraft) prepare() {
+	if cd.fresh {
+		cd.c.finishFresh()
+		return
+	}
+	for d := range cd.dicts {
+		cd.dicts[d].prepare()
 	}
 }
 
@@ -141,15 +213,38 @@ func (b *batch) apply(cats map[string]*catIndex) {
 			cats[name] = cd.c
 			continue
 		}
-		for d := range cd.dicts {
-			cd.dicts[d].merge()
+		cd.merge()
+	}
+	for k, m := range b.rated {
+		for name, cd := range m {
+			c := cats[name]
+			if _, ok := b.newRated[name]; ok || c == nil {
+				continue
+			}
+			if cd.fresh {
+				c.rated[k] = cd.c
+				continue
+			}
+			cd.merge()
 		}
-		for _, combo := range cd.combos {
-			cd.c.newCombo(combo)
+	}
+	for name, rated := range b.newRated {
+		if c := cats[name]; c != nil {
+			c.rated = rated
 		}
-		for _, r := range cd.rows {
-			cd.c.put(r)
-		}
+	}
+}
+
+// merge puts the draft's rows in its CAT, under the write lock.
+func (cd *catDraft) merge() {
+	for d := range cd.dicts {
+		cd.dicts[d].merge()
+	}
+	for _, combo := range cd.combos {
+		cd.c.newCombo(combo)
+	}
+	for _, r := range cd.rows {
+		cd.c.put(r)
 	}
 }
 

@@ -27,3 +27,23 @@ func (e Eraser) DeleteInteractions(ctx context.Context, d analytics.Deletion, ba
 	}
 	return n, err
 }
+
+// Feedback is a feedback recorder whose changes reach the index before
+// SetFeedback returns, so this process reads its own feedback. The
+// source must report them through its Ratings.
+type Feedback struct {
+	ports.FeedbackRecorder
+	Index *Index
+}
+
+var _ ports.FeedbackRecorder = Feedback{}
+
+// SetFeedback sets the feedback through the recorder, then brings the
+// index up to date. If the index cannot catch up then, Follow does later.
+func (f Feedback) SetFeedback(ctx context.Context, cat, interactionID string, fb analytics.Feedback) error {
+	if err := f.FeedbackRecorder.SetFeedback(ctx, cat, interactionID, fb); err != nil {
+		return err
+	}
+	_ = f.Index.Refresh(context.WithoutCancel(ctx)) // committed already: Follow catches up and reports
+	return nil
+}

@@ -98,3 +98,14 @@ func (x *Index) CountWay(way string, sel analytics.Selection, d analytics.Dimens
 	}
 	return nil, false
 }
+
+// MarkUnsorted marks every CAT and rated index as holding rows out of
+// time order (as between a late insert and the sort), so that queries
+// check each row's time; the next refresh sorts them again.
+func (x *Index) MarkUnsorted() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, c := range x.allCats() {
+		c.sorted, c.inOrder = false, c.at.len()
+	}
+}

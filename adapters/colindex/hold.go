@@ -29,14 +29,14 @@ func (x *Index) Hold(rows []analytics.FeedRow, givenAt int64, complete bool) {
 	if x.high >= givenAt {
 		return
 	}
-	b := batch{cats: map[string]*catDraft{}}
+	b := batch{cats: map[string]*catDraft{}, ratings: true}
 	if x.given == nil {
 		x.given = make(map[int64]givenRow, len(rows))
 	}
 	for i := range rows {
 		r := &rows[i]
 		b.add(x.cats, r)
-		x.given[r.ID] = givenRow{cat: string(r.Cat), at: givenAt}
+		x.given[r.ID] = givenRow{cat: string(r.Cat), at: givenAt, rated: r.Rating}
 	}
 	x.apply(&b)
 	x.sortUnsorted()

@@ -20,10 +20,7 @@ func committedOf(m *memLog, rows []analytics.Interaction) (held []analytics.Feed
 			continue
 		}
 		id := int64(first + k + 1)
-		held = append(held, analytics.FeedRow{ID: id, Micros: i.Time.UnixMicro(), Cat: []byte(i.Cat),
-			Topic: []byte(i.Topic), Model: []byte(i.Model), Persona: []byte(i.Persona),
-			QuestionID: []byte(i.QuestionID), Question: []byte(i.Question),
-			AnswerID: []byte(i.AnswerID), Answer: []byte(i.Answer)})
+		held = append(held, feedRow(id, i))
 		givenAt = id
 	}
 	return held, givenAt

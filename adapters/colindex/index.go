@@ -2,6 +2,7 @@ package colindex
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,11 @@ type Index struct {
 	// before the rows it holds).
 	dels   Deletions
 	delGen int64
+	// rates is src's rating feed, nil when its rows' ratings never
+	// change; rateGen is the last rating generation the index reflects
+	// (read before the rows it holds). See ratings.go.
+	rates   Ratings
+	rateGen int64
 
 	turn sync.Mutex
 
@@ -51,6 +57,10 @@ type Index struct {
 type givenRow struct {
 	cat string
 	at  int64
+	// rated is the rating Hold counted in the CAT's rated index (0 for
+	// none): with a rating feed, a held row's rating is counted once,
+	// until the CAT's rated indexes are next rebuilt (see ratings.go).
+	rated uint8
 }
 
 // Build reads every api interaction from the source (the database's
@@ -60,6 +70,7 @@ type givenRow struct {
 func Build(ctx context.Context, src Feed) (*Index, error) {
 	x := &Index{src: src, cats: map[string]*catIndex{}}
 	x.dels, _ = src.(Deletions)
+	x.rates, _ = src.(Ratings)
 	if snap, ok := src.(Snapshot); ok {
 		if err := x.start(ctx, snap); err != nil {
 			return nil, err
@@ -91,7 +102,16 @@ func (x *Index) start(ctx context.Context, snap Snapshot) error {
 		}
 		x.delGen = gen
 	}
-	b := batch{cats: map[string]*catDraft{}}
+	if x.rates != nil {
+		gen, _, err := x.rates.ReadRatingChanges(ctx, 0)
+		if err != nil {
+			return errs.Wrap(errs.KindUnavailable, err, "column index build failed")
+		}
+		x.rateGen = gen
+	}
+	// With a rating feed, a snapshot's rows carry no rating: each CAT's
+	// rated rows are read by the snapshot's position instead.
+	b := batch{cats: map[string]*catDraft{}, ratings: x.rates == nil}
 	high, given, err := snap.ReadSnapshot(ctx, func(r *analytics.FeedRow) error {
 		b.add(x.cats, r)
 		return nil
@@ -100,6 +120,11 @@ func (x *Index) start(ctx context.Context, snap Snapshot) error {
 		return errs.Wrap(errs.KindUnavailable, err, "column index build failed")
 	}
 	b.high = high
+	if x.rates != nil {
+		if err := x.readRatedOf(ctx, &b, slices.Collect(maps.Keys(b.cats))); err != nil {
+			return errs.Wrap(errs.KindUnavailable, err, "column index build failed")
+		}
+	}
 	x.apply(&b)
 	x.given = make(map[int64]givenRow, len(given))
 	for id, cat := range given {
@@ -137,10 +162,17 @@ func (f catFeed) ReadSince(ctx context.Context, after int64, fn func(*analytics.
 // the mark come from the feed again. The caller holds turn.
 func (x *Index) rebuildCat(ctx context.Context, cat string) error {
 	y := &Index{src: catFeed{src: x.dels, cat: cat, upTo: x.high}, cats: map[string]*catIndex{}}
-	if err := y.readApply(ctx); err != nil {
+	if err := y.readApply(ctx, ratingChanges{}); err != nil {
 		return err
 	}
 	c := y.cats[cat]
+	if c != nil && x.rates != nil {
+		rated, err := x.readRated(ctx, cat, x.high)
+		if err != nil {
+			return err
+		}
+		c.rated = rated
+	}
 	if c != nil {
 		c.trim()
 	}
@@ -176,6 +208,16 @@ func (x *Index) rebuildCat(ctx context.Context, cat string) error {
 func (x *Index) Refresh(ctx context.Context) error {
 	x.turn.Lock()
 	defer x.turn.Unlock()
+	var changes ratingChanges
+	if x.rates != nil {
+		gen, cats, err := x.rates.ReadRatingChanges(ctx, x.rateGen)
+		if err != nil {
+			return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed")
+		}
+		if gen > x.rateGen {
+			changes = ratingChanges{gen: gen, cats: cats}
+		}
+	}
 	if x.dels != nil {
 		gen, cats, err := x.dels.ReadDeletions(ctx, x.delGen)
 		if err != nil {
@@ -190,17 +232,23 @@ func (x *Index) Refresh(ctx context.Context) error {
 			x.delGen = gen
 		}
 	}
-	return x.readApply(ctx)
+	return x.readApply(ctx, changes)
 }
 
-// readApply applies the rows stored since the last refresh (Refresh,
-// without the deletion check); the caller holds turn or owns x.
-func (x *Index) readApply(ctx context.Context) error {
+// readApply applies the rows stored since the last refresh and, for the
+// CATs whose ratings changed, their rated rows (Refresh, without the
+// deletion check); the caller holds turn or owns x.
+func (x *Index) readApply(ctx context.Context, changes ratingChanges) error {
 	began := time.Now()
-	b := batch{cats: map[string]*catDraft{}}
+	b := batch{cats: map[string]*catDraft{}, ratings: true}
 	high, err := x.src.ReadSince(ctx, x.high, func(r *analytics.FeedRow) error {
-		if _, ok := x.given[r.ID]; ok {
+		if g, ok := x.given[r.ID]; ok {
 			b.given = append(b.given, r.ID)
+			if x.rates != nil && g.rated == 0 {
+				// A held row's rating is counted when the feed gives it
+				// (see ratings.go).
+				b.addRated(x.cats, r)
+			}
 			return nil
 		}
 		b.add(x.cats, r)
@@ -210,7 +258,12 @@ func (x *Index) readApply(ctx context.Context) error {
 		return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed")
 	}
 	b.high = high
+	if err := x.readRatedOf(ctx, &b, changes.cats); err != nil {
+		return errs.Wrap(errs.KindUnavailable, err, "column index refresh failed")
+	}
 	x.apply(&b)
+	x.rateGen = max(x.rateGen, changes.gen)
+	x.unrate(changes.cats)
 	x.sortUnsorted()
 	if err := x.dropDeleted(ctx); err != nil {
 		return err
@@ -271,7 +324,7 @@ func (x *Index) rank() {
 		byRank, byCode []uint32
 	}
 	var todo []ranks
-	for _, c := range x.cats {
+	for _, c := range x.allCats() {
 		for d := range c.dicts {
 			if dict := &c.dicts[d]; dict.ranked < dict.len() {
 				byRank, byCode := dict.merged(nil)
@@ -294,7 +347,7 @@ func (x *Index) rank() {
 // CAT is sorted into new storage without the write lock, then swapped in
 // under it.
 func (x *Index) sortUnsorted() {
-	for _, c := range x.cats {
+	for _, c := range x.allCats() {
 		c.shifted = 0 // only refreshes read it
 		if c.sorted {
 			continue

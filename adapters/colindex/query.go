@@ -171,6 +171,12 @@ func (x *Index) plan(sel analytics.Selection) (plan, bool) {
 	if c == nil {
 		return plan{}, false
 	}
+	return planOf(c, sel)
+}
+
+// planOf resolves the selection against the CAT's rows c (a CAT or one of
+// its rated indexes); ok is false when it matches nothing.
+func planOf(c *catIndex, sel analytics.Selection) (plan, bool) {
 	p := plan{cat: c, start: minMicros, end: maxMicros, hi: c.at.len()}
 	if !sel.Range.Start.IsZero() {
 		p.start = ceilMicros(sel.Range.Start)

@@ -199,6 +199,7 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	if err != nil {
 		return err
 	}
+	usage, feedback := usageDeps(store, rollups)
 	kb := knowledge.New(cfg.ConfigDir)
 	chatService, err := service.New(service.Deps{
 		Cats: catConfig, Conversations: chats, Turns: chats,
@@ -210,7 +211,7 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		Searcher:      chatagent.Searchers{chatagent.KnowledgeBase{Source: kb}, documents},
 		Audit:         auditLog,
 		BudgetRefused: budgetRefused,
-		Feedback:      store,
+		Feedback:      feedback,
 		Usage:         store,
 	})
 	if err != nil {
@@ -225,7 +226,7 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		Ready:        store.Ping,
 		Logger:       logger,
 		Browser:      store,
-		Usage:        store,
+		Usage:        usage,
 		Ingest:       ingestLog,
 		IngestLimits: analyticsapi.IngestLimits{MaxBytes: cfg.IngestMaxBytes, MaxLines: cfg.IngestMaxLines},
 		WholeLists:   cfg.RawWholeLists,
@@ -264,6 +265,18 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// usageDeps returns what answers /usage and /feedback and what records
+// feedback: with the column index as the warehouse, the index counts and
+// each feedback change reaches it before SetFeedback returns (this
+// process reads its own feedback; others within the refresh interval);
+// otherwise the database does both.
+func usageDeps(store *sqlstore.Store, rollups ports.RollupStore) (ports.UsageCounter, ports.FeedbackRecorder) {
+	if idx, ok := rollups.(*colindex.Index); ok {
+		return idx, colindex.Feedback{FeedbackRecorder: store, Index: idx}
+	}
+	return store, store
 }
 
 // followCatConfig keeps the runtime CAT configuration in step with what

@@ -1,0 +1,565 @@
+package colindex
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/catsrv/catsrv/core/analytics"
+	"github.com/catsrv/catsrv/ports"
+)
+
+var _ ports.UsageCounter = (*Index)(nil)
+
+// CountUsage counts the usage and feedback of the query's selection, in
+// total and per group, under one hold of the read lock (one state of the
+// index): the interactions, tokens, cost and latencies from the CAT's
+// rows, the ratings from its rated indexes, each counted with the
+// selection's plan into arrays by group slot.
+func (x *Index) CountUsage(_ context.Context, q analytics.UsageQuery) (analytics.UsageCounts, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	c := x.cats[q.Cat]
+	if c == nil {
+		return analytics.UsageCounts{}, nil
+	}
+	sel := q.Selection()
+	groups := countGroups(c, sel, q.GroupBy, true)
+	var total analytics.UsageSum
+	totalHist := make([]int64, int(c.latMax)+1)
+	for _, g := range groups {
+		total.Interactions += g.n
+		total.InputTokens += g.input
+		total.OutputTokens += g.output
+		total.CostNanos += g.cost
+		for code, n := range g.hist {
+			totalHist[code] += n
+		}
+	}
+	if len(groups) == 1 {
+		totalHist = groups[0].hist
+	}
+	total.Latency = latencyOf(totalHist, total.Interactions)
+	byKey := make(map[string]int, len(groups))
+	for k, g := range groups {
+		byKey[g.key] = k
+	}
+	ups := [2]*int64{&total.Up, &total.Down}
+	for r, rated := range c.rated {
+		if rated == nil {
+			continue
+		}
+		for _, g := range countGroups(rated, sel, q.GroupBy, false) {
+			*ups[r] += g.n
+			if k, ok := byKey[g.key]; ok { // a rated row is one of the CAT's
+				groups[k].rated[r] += g.n
+			}
+		}
+	}
+	out := analytics.UsageCounts{Total: total.Stats()}
+	if q.GroupBy == analytics.GroupNone {
+		return out, nil
+	}
+	out.Groups = make([]analytics.UsageGroup, len(groups))
+	for k, g := range groups {
+		s := analytics.UsageSum{Interactions: g.n, InputTokens: g.input, OutputTokens: g.output,
+			CostNanos: g.cost, Up: g.rated[0], Down: g.rated[1], Latency: latencyOf(g.hist, g.n)}
+		out.Groups[k] = analytics.UsageGroup{Key: g.key, UsageStats: s.Stats()}
+	}
+	return out, nil
+}
+
+// latencyOf returns the histogram of rows rows counted by latency code
+// (the bucket plus one; 0 for none), sharing its counts.
+func latencyOf(byCode []int64, rows int64) analytics.LatencyHistogram {
+	if len(byCode) < 2 || rows == byCode[0] {
+		return analytics.LatencyHistogram{}
+	}
+	return analytics.LatencyHistogram{Counts: byCode[1:], N: rows - byCode[0]}
+}
+
+// usageGroup is one group's sums: hist counts rows by latency code.
+type usageGroup struct {
+	key                    string
+	n, input, output, cost int64
+	hist                   []int64
+	rated                  [2]int64
+}
+
+// countGroups sums the selection's rows of c per group (every group with a
+// row); withUsage false counts rows only.
+func countGroups(c *catIndex, sel analytics.Selection, by analytics.GroupBy, withUsage bool) []usageGroup {
+	p, ok := planOf(c, sel)
+	if !ok {
+		return nil
+	}
+	g := p.grouping(by)
+	width := 0
+	if withUsage {
+		width = int(c.latMax) + 1
+	}
+	acc := p.runUsage(g, width, withUsage)
+	var out []usageGroup
+	for slot, n := range acc.n {
+		if n == 0 {
+			continue
+		}
+		ug := usageGroup{key: g.key(slot), n: n}
+		if withUsage {
+			ug.input, ug.output, ug.cost = acc.input[slot], acc.output[slot], acc.cost[slot]
+			ug.hist = acc.hist[slot]
+		}
+		out = append(out, ug)
+	}
+	return out
+}
+
+// grouping maps a plan's rows to group slots: all to slot 0, by the
+// combination's code of a dimension (slotOf), or by UTC day from firstDay.
+type grouping struct {
+	by       analytics.GroupBy
+	slots    int
+	slotOf   []uint32 // by combination, for model, persona and topic
+	dict     *dictionary
+	firstDay int64
+}
+
+func (p plan) grouping(by analytics.GroupBy) grouping {
+	g := grouping{by: by, slots: 1}
+	switch by {
+	case analytics.GroupModel, analytics.GroupPersona, analytics.GroupTopic:
+		d := map[analytics.GroupBy]analytics.Dimension{analytics.GroupModel: analytics.Model,
+			analytics.GroupPersona: analytics.Persona, analytics.GroupTopic: analytics.Topic}[by]
+		k := slices.Index(cubeDims[:], d)
+		g.dict = &p.cat.dicts[d]
+		g.slots = g.dict.len()
+		g.slotOf = make([]uint32, len(p.cat.combos))
+		for combo, codes := range p.cat.combos {
+			g.slotOf[combo] = codes[k]
+		}
+	case analytics.GroupDay:
+		if p.cat.at.len() == 0 {
+			return g
+		}
+		first, last := dayOf(p.cat.firstAt), dayOf(p.cat.lastAt)
+		if p.start != minMicros {
+			first = max(first, dayOf(p.start))
+		}
+		if p.end != maxMicros {
+			last = min(last, dayOf(p.end-1))
+		}
+		g.firstDay, g.slots = first, max(1, int(last-first+1))
+	}
+	return g
+}
+
+// key returns a slot's group key.
+func (g grouping) key(slot int) string {
+	switch {
+	case g.dict != nil:
+		return g.dict.key(uint32(slot)) // #nosec G115 -- a dictionary code
+	case g.by == analytics.GroupDay:
+		return time.Unix((g.firstDay+int64(slot))*86400, 0).UTC().Format(analytics.DateLayout)
+	}
+	return ""
+}
+
+// usageAcc sums usage per group slot; hist is, per slot, the rows by
+// latency code (nil until the slot has a row).
+type usageAcc struct {
+	n, input, output, cost []int64
+	hist                   [][]int64
+	width                  int
+	withUsage              bool
+	lat                    []uint32 // a block's latency codes
+	// flat holds every slot's histogram, when a count by row made them
+	// (see addBlockBy); hist's slices are then its parts.
+	flat []int64
+	// nFromHist is set when n is to be summed from the histograms.
+	nFromHist bool
+}
+
+func newUsageAcc(slots, width int, withUsage bool) *usageAcc {
+	a := &usageAcc{n: make([]int64, slots), width: width, withUsage: withUsage}
+	if withUsage {
+		a.input, a.output, a.cost = make([]int64, slots), make([]int64, slots), make([]int64, slots)
+		a.hist = make([][]int64, slots)
+	}
+	return a
+}
+
+// histOf returns the slot's histogram, allocating it.
+func (a *usageAcc) histOf(slot uint32) []int64 {
+	h := a.hist[slot]
+	if h == nil {
+		h = make([]int64, a.width)
+		a.hist[slot] = h
+	}
+	return h
+}
+
+// merge adds b's sums to a's.
+func (a *usageAcc) merge(b *usageAcc) {
+	for s := range a.n {
+		a.n[s] += b.n[s]
+		if !a.withUsage {
+			continue
+		}
+		a.input[s] += b.input[s]
+		a.output[s] += b.output[s]
+		a.cost[s] += b.cost[s]
+		if b.hist[s] == nil {
+			continue
+		}
+		h := a.histOf(uint32(s)) // #nosec G115 -- a slot
+		for code, n := range b.hist[s] {
+			h[code] += n
+		}
+	}
+}
+
+// runUsage sums the plan's matching rows per group, split over the cores
+// when there are many.
+func (p plan) runUsage(g grouping, width int, withUsage bool) *usageAcc {
+	if p.postings != nil {
+		a := newUsageAcc(g.slots, width, withUsage)
+		p.usagePostings(a, g)
+		return a
+	}
+	n := p.hi - p.lo
+	parts := max(1, min(runtime.GOMAXPROCS(0), n/parallelMin))
+	accs := make([]*usageAcc, parts)
+	var wg sync.WaitGroup
+	for k := range parts {
+		lo := p.lo + n*k/parts
+		hi := p.lo + n*(k+1)/parts
+		a := newUsageAcc(g.slots, width, withUsage)
+		accs[k] = a
+		if k == parts-1 {
+			p.usageRange(a, g, lo, hi)
+			break
+		}
+		wg.Go(func() { p.usageRange(a, g, lo, hi) })
+	}
+	wg.Wait()
+	for _, a := range accs[1:] {
+		accs[0].merge(a)
+		accs[0].nFromHist = accs[0].nFromHist || a.nFromHist
+	}
+	if a := accs[0]; a.nFromHist {
+		for s, h := range a.hist {
+			for _, n := range h {
+				a.n[s] += n
+			}
+		}
+	}
+	return accs[0]
+}
+
+// usageRange sums the matching rows of [lo, hi), a block at a time: rows
+// of one group (no grouping, or days in time order) as sums over the
+// block, others by each row's slot.
+func (p plan) usageRange(a *usageAcc, g grouping, lo, hi int) {
+	filtered := len(p.filters) > 0 || p.checkTime
+	var pass []uint8
+	if filtered {
+		pass = make([]uint8, blockRows)
+	}
+	var times []int64
+	if p.checkTime {
+		times = make([]int64, blockRows)
+	}
+	byDay := g.by == analytics.GroupDay && !p.checkTime
+	var first [1]int64
+	slots := make([]uint32, blockRows)
+	for from := lo; from < hi; {
+		to := min(from+blockRows, hi)
+		var ts []int64
+		if p.checkTime {
+			ts = p.cat.at.decode(times, from, to)
+		}
+		var day int64
+		if byDay {
+			// Rows in time order: stop the block at the end of its first
+			// row's day, so that the block is one group.
+			day = dayOf(p.cat.at.decode(first[:], from, from+1)[0])
+			to = min(to, max(p.cat.at.search((day+1)*dayMicros), from+1))
+		}
+		var bp []uint8
+		if filtered {
+			bp = pass[:to-from]
+			for k := range bp {
+				bp[k] = 1
+			}
+			if p.checkTime {
+				filterTimes(bp, ts, p.start, p.end)
+			}
+			for _, f := range p.filters {
+				filterBlock(bp, f.allow, f.col, from)
+			}
+		}
+		switch {
+		case g.by == analytics.GroupNone:
+			a.addBlock(0, bp, p.cat, from, to)
+		case byDay:
+			a.addBlock(uint32(day-g.firstDay), bp, p.cat, from, to) // #nosec G115 -- a slot
+		default:
+			s := slots[:to-from]
+			if g.by == analytics.GroupDay {
+				for k, t := range ts {
+					// Rows outside the range have pass 0; keep their slot valid.
+					s[k] = uint32(min(max(dayOf(t)-g.firstDay, 0), int64(g.slots-1))) // #nosec G115 -- a slot
+				}
+			} else {
+				slotsOf(s, g.slotOf, &p.cat.combo, from)
+			}
+			a.addBlockBy(s, bp, p.cat, from)
+		}
+		from = to
+	}
+}
+
+// addBlock adds rows [lo, hi), each times its pass byte (nil: all), to
+// one slot.
+func (a *usageAcc) addBlock(slot uint32, pass []uint8, c *catIndex, lo, hi int) {
+	if pass == nil {
+		a.n[slot] += int64(hi - lo)
+	} else {
+		a.n[slot] += sumPass(pass)
+	}
+	if !a.withUsage {
+		return
+	}
+	a.input[slot] += c.input.sum(pass, lo, hi)
+	a.output[slot] += c.output.sum(pass, lo, hi)
+	a.cost[slot] += c.cost.sum(pass, lo, hi)
+	countBlock(a.histOf(slot), pass, &c.latency, lo, hi)
+}
+
+// addBlockBy adds rows [lo, lo+len(slots)), each times its pass byte
+// (nil: all), to their slots.
+func (a *usageAcc) addBlockBy(slots []uint32, pass []uint8, c *catIndex, lo int) {
+	if a.withUsage && a.useFlat() {
+		// Each row is in its slot's histogram: the slots' counts are
+		// summed from them at the end (nFromHist).
+		a.nFromHist = true
+		hi := lo + len(slots)
+		switch c.latency.width {
+		case 1:
+			histFlat(a.flat, a.width, slots, pass, c.latency.u8[lo:hi])
+		case 2:
+			histFlat(a.flat, a.width, slots, pass, c.latency.u16[lo:hi])
+		default:
+			histFlat(a.flat, a.width, slots, pass, c.latency.u32[lo:hi])
+		}
+	} else {
+		if pass == nil {
+			for _, s := range slots {
+				a.n[s]++
+			}
+		} else {
+			for k, s := range slots {
+				a.n[s] += int64(pass[k])
+			}
+		}
+		if !a.withUsage {
+			return
+		}
+		if a.lat == nil {
+			a.lat = make([]uint32, blockRows)
+		}
+		a.histAdd(slots, pass, c.latency.decode(a.lat, lo, lo+len(slots)))
+	}
+	c.input.sumBy(a.input, slots, pass, lo)
+	c.output.sumBy(a.output, slots, pass, lo)
+	c.cost.sumBy(a.cost, slots, pass, lo)
+}
+
+// useFlat makes every slot's histogram part of one array, when they are
+// few enough, and reports whether they are.
+func (a *usageAcc) useFlat() bool {
+	if a.flat == nil && len(a.n)*a.width <= maxFlatHist {
+		a.flat = make([]int64, len(a.n)*a.width)
+		for s := range a.hist {
+			a.hist[s] = a.flat[s*a.width : (s+1)*a.width : (s+1)*a.width]
+		}
+	}
+	return a.flat != nil
+}
+
+// histFlat counts each row's latency code in its slot's part of h (width
+// codes a slot), times its pass byte (nil: all).
+func histFlat[T codeWidth](h []int64, width int, slots []uint32, pass []uint8, lat []T) {
+	w := uint32(width) // #nosec G115 -- a few thousand codes
+	lat = lat[:len(slots)]
+	if pass == nil {
+		for k, s := range slots {
+			h[s*w+uint32(lat[k])]++
+		}
+		return
+	}
+	pass = pass[:len(slots)]
+	for k, s := range slots {
+		h[s*w+uint32(lat[k])] += int64(pass[k])
+	}
+}
+
+// histAdd counts each row's latency code in its slot's histogram, times
+// its pass byte (nil: all).
+func (a *usageAcc) histAdd(slots []uint32, pass []uint8, lat []uint32) {
+	if a.useFlat() {
+		histFlat(a.flat, a.width, slots, pass, lat)
+		return
+	}
+	for k, s := range slots {
+		if pass != nil && pass[k] == 0 {
+			continue
+		}
+		a.histOf(s)[lat[k]]++
+	}
+}
+
+// maxFlatHist is the most histogram counters a count by row allocates at
+// once, for every slot; beyond, each slot's comes with its first row.
+const maxFlatHist = 1 << 18
+
+// usagePostings sums the plan's matching rows among its posting lists,
+// a block of positions at a time, each column's values gathered first.
+// The rows pass the filter the lists come from, so only the others are
+// checked.
+func (p plan) usagePostings(a *usageAcc, g grouping) {
+	var others []filter
+	for _, f := range p.filters {
+		if f.col != p.postingsCol {
+			others = append(others, f)
+		}
+	}
+	c := p.cat
+	pass, slots, codes := make([]uint8, blockRows), make([]uint32, blockRows), make([]uint32, blockRows)
+	vals := make([]int64, blockRows)
+	var t [1]int64
+	for _, list := range p.postings {
+		for from := 0; from < len(list); {
+			// A run of positions: a block, cut at the end of its first
+			// row's day when grouping by day (a list is in row order).
+			to := min(from+blockRows, len(list))
+			var slot uint32
+			if g.by == analytics.GroupDay {
+				r := int(list[from])
+				day := dayOf(c.at.decode(t[:], r, r+1)[0])
+				end := c.at.search((day + 1) * dayMicros)
+				to = from + firstAtLeast(list[from:to], int32(end)) // #nosec G115 -- a row position
+				slot = uint32(day - g.firstDay)                     // #nosec G115 -- a slot
+			}
+			pos := list[from:to]
+			from = to
+			bp := pass[:len(pos)]
+			for k := range bp {
+				bp[k] = 1
+			}
+			for _, f := range others {
+				for k, code := range f.col.gather(codes, pos) {
+					bp[k] &= f.allow[code]
+				}
+			}
+			if g.dict != nil {
+				s := slots[:len(pos)]
+				for k, combo := range c.combo.gather(codes, pos) {
+					s[k] = g.slotOf[combo]
+				}
+				p.usageAtBy(a, s, bp, pos, vals, codes)
+				continue
+			}
+			a.n[slot] += sumPass(bp)
+			if !a.withUsage {
+				continue
+			}
+			a.input[slot] += sumVals(bp, c.input.gather(vals, pos))
+			a.output[slot] += sumVals(bp, c.output.gather(vals, pos))
+			a.cost[slot] += sumVals(bp, c.cost.gather(vals, pos))
+			countCodes(a.histOf(slot), bp, c.latency.gather(codes, pos))
+		}
+	}
+}
+
+// usageAtBy adds the rows at the positions to their slots, each times its
+// pass byte; vals and codes are buffers of blockRows.
+func (p plan) usageAtBy(a *usageAcc, slots []uint32, pass []uint8, pos []int32, vals []int64, codes []uint32) {
+	c := p.cat
+	for k, slot := range slots {
+		a.n[slot] += int64(pass[k])
+	}
+	if !a.withUsage {
+		return
+	}
+	for _, col := range [...]struct {
+		col  *intColumn
+		sums []int64
+	}{{&c.input, a.input}, {&c.output, a.output}, {&c.cost, a.cost}} {
+		if col.col.width == 0 {
+			continue
+		}
+		for k, v := range col.col.gather(vals, pos) {
+			col.sums[slots[k]] += v * int64(pass[k])
+		}
+	}
+	a.histAdd(slots, pass, c.latency.gather(codes, pos))
+}
+
+// gather returns the codes of the rows at the positions, into out.
+func (c *codeColumn) gather(out []uint32, pos []int32) []uint32 {
+	switch c.width {
+	case 1:
+		return gatherAt(out, c.u8, pos)
+	case 2:
+		return gatherAt(out, c.u16, pos)
+	}
+	return gatherAt(out, c.u32, pos)
+}
+
+// gather returns the values of the rows at the positions, into out.
+func (c *intColumn) gather(out []int64, pos []int32) []int64 {
+	switch c.width {
+	case 0:
+		out = out[:len(pos)]
+		clear(out)
+		return out
+	case 1:
+		return gatherAt(out, c.i8, pos)
+	case 2:
+		return gatherAt(out, c.i16, pos)
+	case 4:
+		return gatherAt(out, c.i32, pos)
+	}
+	return gatherAt(out, c.i64, pos)
+}
+
+func gatherAt[O uint32 | int64, T codeWidth | intWidth](out []O, vals []T, pos []int32) []O {
+	out = out[:len(pos)]
+	for k, r := range pos {
+		out[k] = O(vals[r])
+	}
+	return out
+}
+
+// slotsOf sets the slot of each row from lo by its code in col.
+func slotsOf(slots, slotOf []uint32, col *codeColumn, lo int) {
+	hi := lo + len(slots)
+	switch col.width {
+	case 1:
+		mapCodes(slots, slotOf, col.u8[lo:hi])
+	case 2:
+		mapCodes(slots, slotOf, col.u16[lo:hi])
+	default:
+		mapCodes(slots, slotOf, col.u32[lo:hi])
+	}
+}
+
+func mapCodes[T codeWidth](slots, slotOf []uint32, codes []T) {
+	slots = slots[:len(codes)]
+	for k, c := range codes {
+		slots[k] = slotOf[c]
+	}
+}

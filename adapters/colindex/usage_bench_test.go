@@ -1,0 +1,120 @@
+package colindex_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"syscall"
+	"testing"
+
+	"github.com/catsrv/catsrv/adapters/colindex"
+	"github.com/catsrv/catsrv/core/analytics"
+)
+
+// usageSource is synthetic's rows with usage and ratings: tokens in the
+// thousands, costs of cents, log-normal latencies around a second, 10%
+// rated up and 3% down; none when bare.
+type usageSource struct {
+	n       int
+	bare    bool
+	unrated bool
+}
+
+func (s usageSource) ReadSince(ctx context.Context, after int64, fn func(*analytics.FeedRow) error) (int64, error) {
+	r := rand.New(rand.NewPCG(3, 4))
+	return synthetic{n: s.n}.ReadSince(ctx, after, func(row *analytics.FeedRow) error {
+		if !s.bare {
+			row.InputTokens, row.OutputTokens = r.Int64N(4000), r.Int64N(1500)
+			row.CostNanos = r.Int64N(50_000_000)
+			row.LatencyBucket = int32(analytics.LatencyBucket(math.Exp(7+r.NormFloat64()))) + 1 // #nosec G115 -- a bucket
+			switch p := r.IntN(100); {
+			case s.unrated:
+			case p < 10:
+				row.Rating = analytics.RatingCodeUp
+			case p < 13:
+				row.Rating = analytics.RatingCodeDown
+			}
+		}
+		return fn(row)
+	})
+}
+
+// BenchmarkUsage measures CountUsage over 1M rows of one CAT over a
+// year, grouped by model and by day: the whole year, the last 30 days,
+// and one busy question over the year.
+func BenchmarkUsage(b *testing.B) {
+	idx, err := colindex.Build(b.Context(), usageSource{n: 1_000_000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC() // the build's garbage, not the counts' to collect
+	end := benchStart.AddDate(1, 0, 0)
+	busy := analytics.Interaction{Question: "How do I fix problem 1?"}.Normalize().QuestionID
+	for _, g := range []struct {
+		name string
+		by   analytics.GroupBy
+	}{{"model", analytics.GroupModel}, {"day", analytics.GroupDay}} {
+		for _, sel := range []struct {
+			name    string
+			r       analytics.Range
+			filters analytics.Filters
+		}{
+			{"year", analytics.Range{}, analytics.Filters{}},
+			{"30days", analytics.Range{Start: end.AddDate(0, 0, -30), End: end}, analytics.Filters{}},
+			{"busyQuestion", analytics.Range{}, analytics.Filters{QuestionIDs: []string{busy}}},
+		} {
+			q := analytics.UsageQuery{Cat: "support", Range: sel.r, Filters: sel.filters, GroupBy: g.by}
+			b.Run(g.name+"/"+sel.name, func(b *testing.B) {
+				cpu := processCPU()
+				for b.Loop() {
+					c, err := idx.CountUsage(b.Context(), q)
+					if err != nil || c.Total.Interactions == 0 || c.Total.Up == 0 {
+						b.Fatalf("CountUsage: %+v, %v", c.Total, err)
+					}
+				}
+				// The CPU time of a count, all cores, which other processes'
+				// load does not inflate as it does the wall time.
+				b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}
+
+// BenchmarkUsageMemory reports the heap the usage columns (usage-B/row)
+// and the rated indexes add per row: 1M rows built with usage, without
+// and with ratings, less the same rows bare.
+func BenchmarkUsageMemory(b *testing.B) {
+	const rows = 1_000_000
+	heap := func(src colindex.Feed) int64 {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		idx, err := colindex.Build(context.Background(), src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(idx)
+		return int64(after.HeapAlloc) - int64(before.HeapAlloc) // #nosec G115 -- heap sizes
+	}
+	for b.Loop() {
+		bare := heap(usageSource{n: rows, bare: true})
+		unrated := heap(usageSource{n: rows, unrated: true})
+		full := heap(usageSource{n: rows})
+		b.ReportMetric(float64(unrated-bare)/rows, "usage-B/row")
+		b.ReportMetric(float64(full-unrated)/rows, "ratings-B/row")
+		b.ReportMetric(float64(full)/rows, "total-B/row")
+	}
+}
+
+// processCPU returns the process's user and system CPU time in
+// nanoseconds.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
