@@ -65,7 +65,7 @@ type blockUsage struct {
 func usageOf(i *analytics.Interaction) blockUsage {
 	u := blockUsage{in: i.Usage.InputTokens, out: i.Usage.OutputTokens, cost: analytics.CostNanos(i.Usage.CostUSD)}
 	if i.Usage.LatencyMS != nil {
-		u.latency = int32(analytics.LatencyBucket(*i.Usage.LatencyMS)) + 1 // #nosec G115 -- a few dozen buckets
+		u.latency = int32(analytics.LatencyBucket(*i.Usage.LatencyMS)) + 1 // #nosec G115 -- LatencyBuckets is far below 2^31
 	}
 	return u
 }

@@ -109,11 +109,14 @@ func (h *held) add(batch []analytics.Interaction, ids []int64, xactPos int64) {
 			h.lose()
 			continue
 		}
+		u := usageOf(&i)
 		h.rows = append(h.rows, analytics.FeedRow{
 			ID: ids[k], Micros: i.Time.UTC().Truncate(time.Microsecond).UnixMicro(),
 			Cat: field(i.Cat), Topic: field(i.Topic), Model: field(i.Model), Persona: field(i.Persona),
 			QuestionID: field(i.QuestionID), Question: field(i.Question),
 			AnswerID: field(i.AnswerID), Answer: field(i.Answer),
+			InputTokens: u.in, OutputTokens: u.out, CostNanos: u.cost, LatencyBucket: u.latency,
+			Rating: analytics.RatingCode(i.Feedback.Rating),
 		})
 	}
 }
