@@ -26,7 +26,10 @@ func (x *Index) CountUsage(_ context.Context, q analytics.UsageQuery) (analytics
 		return analytics.UsageCounts{}, nil
 	}
 	sel := q.Selection()
-	groups := countGroups(c, sel, q.GroupBy, true)
+	var groups []usageGroup
+	if !q.RatingsOnly {
+		groups = countGroups(c, sel, q.GroupBy, true)
+	}
 	var total analytics.UsageSum
 	totalHist := make([]int64, int(c.latMax)+1)
 	for _, g := range groups {
@@ -53,9 +56,13 @@ func (x *Index) CountUsage(_ context.Context, q analytics.UsageQuery) (analytics
 		}
 		for _, g := range countGroups(rated, sel, q.GroupBy, false) {
 			*ups[r] += g.n
-			if k, ok := byKey[g.key]; ok { // a rated row is one of the CAT's
-				groups[k].rated[r] += g.n
+			k, ok := byKey[g.key] // a rated row is one of the CAT's
+			if !ok { // RatingsOnly: the groups come from the rated rows
+				k = len(groups)
+				byKey[g.key] = k
+				groups = append(groups, usageGroup{key: g.key})
 			}
+			groups[k].rated[r] += g.n
 		}
 	}
 	out := analytics.UsageCounts{Total: total.Stats()}

@@ -3,6 +3,7 @@ package colindex_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -175,7 +176,27 @@ func checkUsage(t *testing.T, when string, r *rand.Rand, idx *colindex.Index, m 
 		if got = sortedCounts(got); got.Total != want.Total || !slices.Equal(got.Groups, want.Groups) {
 			t.Fatalf("%s: CountUsage(%+v)\n got %+v\nwant %+v", when, q, got, want)
 		}
+		q.RatingsOnly = true
+		only, err := idx.CountUsage(t.Context(), q)
+		if err != nil {
+			t.Fatalf("%s: CountUsage: %v", when, err)
+		}
+		if g, w := ratingsOf(only), ratingsOf(want); !maps.Equal(g, w) {
+			t.Fatalf("%s: CountUsage(%+v) ratings\n got %v\nwant %v", when, q, g, w)
+		}
 	}
+}
+
+// ratingsOf returns the ups and downs of the total (key "") and of each
+// group with a rating (keys prefixed "g:").
+func ratingsOf(c analytics.UsageCounts) map[string][2]int64 {
+	out := map[string][2]int64{"": {c.Total.Up, c.Total.Down}}
+	for _, g := range c.Groups {
+		if g.Up+g.Down > 0 {
+			out["g:"+g.Key] = [2]int64{g.Up, g.Down}
+		}
+	}
+	return out
 }
 
 func sortedCounts(c analytics.UsageCounts) analytics.UsageCounts {

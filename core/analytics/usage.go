@@ -61,6 +61,10 @@ type UsageQuery struct {
 	Range   Range
 	Filters Filters
 	GroupBy GroupBy
+	// RatingsOnly asks only for Up and Down (what /feedback shows): a
+	// counter may then leave the other stats 0 and the groups without a
+	// rating out.
+	RatingsOnly bool
 }
 
 // Selection returns what the query counts.

@@ -42,7 +42,7 @@ func registerUsage(api huma.API, s *routes) {
 }
 
 // counts resolves a /usage or /feedback request and counts it.
-func (s *routes) counts(ctx context.Context, in *usageInput) (analytics.UsageCounts, analytics.GroupBy, error) {
+func (s *routes) counts(ctx context.Context, in *usageInput, ratingsOnly bool) (analytics.UsageCounts, analytics.GroupBy, error) {
 	q, err := s.query(ctx, in.CommonParams, in.filters(), 0)
 	if err != nil {
 		return analytics.UsageCounts{}, 0, err
@@ -58,7 +58,7 @@ func (s *routes) counts(ctx context.Context, in *usageInput) (analytics.UsageCou
 	if !ok {
 		return analytics.UsageCounts{}, g, nil
 	}
-	c, err := s.usageCounter.CountUsage(ctx, analytics.UsageQuery{Cat: sel.Cat, Range: sel.Range, Filters: sel.Filters, GroupBy: g})
+	c, err := s.usageCounter.CountUsage(ctx, analytics.UsageQuery{Cat: sel.Cat, Range: sel.Range, Filters: sel.Filters, GroupBy: g, RatingsOnly: ratingsOnly})
 	if err != nil {
 		if errs.KindOf(err) == errs.KindInternal {
 			err = errs.Wrap(errs.KindInternal, err, "usage store failed")
@@ -69,7 +69,7 @@ func (s *routes) counts(ctx context.Context, in *usageInput) (analytics.UsageCou
 }
 
 func (s *routes) usage(ctx context.Context, in *usageInput) (*base.Body[UsageBody], error) {
-	c, g, err := s.counts(ctx, in)
+	c, g, err := s.counts(ctx, in, false)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (s *routes) usage(ctx context.Context, in *usageInput) (*base.Body[UsageBod
 }
 
 func (s *routes) feedback(ctx context.Context, in *usageInput) (*base.Body[FeedbackBody], error) {
-	c, g, err := s.counts(ctx, in)
+	c, g, err := s.counts(ctx, in, true)
 	if err != nil {
 		return nil, err
 	}
