@@ -14,6 +14,7 @@ import (
 // column index built from the database (told of every commit, so the
 // index holds every Append's rows before it returns).
 func TestContract(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
 			if b.Name == "PostgreSQL" {

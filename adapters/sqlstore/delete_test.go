@@ -17,6 +17,7 @@ import (
 // database (through its deletion feed) answer as the reference over the
 // rows that remain.
 func TestEraserContract(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
 			if b.Name == "PostgreSQL" {

@@ -142,6 +142,7 @@ func TestConcurrentAppendsKeepRollupsExact(t *testing.T) {
 // blocks and dictionary entries were already written in the transaction
 // (on PostgreSQL, after more than one COPY segment).
 func TestFailedAppendUndoesFlushedRollups(t *testing.T) {
+	t.Parallel() // own stores only
 	const distinct = 25000
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 // TestBrowserContract runs the chat-log contract on both databases.
 func TestBrowserContract(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
 			if b.Name == "PostgreSQL" {

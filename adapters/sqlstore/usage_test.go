@@ -10,6 +10,7 @@ import (
 // TestUsageContract holds the store's usage counts, feedback, erasure and
 // review queues to the reference, on both databases.
 func TestUsageContract(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
 			if b.Name == "PostgreSQL" {
