@@ -890,10 +890,13 @@ type ExportDocument struct {
 
 // ExportMessage defines model for ExportMessage.
 type ExportMessage struct {
-	Content string    `json:"content"`
-	Model   *string   `json:"model,omitempty"`
-	Role    string    `json:"role"`
-	Time    time.Time `json:"time"`
+	Content string `json:"content"`
+
+	// Id The message's id, as GET /api/v1/cat/conversations/{id} gives it (an assistant message's id names its feedback).
+	Id    string    `json:"id"`
+	Model *string   `json:"model,omitempty"`
+	Role  string    `json:"role"`
+	Time  time.Time `json:"time"`
 }
 
 // Feedback defines model for Feedback.

@@ -182,33 +182,9 @@ func (u *chatUser) nextMessage() (message, conversation string) {
 // byte read.
 func (c *client) chat(ctx context.Context, token, message, conversation string) (chatReply, time.Duration, error) {
 	var reply chatReply
-	body, err := json.Marshal(struct {
-		Message        string `json:"message"`
-		ConversationID string `json:"conversation_id,omitempty"`
-	}{message, conversation})
+	b, d, err := c.postChat(ctx, token, benchCats[0], message, conversation)
 	if err != nil {
 		return reply, 0, err
-	}
-	u := c.base + "/api/v1/cat/chat?" + url.Values{"catname": {benchCats[0]}}.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body)) //nolint:gosec // the local server under test
-	if err != nil {
-		return reply, 0, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	start := time.Now()
-	resp, err := c.http.Do(req) //nolint:gosec // the local server under test
-	if err != nil {
-		return reply, 0, err
-	}
-	b, err := io.ReadAll(resp.Body)
-	d := time.Since(start)
-	_ = resp.Body.Close()
-	if err != nil {
-		return reply, 0, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return reply, 0, fmt.Errorf("chat: %s: %.300s", resp.Status, b)
 	}
 	if err := json.Unmarshal(b, &reply); err != nil {
 		return reply, 0, fmt.Errorf("chat reply: %w", err)
@@ -217,6 +193,41 @@ func (c *client) chat(ctx context.Context, token, message, conversation string) 
 		return reply, 0, fmt.Errorf("chat reply without message or conversation: %.300s", b)
 	}
 	return reply, d, nil
+}
+
+// postChat sends one message to CAT cat's chat route as the user of token,
+// in conversation (empty: a new one), and returns the 200 answer's body and
+// the latency up to its last byte; any other status is an error.
+func (c *client) postChat(ctx context.Context, token, cat, message, conversation string) ([]byte, time.Duration, error) {
+	body, err := json.Marshal(struct {
+		Message        string `json:"message"`
+		ConversationID string `json:"conversation_id,omitempty"`
+	}{message, conversation})
+	if err != nil {
+		return nil, 0, err
+	}
+	u := c.base + "/api/v1/cat/chat?" + url.Values{"catname": {cat}}.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body)) //nolint:gosec // the local server under test
+	if err != nil {
+		return nil, 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	start := time.Now()
+	resp, err := c.http.Do(req) //nolint:gosec // the local server under test
+	if err != nil {
+		return nil, 0, err
+	}
+	b, err := io.ReadAll(resp.Body)
+	d := time.Since(start)
+	_ = resp.Body.Close()
+	if err != nil {
+		return nil, 0, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, 0, fmt.Errorf("chat: %s: %.300s", resp.Status, b)
+	}
+	return b, d, nil
 }
 
 // storedChecks and storedPause bound how long driveChat waits for the

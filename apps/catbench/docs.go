@@ -331,30 +331,9 @@ func (c *client) askDocuments(ctx context.Context, gen docGen, token string, doc
 
 func (c *client) askDocument(ctx context.Context, token, q string) (docsReply, time.Duration, error) {
 	var reply docsReply
-	body, err := json.Marshal(map[string]string{"message": q})
+	b, d, err := c.postChat(ctx, token, docsCat, q, "")
 	if err != nil {
 		return reply, 0, err
-	}
-	u := c.base + "/api/v1/cat/chat?" + url.Values{"catname": {docsCat}}.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body)) //nolint:gosec // the local server under test
-	if err != nil {
-		return reply, 0, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	start := time.Now()
-	res, err := c.http.Do(req) //nolint:gosec // the local server under test
-	if err != nil {
-		return reply, 0, err
-	}
-	b, err := io.ReadAll(res.Body)
-	d := time.Since(start)
-	_ = res.Body.Close()
-	if err != nil {
-		return reply, 0, err
-	}
-	if res.StatusCode != http.StatusOK {
-		return reply, 0, fmt.Errorf("chat: %s: %.300s", res.Status, b)
 	}
 	return reply, d, json.Unmarshal(b, &reply)
 }

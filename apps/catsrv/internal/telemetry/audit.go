@@ -7,6 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/catsrv/catsrv/core/auth"
+	"github.com/catsrv/catsrv/core/auth/privacy"
+	"github.com/catsrv/catsrv/core/chat/agent"
 	"github.com/catsrv/catsrv/ports"
 )
 
@@ -18,10 +20,13 @@ var loginOutcomes = map[auth.AuditKind]string{
 	auth.AuditProviderDisabled: "provider_disabled",
 }
 
-// auditKinds are the event label's values; any other kind is "other".
+// auditKinds are the event label's values: every kind the server records
+// (the erasures of privacy and the agent's tool calls too); any other
+// kind is "other".
 var auditKinds = []auth.AuditKind{
 	auth.AuditLoginStart, auth.AuditLoginSuccess, auth.AuditLoginFailure, auth.AuditProviderDisabled,
 	auth.AuditRefresh, auth.AuditRefreshFailure, auth.AuditRefreshReuse, auth.AuditLogout, auth.AuditRateLimited,
+	privacy.AuditErasure, agent.AuditToolCall,
 }
 
 // auditLog counts the events recorded through it.

@@ -9,6 +9,8 @@ import (
 	"github.com/catsrv/catsrv/adapters/memstore"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/telemetry"
 	"github.com/catsrv/catsrv/core/auth"
+	"github.com/catsrv/catsrv/core/auth/privacy"
+	"github.com/catsrv/catsrv/core/chat/agent"
 )
 
 // TestAuditLogCounts: each event recorded is counted once, logins by
@@ -28,6 +30,9 @@ func TestAuditLogCounts(t *testing.T) {
 		{Kind: auth.AuditLoginFailure, Provider: auth.ProviderA, Reason: "state"},
 		{Kind: auth.AuditProviderDisabled, Provider: "provider_<script>"},
 		{Kind: auth.AuditRefreshReuse, UserID: "u1"},
+		{Kind: privacy.AuditErasure, UserID: "root"},
+		{Kind: agent.AuditToolCall, UserID: "u1", Provider: "files"},
+		{Kind: agent.AuditToolCall, UserID: "u2", Provider: "files"},
 		{Kind: "something_new"},
 	}
 	for _, e := range events {
@@ -54,6 +59,7 @@ catsrv_auth_logins_total{outcome="success",provider="provider_b"} 2
 catsrv_auth_logins_total{outcome="success",provider="provider_c"} 0
 # HELP catsrv_auth_events_total Authentication events recorded in the audit log, by event.
 # TYPE catsrv_auth_events_total counter
+catsrv_auth_events_total{event="erasure"} 1
 catsrv_auth_events_total{event="login_failure"} 1
 catsrv_auth_events_total{event="login_start"} 1
 catsrv_auth_events_total{event="login_success"} 2
@@ -64,6 +70,7 @@ catsrv_auth_events_total{event="rate_limited"} 0
 catsrv_auth_events_total{event="refresh"} 0
 catsrv_auth_events_total{event="refresh_failure"} 0
 catsrv_auth_events_total{event="refresh_reuse"} 1
+catsrv_auth_events_total{event="tool_call"} 2
 `), "catsrv_auth_logins_total", "catsrv_auth_events_total")
 	if err != nil {
 		t.Fatal(err)

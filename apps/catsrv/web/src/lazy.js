@@ -30,3 +30,23 @@ export function whenVisible(el, fn) {
   const r = el.getBoundingClientRect();
   if (r.height > 0 && r.top < innerHeight + MARGIN && r.bottom > -MARGIN) run(el);
 }
+
+// nextTask resolves in a task of its own, so that work split by it runs
+// as several short tasks and the page stays responsive between them.
+export function nextTask() {
+  if (window.scheduler && typeof window.scheduler.yield === 'function') return window.scheduler.yield();
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+// IDLE_MS is how long idle() waits for the browser to be idle at most.
+const IDLE_MS = 1000;
+
+// idle resolves once the browser is idle, which is after it has painted
+// what was just rendered (at most IDLE_MS later): for what the first view
+// can do without.
+export function idle() {
+  return new Promise((resolve) => {
+    if ('requestIdleCallback' in window) requestIdleCallback(() => resolve(), { timeout: IDLE_MS });
+    else setTimeout(resolve, 0);
+  });
+}

@@ -6,7 +6,8 @@ import * as st from './state.js';
 import { bars, daily, esc } from './charts.js';
 import { PAGE, initLists, labelOf, renderLists, resetLists } from './lists.js';
 import { initLog, loadLog } from './chatlog.js';
-import { fetchHead, showHead } from './usage.js';
+import { fetchBefore, fetchHead, pendingChanges, showChanges, showHead } from './usage.js';
+import { idle, nextTask } from './lazy.js';
 import { initReview, loadReview } from './review.js';
 import { initThread } from './thread.js';
 import * as fmt from './fmt.js';
@@ -231,6 +232,10 @@ async function load() {
   const span = st.span(s);
   const prev = st.previous(span, s.keep);
   const n = st.days(span);
+  // Until the previous period's figures come, each change says what it
+  // will compare with.
+  pendingChanges(prev ? '… vs ' + fmt.period(n) : '');
+  if (!prev && span.startDate) $('total-change').textContent = fmt.period(n) + ' not kept';
   const started = performance.now();
   let result;
   let days;
@@ -241,11 +246,9 @@ async function load() {
   first.set('limit', String(PAGE));
   first.set('offset', '0');
   const main = Promise.all([api.getJSON(route, first), api.getJSON('/daily_counts', params)]);
-  // The figures' previous period (the interactions total from the same
-  // route, with one question) and the usage and feedback figures fill
-  // their places, which keep their size, when they come.
-  const prevTotal = prev ? api.getJSON(route, st.withDates(new URLSearchParams([...params, ['limit', '1']]), prev)).catch(() => null) : Promise.resolve(null);
-  const head = fetchHead(params, prev);
+  // The usage and feedback figures fill their places, which keep their
+  // size, when they come.
+  const head = fetchHead(params);
   try {
     [result, days] = await main;
   } catch (e) {
@@ -258,32 +261,50 @@ async function load() {
   document.body.dataset.query = params.toString();
   $('total').textContent = result.total_interactions.toLocaleString('en-US');
   $('total').dataset.value = String(result.total_interactions);
-  $('total-change').textContent = '';
-  $('total-change').dataset.prev = '';
-  const figures = Promise.all([prevTotal, head]).then(([before, h]) => {
-    if (seq !== loadSeq) return false;
-    $('total-change').textContent = before ? fmt.change(result.total_interactions, before.total_interactions, n) : (!prev && span.startDate ? fmt.period(n) + ' not kept' : '');
-    $('total-change').dataset.prev = before ? String(before.total_interactions) : '';
-    const refused = showHead(h, params, s, n);
-    if (refused) { fail(refused); return false; }
-    return true;
+  const figures = head.then((h) => {
+    if (seq !== loadSeq) return null;
+    const refused = showHead(h, params, s);
+    if (refused) { fail(refused); return null; }
+    return h;
   });
   $('perf').textContent = s.source === 'raw'
     ? 'n/a (' + roundTrip.toFixed(0) + ' ms round trip)'
     : result.performance_ms.toFixed(2) + ' ms';
   $('source').textContent = s.source === 'raw' ? 'raw log (/all)' : result.data_source + ' (/all_warehouse)';
-  bars('topic', result.topic_counts.map((t) => ({ key: t.topic, label: t.topic, count: t.count, pct: t.percentage })),
-    { what: 'Topic', active: s.filters.topic, onPick: (k) => addFilter('topic', k) });
-  bars('model', result.model_counts.map((m) => ({ key: m.membership, label: m.membership, count: m.count })),
-    { what: 'Model', active: s.filters.model, onPick: (k) => addFilter('model', k) });
-  bars('persona', result.persona_counts.map((p) => ({ key: p.persona, label: p.persona, count: p.count })),
-    { what: 'Persona', active: s.filters.persona, onPick: (k) => addFilter('persona', k) });
-  daily(fillDays(days.daily_counts));
-  renderLists(result, s, params);
-  renderChips();
+  // Each chart is drawn in a task of its own: no long task holds the
+  // page between the data and the last chart.
+  const draws = [
+    () => bars('topic', result.topic_counts.map((t) => ({ key: t.topic, label: t.topic, count: t.count, pct: t.percentage })),
+      { what: 'Topic', active: s.filters.topic, onPick: (k) => addFilter('topic', k) }),
+    () => bars('model', result.model_counts.map((m) => ({ key: m.membership, label: m.membership, count: m.count })),
+      { what: 'Model', active: s.filters.model, onPick: (k) => addFilter('model', k) }),
+    () => bars('persona', result.persona_counts.map((p) => ({ key: p.persona, label: p.persona, count: p.count })),
+      { what: 'Persona', active: s.filters.persona, onPick: (k) => addFilter('persona', k) }),
+    () => daily(fillDays(days.daily_counts)),
+    () => { renderLists(result, s, params); renderChips(); },
+  ];
+  for (const draw of draws) {
+    draw();
+    await nextTask();
+    if (seq !== loadSeq) return;
+  }
   loadReview(params);
-  const [logged, shown] = await Promise.all([loadLog(params), figures]);
-  if (!logged || !shown || seq !== loadSeq) return;
+  const logged = loadLog(params);
+  // The previous period, for the figures' changes, once the first view
+  // is drawn and the browser idle: the first view does not wait for it.
+  await idle();
+  if (seq !== loadSeq) return;
+  const prevTotal = prev ? api.getJSON(route, st.withDates(new URLSearchParams([...params, ['limit', '1']]), prev)).catch(() => null) : null;
+  const before = prev ? fetchBefore(params, prev) : null;
+  const changes = Promise.all([prevTotal, before, figures]).then(([total, b, h]) => {
+    if (seq !== loadSeq || !h) return false;
+    $('total-change').textContent = total ? fmt.change(result.total_interactions, total.total_interactions, n) : (!prev && span.startDate ? fmt.period(n) + ' not kept' : '');
+    $('total-change').dataset.prev = total ? String(total.total_interactions) : '';
+    showChanges(h, b, n);
+    return true;
+  });
+  const [shownLog, shown] = await Promise.all([logged, changes]);
+  if (!shownLog || !shown || seq !== loadSeq) return;
   if (result.total_interactions === 0) {
     setBusy('empty', 'No interactions in this range.');
   } else {

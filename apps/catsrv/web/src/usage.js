@@ -1,5 +1,6 @@
 // Usage and feedback: the headline tokens, cost, latency and satisfaction
-// with their change against the previous period; tokens and cost per day
+// with their change against the previous period (asked after the first
+// view is drawn); tokens and cost per day
 // stacked by model; latency percentiles per model; satisfaction by topic.
 // From /usage and /feedback; a server without them (404) hides their
 // panels and figures, and the rest of the page works as before.
@@ -18,15 +19,31 @@ const TOP = 5;
 const $ = (id) => document.getElementById(id);
 let seq = 0;
 
-// show sets a headline figure: its value, the exact number for tools, and
-// its change against the previous period.
-function figure(name, text, value, changeText, prev) {
+// figure sets a headline figure: its value and the exact number for tools.
+function figure(name, text, value) {
   $(name).textContent = text;
   $(name).dataset.value = value === null || value === undefined ? '' : String(value);
+}
+
+// change sets a figure's change against the previous period and the
+// previous value it compared with.
+function change(name, changeText, prev) {
   const c = $(name + '-change');
   c.textContent = changeText || '';
   c.dataset.prev = prev === null || prev === undefined ? '' : String(prev);
   c.className = 'change' + (/^\+/.test(changeText) ? ' up' : /^−/.test(changeText) ? ' down' : '');
+}
+
+// CHANGES are the figures whose change against the previous period the
+// page shows.
+export const CHANGES = ['total', 'tokens', 'cost', 'latency', 'satisfaction'];
+
+// pendingChanges shows, until the previous period's figures come, what
+// each change will compare with (text: "… vs previous 30 days", or
+// another text for all of them), so the place is painted with the first
+// view and is only filled in later.
+export function pendingChanges(text) {
+  for (const name of CHANGES) change(name, text, null);
 }
 
 function hide(ids, hidden) { for (const id of ids) $(id).hidden = hidden; }
@@ -41,24 +58,25 @@ function withParam(params, key, value) {
 }
 
 // fetchHead asks /usage (by model) and /feedback (by topic) for the
-// selection and for the previous period (prev, null: none to compare
-// with). The page waits for it with its other first requests, so the
-// figures appear (or, on a server without the routes, go) at once. A
-// failure is kept as {error}.
-export function fetchHead(params, prev) {
-  const both = (route, by) => {
-    const p = withParam(params, 'group_by', by);
-    return Promise.all([api.optionalJSON(route, p), prev ? api.optionalJSON(route, st.withDates(p, prev)) : null])
-      .then(([cur, before]) => ({ cur, before }), (error) => ({ error }));
-  };
-  return Promise.all([both('/usage', 'model'), both('/feedback', 'topic')]).then(([usage, feedback]) => ({ usage, feedback }));
+// selection: the headline figures of the first view. A failure is kept
+// as {error}.
+export function fetchHead(params) {
+  const one = (route, by) => api.optionalJSON(route, withParam(params, 'group_by', by)).then((cur) => ({ cur }), (error) => ({ error }));
+  return Promise.all([one('/usage', 'model'), one('/feedback', 'topic')]).then(([usage, feedback]) => ({ usage, feedback }));
+}
+
+// fetchBefore asks the same of the previous period prev, for the changes.
+// A failure shows no change: the figures themselves stand.
+export function fetchBefore(params, prev) {
+  const one = (route, by) => api.optionalJSON(route, st.withDates(withParam(params, 'group_by', by), prev)).catch(() => null);
+  return Promise.all([one('/usage', 'model'), one('/feedback', 'topic')]).then(([usage, feedback]) => ({ usage, feedback }));
 }
 
 // showHead shows the headline figures of fetchHead's answer and hides
 // what the server does not offer; the charts are drawn when their panel
 // comes into view (drawPanels). It returns the refusal of the token, if
 // any, for the page to handle.
-export function showHead(head, params, s, n) {
+export function showHead(head, params, s) {
   const my = ++seq;
   let refused = null;
   const errors = [];
@@ -75,8 +93,8 @@ export function showHead(head, params, s, n) {
   hide(FEEDBACK_PANELS, f === null);
   $('usage').hidden = u === null && f === null;
   $('usage').dataset.state = 'waiting';
-  if (u) usageFigures(u, head.usage.before, n);
-  if (f) feedbackFigures(f, head.feedback.before, n);
+  if (u) usageFigures(u);
+  if (f) feedbackFigures(f);
   whenVisible($('usage'), async () => {
     if (my !== seq) return;
     $('usage').dataset.state = 'loading';
@@ -93,15 +111,31 @@ export function showHead(head, params, s, n) {
   return refused;
 }
 
-function usageFigures(cur, before, n) {
-  const tok = (u) => u.input_tokens + u.output_tokens;
-  figure('tokens', fmt.tokens(tok(cur)), tok(cur), before ? fmt.change(tok(cur), tok(before), n) : '', before ? tok(before) : null);
+function usageFigures(cur) {
+  figure('tokens', fmt.tokens(tokensOf(cur)), tokensOf(cur));
   $('tokens-split').textContent = fmt.tokens(cur.input_tokens) + ' in, ' + fmt.tokens(cur.output_tokens) + ' out';
-  figure('cost', fmt.usd(cur.cost_usd), cur.cost_usd, before ? fmt.change(cur.cost_usd, before.cost_usd, n) : '', before ? before.cost_usd : null);
-  const p50 = cur.latency_ms ? cur.latency_ms.p50 : null;
-  const p50Before = before && before.latency_ms ? before.latency_ms.p50 : null;
-  figure('latency', fmt.ms(p50), p50, before && p50 !== null && p50Before !== null ? fmt.change(p50, p50Before, n) : '', p50Before);
+  figure('cost', fmt.usd(cur.cost_usd), cur.cost_usd);
+  figure('latency', fmt.ms(cur.latency_ms ? cur.latency_ms.p50 : null), cur.latency_ms ? cur.latency_ms.p50 : null);
   $('latency-p90').textContent = cur.latency_ms ? 'p90 ' + fmt.ms(cur.latency_ms.p90) + ', p99 ' + fmt.ms(cur.latency_ms.p99) : '';
+}
+
+const tokensOf = (u) => u.input_tokens + u.output_tokens;
+
+// showChanges shows the changes of the usage and feedback figures of head
+// against before (fetchBefore's answer; null: no previous period).
+export function showChanges(head, before, n) {
+  const u = head.usage.error ? null : head.usage.cur;
+  const f = head.feedback.error ? null : head.feedback.cur;
+  const ub = before && u ? before.usage : null;
+  const fb = before && f ? before.feedback : null;
+  if (u) {
+    change('tokens', ub ? fmt.change(tokensOf(u), tokensOf(ub), n) : '', ub ? tokensOf(ub) : null);
+    change('cost', ub ? fmt.change(u.cost_usd, ub.cost_usd, n) : '', ub ? ub.cost_usd : null);
+    const p50 = u.latency_ms ? u.latency_ms.p50 : null;
+    const p50Before = ub && ub.latency_ms ? ub.latency_ms.p50 : null;
+    change('latency', ub && p50 !== null && p50Before !== null ? fmt.change(p50, p50Before, n) : '', p50Before);
+  }
+  if (f) change('satisfaction', fb ? fmt.change(f.satisfaction, fb.satisfaction, n, { points: true }) : '', fb ? fb.satisfaction : null);
 }
 
 async function usageCharts(cur, params, s, current) {
@@ -176,9 +210,8 @@ async function perDay(params, s, groups, current) {
   }
 }
 
-function feedbackFigures(cur, before, n) {
-  figure('satisfaction', cur.satisfaction === null ? 'no votes' : fmt.pct(cur.satisfaction), cur.satisfaction,
-    before ? fmt.change(cur.satisfaction, before.satisfaction, n, { points: true }) : '', before ? before.satisfaction : null);
+function feedbackFigures(cur) {
+  figure('satisfaction', cur.satisfaction === null ? 'no votes' : fmt.pct(cur.satisfaction), cur.satisfaction);
   $('votes').textContent = fmt.count(cur.up) + ' up, ' + fmt.count(cur.down) + ' down';
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/catsrv/catsrv/adapters/sqlstore/sqltest"
 	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/authapi"
+	"github.com/catsrv/catsrv/apps/catsrv/internal/httpapi/chatapi"
 	"github.com/catsrv/catsrv/codec/jsonl"
 	"github.com/catsrv/catsrv/core/analytics"
 	"github.com/catsrv/catsrv/core/auth"
@@ -309,6 +310,22 @@ func TestExportDocument(t *testing.T) {
 	for _, c := range doc.Conversations {
 		if len(c.Messages) != 2 || c.Messages[0].Role != "user" || c.Messages[0].Content != "hello, where is my parcel?" || c.Messages[1].Content == "" {
 			t.Fatalf("exported conversation: %+v", c)
+		}
+		// Each message carries the id the conversation route gives it.
+		r := w.do(t, http.MethodGet, ChatPath+"/conversations/"+c.ID+"?catname="+c.Cat, w.bob, nil)
+		var d chatapi.ConversationDetail
+		if r.Status != http.StatusOK || json.Unmarshal(r.Body, &d) != nil {
+			t.Fatalf("conversation %s: %d %s", c.ID, r.Status, r.Body)
+		}
+		var got, want []string
+		for _, m := range c.Messages {
+			got = append(got, m.Role+" "+m.ID)
+		}
+		for _, m := range d.Messages {
+			want = append(want, m.Role+" "+m.ID)
+		}
+		if !slices.Equal(got, want) || slices.ContainsFunc(c.Messages, func(m authapi.ExportMessage) bool { return m.ID == "" }) {
+			t.Errorf("exported messages %q, the conversation's %q", got, want)
 		}
 	}
 }

@@ -70,6 +70,7 @@ type ExportConversation struct {
 
 // ExportMessage is one message of an exported conversation.
 type ExportMessage struct {
+	ID      string    `json:"id" doc:"The message's id, as GET /api/v1/cat/conversations/{id} gives it (an assistant message's id names its feedback)."`
 	Role    string    `json:"role"`
 	Content string    `json:"content"`
 	Model   string    `json:"model,omitempty"`
@@ -267,7 +268,7 @@ func writeExport(w io.Writer, head ExportDocument, threads func(func(privacy.Thr
 		conv := ExportConversation{ID: t.Conversation.ID, Cat: t.Conversation.Owner.Cat, Name: t.Conversation.Name,
 			CreatedAt: t.Conversation.CreatedAt.UTC(), UpdatedAt: t.Conversation.UpdatedAt.UTC(), Messages: make([]ExportMessage, 0, len(t.Messages))}
 		for _, m := range t.Messages {
-			conv.Messages = append(conv.Messages, ExportMessage{Role: m.Role, Content: m.Content, Model: m.Model, Time: m.Time.UTC()})
+			conv.Messages = append(conv.Messages, ExportMessage{ID: m.ID, Role: m.Role, Content: m.Content, Model: m.Model, Time: m.Time.UTC()})
 		}
 		b, err := json.Marshal(conv)
 		if err != nil {

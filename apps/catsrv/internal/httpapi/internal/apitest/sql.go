@@ -96,7 +96,7 @@ func NewSQLEnv(t testing.TB, b sqltest.Backend) *SQLEnv {
 		t.Fatal(err)
 	}
 	svc, err := service.New(service.Deps{Cats: cats, Conversations: chats, Turns: chats, Clock: clk,
-		Model: openai.New(openai.Options{}), Knowledge: knowledge.New(dir)})
+		Model: openai.New(openai.Options{}), Knowledge: knowledge.New(dir), Feedback: store, Usage: store})
 	if err != nil {
 		t.Fatal(err)
 	}
