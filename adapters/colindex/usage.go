@@ -57,7 +57,7 @@ func (x *Index) CountUsage(_ context.Context, q analytics.UsageQuery) (analytics
 		for _, g := range countGroups(rated, sel, q.GroupBy, false) {
 			*ups[r] += g.n
 			k, ok := byKey[g.key] // a rated row is one of the CAT's
-			if !ok { // RatingsOnly: the groups come from the rated rows
+			if !ok {              // RatingsOnly: the groups come from the rated rows
 				k = len(groups)
 				byKey[g.key] = k
 				groups = append(groups, usageGroup{key: g.key})
