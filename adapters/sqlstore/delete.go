@@ -294,8 +294,15 @@ func (s *Store) readDay(ctx context.Context, tx *sql.Tx, k blockKey, w *writer) 
 // after (colindex.Deletions): the highest generation (after itself when
 // none) and the CATs that lost api rows in them, sorted.
 func (s *Store) ReadDeletions(ctx context.Context, after int64) (int64, []string, error) {
-	//nolint:gosec // fixed SQL text; the value is bound
-	query := "SELECT generation, cat FROM interaction_deletions WHERE generation > " + s.dialect.placeholders(1, 1) +
+	return s.readGenerations(ctx, "interaction_deletions", after)
+}
+
+// readGenerations reads a generation table (interaction_deletions,
+// rating_changes) above after: its highest generation (after itself when
+// none) and the CATs of those rows, sorted.
+func (s *Store) readGenerations(ctx context.Context, table string, after int64) (int64, []string, error) {
+	//nolint:gosec // the table is one of two constants; the value is bound
+	query := "SELECT generation, cat FROM " + table + " WHERE generation > " + s.dialect.placeholders(1, 1) +
 		" ORDER BY generation"
 	rows, err := s.db.DB.QueryContext(ctx, query, after)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"slices"
 
 	"github.com/uptrace/bun"
 
@@ -88,29 +87,7 @@ func (s *Store) setFeedback(ctx context.Context, tx *sql.Tx, cat, interactionID 
 // itself when none) and the CATs whose api rows' ratings changed in them,
 // sorted.
 func (s *Store) ReadRatingChanges(ctx context.Context, after int64) (int64, []string, error) {
-	//nolint:gosec // fixed SQL text; the value is bound
-	query := "SELECT generation, cat FROM rating_changes WHERE generation > " + s.dialect.placeholders(1, 1) +
-		" ORDER BY generation"
-	rows, err := s.db.DB.QueryContext(ctx, query, after)
-	if err != nil {
-		return after, nil, internal(err)
-	}
-	defer rows.Close()
-	gen, cats := after, []string(nil)
-	for rows.Next() {
-		var cat string
-		if err := rows.Scan(&gen, &cat); err != nil {
-			return after, nil, internal(err)
-		}
-		if !slices.Contains(cats, cat) {
-			cats = append(cats, cat)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return after, nil, internal(err)
-	}
-	slices.Sort(cats)
-	return gen, cats, nil
+	return s.readGenerations(ctx, "rating_changes", after)
 }
 
 // ReadRated streams the CAT's api interactions with a rating that the
