@@ -215,7 +215,7 @@ func (c *catIndex) put(r codedRow) {
 	c.latency.insert(at, r.use.latency)
 	c.latMax = max(c.latMax, r.use.latency)
 	if !c.noCube {
-		c.cube.add(r.micros, r.combo)
+		c.cube.add(r.micros, r.combo, r.use)
 	}
 	if c.buildPostings {
 		return

@@ -1,6 +1,7 @@
 package colindex
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/catsrv/catsrv/core/analytics"
@@ -10,7 +11,8 @@ import (
 // combination: a few hundred cells a day, however many rows. A request without question or
 // answer filters, over whole days, gets its total and its topic, model and
 // persona lists from the cube without reading a row; only its question and
-// answer lists are counted from the columns.
+// answer lists are counted from the columns. Each cell also sums its
+// rows' usage, so /usage over whole days reads cells, not rows.
 type cube struct {
 	days []dayCells // ordered by day
 }
@@ -22,8 +24,29 @@ type dayCells struct {
 }
 
 type cell struct {
-	combo uint32
-	n     int64
+	combo               uint32
+	n                   int64
+	input, output, cost int64
+	// lat counts the cell's rows by latency code, code 0 (none) left
+	// out: each entry is code<<16 | count, in order; a code whose count
+	// passes 0xFFFF takes another entry.
+	lat []uint32
+}
+
+// addLatency counts one row of the latency code.
+func (cl *cell) addLatency(code uint32) {
+	if code == 0 {
+		return
+	}
+	key := code << 16
+	at, _ := slices.BinarySearch(cl.lat, key)
+	for k := at; k < len(cl.lat) && cl.lat[k]>>16 == code; k++ {
+		if cl.lat[k]&0xFFFF < 0xFFFF {
+			cl.lat[k]++
+			return
+		}
+	}
+	cl.lat = slices.Insert(cl.lat, at, key|1)
 }
 
 // dayMicros is one day in microseconds.
@@ -38,12 +61,18 @@ func dayOf(micros int64) int64 {
 	return d
 }
 
-func (c *cube) add(micros int64, combo uint32) {
-	c.count(dayOf(micros), combo, 1)
+// add counts one row of the time, combination and usage.
+func (c *cube) add(micros int64, combo uint32, use rowUsage) {
+	cl := c.cell(dayOf(micros), combo)
+	cl.n++
+	cl.input += use.input
+	cl.output += use.output
+	cl.cost += use.cost
+	cl.addLatency(use.latency)
 }
 
-// count adds n rows of the day and combination.
-func (c *cube) count(day int64, combo uint32, n int64) {
+// cell returns the day's cell of the combination, adding it.
+func (c *cube) cell(day int64, combo uint32) *cell {
 	k := len(c.days) - 1
 	if k < 0 || c.days[k].day != day {
 		k = sort.Search(len(c.days), func(i int) bool { return c.days[i].day >= day })
@@ -54,12 +83,28 @@ func (c *cube) count(day int64, combo uint32, n int64) {
 		}
 	}
 	dc := &c.days[k]
-	if i, ok := dc.index[combo]; ok {
-		dc.cells[i].n += n
-		return
+	i, ok := dc.index[combo]
+	if !ok {
+		i = int32(len(dc.cells)) // #nosec G115 -- a day has fewer than 2^31 combinations
+		dc.index[combo] = i
+		dc.cells = append(dc.cells, cell{combo: combo})
 	}
-	dc.index[combo] = int32(len(dc.cells)) // #nosec G115 -- a day has fewer than 2^31 combinations
-	dc.cells = append(dc.cells, cell{combo: combo, n: n})
+	return &dc.cells[i]
+}
+
+// cubeDays returns the cube's days in the plan's range.
+func (p plan) cubeDays() []dayCells {
+	days := p.cat.cube.days
+	lo, hi := 0, len(days)
+	if p.start != minMicros {
+		first := dayOf(p.start)
+		lo = sort.Search(len(days), func(i int) bool { return days[i].day >= first })
+	}
+	if p.end != maxMicros {
+		end := dayOf(p.end)
+		hi = sort.Search(len(days), func(i int) bool { return days[i].day >= end })
+	}
+	return days[lo:max(lo, hi)]
 }
 
 // cubeDims are the dimensions the cube holds, in cell order.
@@ -79,18 +124,8 @@ func (p plan) usesCube() bool {
 // applied, and returns the total; with own the index in cubeDims of a
 // dimension (not -1), it also counts that dimension's list into counts.
 func (p plan) fromCube(own int, counts []int64) int64 {
-	days := p.cat.cube.days
-	lo, hi := 0, len(days)
-	if p.start != minMicros {
-		first := dayOf(p.start)
-		lo = sort.Search(len(days), func(i int) bool { return days[i].day >= first })
-	}
-	if p.end != maxMicros {
-		end := dayOf(p.end)
-		hi = sort.Search(len(days), func(i int) bool { return days[i].day >= end })
-	}
 	perCombo := make([]int64, len(p.cat.combos))
-	for _, dc := range days[lo:max(lo, hi)] {
+	for _, dc := range p.cubeDays() {
 		for _, c := range dc.cells {
 			perCombo[c.combo] += c.n
 		}

@@ -109,3 +109,38 @@ func (x *Index) MarkUnsorted() {
 		c.sorted, c.inOrder = false, c.at.len()
 	}
 }
+
+// UsageWay counts the query's usage, without ratings, the named way: the
+// "cube"'s cells (ok false when it does not apply) or the plain "scan"
+// of the range's rows.
+func (x *Index) UsageWay(way string, q analytics.UsageQuery) (out analytics.UsageCounts, ok bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	c := x.cats[q.Cat]
+	if c == nil {
+		return out, false
+	}
+	p, ok := planOf(c, q.Selection())
+	if !ok {
+		return out, false
+	}
+	g, width := p.grouping(q.GroupBy), int(c.latMax)+1
+	var a *usageAcc
+	switch {
+	case way == "cube" && p.usesCube():
+		a = p.usageFromCube(g, width, true)
+	case way == "scan":
+		a = p.usageScan(g, width, true)
+	default:
+		return out, false
+	}
+	for slot, n := range a.n {
+		if n == 0 {
+			continue
+		}
+		s := analytics.UsageSum{Interactions: n, InputTokens: a.input[slot], OutputTokens: a.output[slot],
+			CostNanos: a.cost[slot], Latency: latencyOf(a.hist[slot], n)}
+		out.Groups = append(out.Groups, analytics.UsageGroup{Key: g.key(slot), UsageStats: s.Stats()})
+	}
+	return out, true
+}

@@ -227,14 +227,59 @@ func (a *usageAcc) merge(b *usageAcc) {
 	}
 }
 
-// runUsage sums the plan's matching rows per group, split over the cores
-// when there are many.
+// runUsage sums the plan's matching rows per group: from the cube over
+// whole days without a question or answer filter, from the posting lists
+// of a selective one, else by a scan split over the cores.
 func (p plan) runUsage(g grouping, width int, withUsage bool) *usageAcc {
-	if p.postings != nil {
+	switch {
+	case p.usesCube() && !p.cat.noCube:
+		return p.usageFromCube(g, width, withUsage)
+	case p.postings != nil:
 		a := newUsageAcc(g.slots, width, withUsage)
 		p.usagePostings(a, g)
 		return a
 	}
+	return p.usageScan(g, width, withUsage)
+}
+
+// usageFromCube sums the cells of the plan's days and combinations per
+// group: a few hundred cells a day instead of its rows.
+func (p plan) usageFromCube(g grouping, width int, withUsage bool) *usageAcc {
+	a := newUsageAcc(g.slots, width, withUsage)
+	for _, dc := range p.cubeDays() {
+		for k := range dc.cells {
+			cl := &dc.cells[k]
+			if p.comboAllowed != nil && p.comboAllowed[cl.combo] == 0 {
+				continue
+			}
+			var slot uint32
+			switch {
+			case g.dict != nil:
+				slot = g.slotOf[cl.combo]
+			case g.by == analytics.GroupDay:
+				slot = uint32(dc.day - g.firstDay) // #nosec G115 -- a slot: the plan's days start at firstDay
+			}
+			a.n[slot] += cl.n
+			if !withUsage {
+				continue
+			}
+			a.input[slot] += cl.input
+			a.output[slot] += cl.output
+			a.cost[slot] += cl.cost
+			h, none := a.histOf(slot), cl.n
+			for _, e := range cl.lat {
+				h[e>>16] += int64(e & 0xFFFF)
+				none -= int64(e & 0xFFFF)
+			}
+			h[0] += none
+		}
+	}
+	return a
+}
+
+// usageScan sums the plan's matching rows of its range per group, split
+// over the cores when there are many.
+func (p plan) usageScan(g grouping, width int, withUsage bool) *usageAcc {
 	n := p.hi - p.lo
 	parts := max(1, min(runtime.GOMAXPROCS(0), n/parallelMin))
 	accs := make([]*usageAcc, parts)

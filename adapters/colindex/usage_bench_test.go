@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"syscall"
 	"testing"
@@ -76,6 +77,41 @@ func BenchmarkUsage(b *testing.B) {
 				// The CPU time of a count, all cores, which other processes'
 				// load does not inflate as it does the wall time.
 				b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}
+
+// BenchmarkUsageWays times /usage's worst make-bench mix (two models and
+// a persona, by day, over the year) and a 30-day count by model, from the
+// cube's cells against the plain scan of the rows, over 1M rows of one
+// CAT, after checking that both ways give the same groups.
+func BenchmarkUsageWays(b *testing.B) {
+	idx, err := colindex.Build(b.Context(), usageSource{n: 1_000_000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC()
+	end := benchStart.AddDate(1, 0, 0)
+	for _, c := range []struct {
+		name string
+		q    analytics.UsageQuery
+	}{
+		{"TwoModelsPersonaByDay", analytics.UsageQuery{Cat: "support", GroupBy: analytics.GroupDay,
+			Filters: analytics.Filters{Models: []string{"gpt-4o", "claude-3-5-sonnet"}, Personas: []string{"customer"}}}},
+		{"30DaysByModel", analytics.UsageQuery{Cat: "support", GroupBy: analytics.GroupModel,
+			Range: analytics.Range{Start: end.AddDate(0, 0, -30), End: end}}},
+	} {
+		cubed, ok := idx.UsageWay("cube", c.q)
+		scanned, _ := idx.UsageWay("scan", c.q)
+		if !ok || len(cubed.Groups) == 0 || !reflect.DeepEqual(cubed, scanned) {
+			b.Fatalf("%s: the cube gives %+v, the scan %+v", c.name, cubed, scanned)
+		}
+		for _, way := range []string{"cube", "scan"} {
+			b.Run(c.name+"/way="+way, func(b *testing.B) {
+				for b.Loop() {
+					idx.UsageWay(way, c.q)
+				}
 			})
 		}
 	}
