@@ -77,6 +77,9 @@ func (c *cube) cell(day int64, combo uint32) *cell {
 	if k < 0 || c.days[k].day != day {
 		k = sort.Search(len(c.days), func(i int) bool { return c.days[i].day >= day })
 		if k == len(c.days) || c.days[k].day != day {
+			if k == len(c.days) && k > 0 {
+				c.days[k-1].compact() // rows come mostly in time order: a day is done
+			}
 			c.days = append(c.days, dayCells{})
 			copy(c.days[k+1:], c.days[k:])
 			c.days[k] = dayCells{day: day, index: map[uint32]int32{}}
@@ -90,6 +93,24 @@ func (c *cube) cell(day int64, combo uint32) *cell {
 		dc.cells = append(dc.cells, cell{combo: combo})
 	}
 	return &dc.cells[i]
+}
+
+// compact moves the day's latency counts into one array, in cell order,
+// so that a count over many days reads them in sequence rather than one
+// allocation a cell. Each cell's part is full (capacity = length): a cell
+// that later gets a new code moves its counts out again.
+func (dc *dayCells) compact() {
+	n := 0
+	for _, cl := range dc.cells {
+		n += len(cl.lat)
+	}
+	all := make([]uint32, 0, n)
+	for k := range dc.cells {
+		cl := &dc.cells[k]
+		from := len(all)
+		all = append(all, cl.lat...)
+		cl.lat = all[from:len(all):len(all)]
+	}
 }
 
 // cubeDays returns the cube's days in the plan's range.

@@ -101,6 +101,10 @@ func BenchmarkUsageWays(b *testing.B) {
 			Filters: analytics.Filters{Models: []string{"gpt-4o", "claude-3-5-sonnet"}, Personas: []string{"customer"}}}},
 		{"30DaysByModel", analytics.UsageQuery{Cat: "support", GroupBy: analytics.GroupModel,
 			Range: analytics.Range{Start: end.AddDate(0, 0, -30), End: end}}},
+		{"YearByDay", analytics.UsageQuery{Cat: "support", GroupBy: analytics.GroupDay}},
+		{"YearByModel", analytics.UsageQuery{Cat: "support", GroupBy: analytics.GroupModel}},
+		{"YearTopicByModel", analytics.UsageQuery{Cat: "support", GroupBy: analytics.GroupModel,
+			Filters: analytics.Filters{Topics: []string{"topic-1"}}}},
 	} {
 		cubed, ok := idx.UsageWay("cube", c.q)
 		scanned, _ := idx.UsageWay("scan", c.q)
