@@ -121,6 +121,22 @@ func BenchmarkUsageWays(b *testing.B) {
 	}
 }
 
+// BenchmarkTokensSince measures the monthly budget's question, a CAT's
+// tokens since the start of a month, over 1M rows of one CAT.
+func BenchmarkTokensSince(b *testing.B) {
+	idx, err := colindex.Build(b.Context(), usageSource{n: 1_000_000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tokens := colindex.Tokens{Index: idx}
+	month := benchStart.AddDate(0, 11, 0)
+	for b.Loop() {
+		if n, err := tokens.TokensSince(b.Context(), "support", "", month); err != nil || n == 0 {
+			b.Fatalf("TokensSince: %d, %v", n, err)
+		}
+	}
+}
+
 // BenchmarkUsageMemory reports the heap the usage columns (usage-B/row)
 // and the rated indexes add per row: 1M rows built with usage, without
 // and with ratings, less the same rows bare.

@@ -1,9 +1,11 @@
 package colindex_test
 
 import (
+	"context"
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/catsrv/catsrv/adapters/colindex"
 	"github.com/catsrv/catsrv/adapters/sqlstore/sqltest"
@@ -97,4 +99,36 @@ func TestUsageSnapshotSQL(t *testing.T) {
 			check("after rating changes and appends", idx)
 		})
 	}
+}
+
+// TestTokensContractSQL holds colindex.Tokens to the token contract over
+// the SQL store on both databases, wired as the service wires it, and
+// checks that a CAT's tokens since a UTC day's start come from the index,
+// not the store.
+func TestTokensContractSQL(t *testing.T) {
+	for _, b := range sqltest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			porttest.TestTokenUsage(t, func(t *testing.T) (ports.InteractionLog, ports.TokenUsage) {
+				s := sqltest.Open(t, b.DSN(t))
+				idx := build(t, s)
+				s.TellCommits(idx.Hold)
+				t.Cleanup(func() { s.TellCommits(nil) })
+				return s, colindex.Tokens{TokenUsage: storeTokens{t: t, TokenUsage: s}, Index: idx}
+			})
+		})
+	}
+}
+
+// storeTokens is the store's token counter, failing the test when asked
+// what the index answers.
+type storeTokens struct {
+	t *testing.T
+	ports.TokenUsage
+}
+
+func (s storeTokens) TokensSince(ctx context.Context, cat, userID string, since time.Time) (int64, error) {
+	if userID == "" && since.Equal(since.Truncate(24*time.Hour)) {
+		s.t.Errorf("TokensSince(%s, %s) asked of the store", cat, since)
+	}
+	return s.TokenUsage.TokensSince(ctx, cat, userID, since)
 }

@@ -199,7 +199,7 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 	if err != nil {
 		return err
 	}
-	usage, feedback := usageDeps(store, rollups)
+	usage, feedback, tokens := usageDeps(store, rollups)
 	kb := knowledge.New(cfg.ConfigDir)
 	chatService, err := service.New(service.Deps{
 		Cats: catConfig, Conversations: chats, Turns: chats,
@@ -212,7 +212,7 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		Audit:         auditLog,
 		BudgetRefused: budgetRefused,
 		Feedback:      feedback,
-		Usage:         store,
+		Usage:         tokens,
 	})
 	if err != nil {
 		return err
@@ -272,11 +272,11 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, logger *slog.Logger
 // each feedback change reaches it before SetFeedback returns (this
 // process reads its own feedback; others within the refresh interval);
 // otherwise the database does both.
-func usageDeps(store *sqlstore.Store, rollups ports.RollupStore) (ports.UsageCounter, ports.FeedbackRecorder) {
+func usageDeps(store *sqlstore.Store, rollups ports.RollupStore) (ports.UsageCounter, ports.FeedbackRecorder, ports.TokenUsage) {
 	if idx, ok := rollups.(*colindex.Index); ok {
-		return idx, colindex.Feedback{FeedbackRecorder: store, Index: idx}
+		return idx, colindex.Feedback{FeedbackRecorder: store, Index: idx}, colindex.Tokens{TokenUsage: store, Index: idx}
 	}
-	return store, store
+	return store, store, store
 }
 
 // followCatConfig keeps the runtime CAT configuration in step with what

@@ -25,16 +25,19 @@ func TestUsageReadsOwnFeedback(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
 			store := sqltest.Open(t, b.DSN(t))
-			if u, f := usageDeps(store, store.Rollups()); u != store || f != store {
-				t.Fatalf("the SQL warehouse counts usage with %T and records feedback with %T", u, f)
+			if u, f, tk := usageDeps(store, store.Rollups()); u != store || f != store || tk != store {
+				t.Fatalf("the SQL warehouse counts usage with %T, records feedback with %T and sums tokens with %T", u, f, tk)
 			}
 			rollups, err := warehouse(ctx, "index", time.Hour, store, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			usage, feedback := usageDeps(store, rollups)
+			usage, feedback, tokens := usageDeps(store, rollups)
 			if _, ok := usage.(*colindex.Index); !ok {
 				t.Fatalf("the index warehouse counts usage with %T", usage)
+			}
+			if _, ok := tokens.(colindex.Tokens); !ok {
+				t.Fatalf("the index warehouse sums budget tokens with %T", tokens)
 			}
 			at := time.Date(2025, 6, 1, 10, 0, 0, 0, time.UTC)
 			var rows []analytics.Interaction
@@ -73,6 +76,13 @@ func TestUsageReadsOwnFeedback(t *testing.T) {
 				}
 			}
 			check("after the append")
+			var wantTokens int64
+			for _, i := range rows {
+				wantTokens += i.Usage.InputTokens + i.Usage.OutputTokens
+			}
+			if got, err := tokens.TokensSince(ctx, "demo", "", at.Truncate(24*time.Hour)); err != nil || got != wantTokens {
+				t.Fatalf("tokens of the day: %d, %v; want %d", got, err, wantTokens)
+			}
 			for k, rating := range []string{analytics.RatingUp, analytics.RatingDown, analytics.RatingUp} {
 				if err := feedback.SetFeedback(ctx, "demo", rows[k].InteractionID, analytics.Feedback{Rating: rating}); err != nil {
 					t.Fatal(err)

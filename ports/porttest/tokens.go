@@ -13,8 +13,9 @@ import (
 // adapter open creates (fresh and empty), whose interactions log writes:
 // the tokens of a CAT, or of one of its users, at or after a time, over
 // interactions of two CATs, three users, other event kinds and times on
-// both sides of each bound, equal to the sum over the interactions at
-// every bound tried.
+// both sides of each bound (two of them starts of UTC days, the monthly
+// budget's question), equal to the sum over the interactions at every
+// bound tried.
 func TestTokenUsage(t *testing.T, open func(t *testing.T) (ports.InteractionLog, ports.TokenUsage)) {
 	log, usage := open(t)
 	t0 := time.Date(2026, 3, 31, 23, 0, 0, 0, time.UTC)
@@ -37,7 +38,7 @@ func TestTokenUsage(t *testing.T, open func(t *testing.T) (ports.InteractionLog,
 	if _, err := log.Append(t.Context(), analytics.Each(all)); err != nil {
 		t.Fatal(err)
 	}
-	for _, since := range []time.Time{t0.Add(-time.Hour), t0, t0.Add(time.Hour), t0.Add(7 * time.Minute * 30), t0.Add(24 * time.Hour)} {
+	for _, since := range []time.Time{t0.Add(-23 * time.Hour), t0.Add(-time.Hour), t0, t0.Add(time.Hour), t0.Add(7 * time.Minute * 30), t0.Add(24 * time.Hour)} {
 		for _, cat := range []string{"demo", "other", "none"} {
 			for _, user := range []string{"", "alice", "bob", "carol"} {
 				var want int64
