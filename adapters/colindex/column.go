@@ -61,10 +61,11 @@ type catRows struct {
 	// combination (see catIndex.combos), question and answer codes.
 	combo, question, answer codeColumn
 	// The usage columns: tokens, cost in 1e-9 USD, and the latency's
-	// bucket plus one (0 for none); latMax is the largest latency code.
+	// bucket plus one (0 for none); latMin and latMax are the smallest
+	// and largest latency codes but 0 (see latCodes).
 	input, output, cost intColumn
 	latency             codeColumn
-	latMax              uint32
+	latMin, latMax      uint32
 	// postings lists, per question and answer code, its rows' positions
 	// in time order (see postings.go); indexed like postingDims.
 	postings [len(postingDims)]postingLists
@@ -73,6 +74,17 @@ type catRows struct {
 	// inOrder rows are in time order then.
 	sorted  bool
 	inOrder int
+}
+
+// latCodes returns where a latency histogram of the rows counts each
+// code: code-base for the codes from latMin on (base = latMin-1), 0 for
+// none, in width counters; the buckets below the CAT's fastest are left
+// out.
+func (c *catRows) latCodes() (base uint32, width int) {
+	if c.latMin > 0 {
+		base = c.latMin - 1
+	}
+	return base, int(c.latMax-base) + 1
 }
 
 // dimensions is how many analytics.Dimension values there are.
@@ -214,6 +226,9 @@ func (c *catIndex) put(r codedRow) {
 	c.cost.insert(at, r.use.cost)
 	c.latency.insert(at, r.use.latency)
 	c.latMax = max(c.latMax, r.use.latency)
+	if r.use.latency != 0 && (c.latMin == 0 || r.use.latency < c.latMin) {
+		c.latMin = r.use.latency
+	}
 	if !c.noCube {
 		c.cube.add(r.micros, r.combo, r.use)
 	}

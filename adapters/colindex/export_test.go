@@ -124,7 +124,8 @@ func (x *Index) UsageWay(way string, q analytics.UsageQuery) (out analytics.Usag
 	if !ok {
 		return out, false
 	}
-	g, width := p.grouping(q.GroupBy), int(c.latMax)+1
+	g := p.grouping(q.GroupBy)
+	base, width := c.latCodes()
 	var a *usageAcc
 	switch {
 	case way == "cube" && p.usesCube():
@@ -139,7 +140,7 @@ func (x *Index) UsageWay(way string, q analytics.UsageQuery) (out analytics.Usag
 			continue
 		}
 		s := analytics.UsageSum{Interactions: n, InputTokens: a.input[slot], OutputTokens: a.output[slot],
-			CostNanos: a.cost[slot], Latency: latencyOf(a.hist[slot], n)}
+			CostNanos: a.cost[slot], Latency: latencyOf(a.hist[slot], n, base)}
 		out.Groups = append(out.Groups, analytics.UsageGroup{Key: g.key(slot), UsageStats: s.Stats()})
 	}
 	return out, true

@@ -31,7 +31,8 @@ func (x *Index) CountUsage(_ context.Context, q analytics.UsageQuery) (analytics
 		groups = countGroups(c, sel, q.GroupBy, true)
 	}
 	var total analytics.UsageSum
-	totalHist := make([]int64, int(c.latMax)+1)
+	base, width := c.latCodes()
+	totalHist := make([]int64, width)
 	for _, g := range groups {
 		total.Interactions += g.n
 		total.InputTokens += g.input
@@ -44,7 +45,7 @@ func (x *Index) CountUsage(_ context.Context, q analytics.UsageQuery) (analytics
 	if len(groups) == 1 {
 		totalHist = groups[0].hist
 	}
-	total.Latency = latencyOf(totalHist, total.Interactions)
+	total.Latency = latencyOf(totalHist, total.Interactions, base)
 	byKey := make(map[string]int, len(groups))
 	for k, g := range groups {
 		byKey[g.key] = k
@@ -72,19 +73,19 @@ func (x *Index) CountUsage(_ context.Context, q analytics.UsageQuery) (analytics
 	out.Groups = make([]analytics.UsageGroup, len(groups))
 	for k, g := range groups {
 		s := analytics.UsageSum{Interactions: g.n, InputTokens: g.input, OutputTokens: g.output,
-			CostNanos: g.cost, Up: g.rated[0], Down: g.rated[1], Latency: latencyOf(g.hist, g.n)}
+			CostNanos: g.cost, Up: g.rated[0], Down: g.rated[1], Latency: latencyOf(g.hist, g.n, base)}
 		out.Groups[k] = analytics.UsageGroup{Key: g.key, UsageStats: s.Stats()}
 	}
 	return out, nil
 }
 
 // latencyOf returns the histogram of rows rows counted by latency code
-// (the bucket plus one; 0 for none), sharing its counts.
-func latencyOf(byCode []int64, rows int64) analytics.LatencyHistogram {
+// less base (see catRows.latCodes; 0 for none), sharing its counts.
+func latencyOf(byCode []int64, rows int64, base uint32) analytics.LatencyHistogram {
 	if len(byCode) < 2 || rows == byCode[0] {
 		return analytics.LatencyHistogram{}
 	}
-	return analytics.LatencyHistogram{Counts: byCode[1:], N: rows - byCode[0]}
+	return analytics.LatencyHistogram{Counts: byCode[1:], First: int(base), N: rows - byCode[0]}
 }
 
 // usageGroup is one group's sums: hist counts rows by latency code.
@@ -105,7 +106,7 @@ func countGroups(c *catIndex, sel analytics.Selection, by analytics.GroupBy, wit
 	g := p.grouping(by)
 	width := 0
 	if withUsage {
-		width = int(c.latMax) + 1
+		_, width = c.latCodes()
 	}
 	acc := p.runUsage(g, width, withUsage)
 	var out []usageGroup
@@ -174,11 +175,13 @@ func (g grouping) key(slot int) string {
 }
 
 // usageAcc sums usage per group slot; hist is, per slot, the rows by
-// latency code (nil until the slot has a row).
+// latency code less base (nil until the slot has a row; see
+// catRows.latCodes).
 type usageAcc struct {
 	n, input, output, cost []int64
 	hist                   [][]int64
 	width                  int
+	base                   uint32
 	withUsage              bool
 	lat                    []uint32 // a block's latency codes
 	// flat holds every slot's histogram, when a count by row made them
@@ -188,8 +191,9 @@ type usageAcc struct {
 	nFromHist bool
 }
 
-func newUsageAcc(slots, width int, withUsage bool) *usageAcc {
-	a := &usageAcc{n: make([]int64, slots), width: width, withUsage: withUsage}
+func newUsageAcc(c *catIndex, slots, width int, withUsage bool) *usageAcc {
+	base, _ := c.latCodes()
+	a := &usageAcc{n: make([]int64, slots), width: width, base: base, withUsage: withUsage}
 	if withUsage {
 		a.input, a.output, a.cost = make([]int64, slots), make([]int64, slots), make([]int64, slots)
 		a.hist = make([][]int64, slots)
@@ -235,7 +239,7 @@ func (p plan) runUsage(g grouping, width int, withUsage bool) *usageAcc {
 	case p.usesCube() && !p.cat.noCube:
 		return p.usageFromCube(g, width, withUsage)
 	case p.postings != nil:
-		a := newUsageAcc(g.slots, width, withUsage)
+		a := newUsageAcc(p.cat, g.slots, width, withUsage)
 		p.usagePostings(a, g)
 		return a
 	}
@@ -245,7 +249,7 @@ func (p plan) runUsage(g grouping, width int, withUsage bool) *usageAcc {
 // usageFromCube sums the cells of the plan's days and combinations per
 // group: a few hundred cells a day instead of its rows.
 func (p plan) usageFromCube(g grouping, width int, withUsage bool) *usageAcc {
-	a := newUsageAcc(g.slots, width, withUsage)
+	a := newUsageAcc(p.cat, g.slots, width, withUsage)
 	for _, dc := range p.cubeDays() {
 		for k := range dc.cells {
 			cl := &dc.cells[k]
@@ -268,7 +272,7 @@ func (p plan) usageFromCube(g grouping, width int, withUsage bool) *usageAcc {
 			a.cost[slot] += cl.cost
 			h, none := a.histOf(slot), cl.n
 			for _, e := range cl.lat {
-				h[e>>16] += int64(e & 0xFFFF)
+				h[e>>16-a.base] += int64(e & 0xFFFF)
 				none -= int64(e & 0xFFFF)
 			}
 			h[0] += none
@@ -287,7 +291,7 @@ func (p plan) usageScan(g grouping, width int, withUsage bool) *usageAcc {
 	for k := range parts {
 		lo := p.lo + n*k/parts
 		hi := p.lo + n*(k+1)/parts
-		a := newUsageAcc(g.slots, width, withUsage)
+		a := newUsageAcc(p.cat, g.slots, width, withUsage)
 		accs[k] = a
 		if k == parts-1 {
 			p.usageRange(a, g, lo, hi)
@@ -387,7 +391,15 @@ func (a *usageAcc) addBlock(slot uint32, pass []uint8, c *catIndex, lo, hi int) 
 	a.input[slot] += c.input.sum(pass, lo, hi)
 	a.output[slot] += c.output.sum(pass, lo, hi)
 	a.cost[slot] += c.cost.sum(pass, lo, hi)
-	countBlock(a.histOf(slot), pass, &c.latency, lo, hi)
+	h := a.histOf(slot)
+	switch c.latency.width {
+	case 1:
+		countLatency(h, a.base, pass, c.latency.u8[lo:hi])
+	case 2:
+		countLatency(h, a.base, pass, c.latency.u16[lo:hi])
+	default:
+		countLatency(h, a.base, pass, c.latency.u32[lo:hi])
+	}
 }
 
 // addBlockBy adds rows [lo, lo+len(slots)), each times its pass byte
@@ -400,11 +412,11 @@ func (a *usageAcc) addBlockBy(slots []uint32, pass []uint8, c *catIndex, lo int)
 		hi := lo + len(slots)
 		switch c.latency.width {
 		case 1:
-			histFlat(a.flat, a.width, slots, pass, c.latency.u8[lo:hi])
+			histFlat(a.flat, a.width, a.base, slots, pass, c.latency.u8[lo:hi])
 		case 2:
-			histFlat(a.flat, a.width, slots, pass, c.latency.u16[lo:hi])
+			histFlat(a.flat, a.width, a.base, slots, pass, c.latency.u16[lo:hi])
 		default:
-			histFlat(a.flat, a.width, slots, pass, c.latency.u32[lo:hi])
+			histFlat(a.flat, a.width, a.base, slots, pass, c.latency.u32[lo:hi])
 		}
 	} else {
 		if pass == nil {
@@ -441,20 +453,36 @@ func (a *usageAcc) useFlat() bool {
 	return a.flat != nil
 }
 
-// histFlat counts each row's latency code in its slot's part of h (width
-// codes a slot), times its pass byte (nil: all).
-func histFlat[T codeWidth](h []int64, width int, slots []uint32, pass []uint8, lat []T) {
+// histFlat counts each row's latency code less base (0 for none) in its
+// slot's part of h (width counters a slot), times its pass byte (nil:
+// all).
+func histFlat[T codeWidth](h []int64, width int, base uint32, slots []uint32, pass []uint8, lat []T) {
 	w := uint32(width) // #nosec G115 -- a few thousand codes
 	lat = lat[:len(slots)]
 	if pass == nil {
 		for k, s := range slots {
-			h[s*w+uint32(lat[k])]++
+			h[s*w+max(uint32(lat[k]), base)-base]++
 		}
 		return
 	}
 	pass = pass[:len(slots)]
 	for k, s := range slots {
-		h[s*w+uint32(lat[k])] += int64(pass[k])
+		h[s*w+max(uint32(lat[k]), base)-base] += int64(pass[k])
+	}
+}
+
+// countLatency counts each row's latency code less base (0 for none) in
+// h, times its pass byte (nil: all).
+func countLatency[T codeWidth](h []int64, base uint32, pass []uint8, lat []T) {
+	if pass == nil {
+		for _, c := range lat {
+			h[max(uint32(c), base)-base]++
+		}
+		return
+	}
+	pass = pass[:len(lat)]
+	for k, c := range lat {
+		h[max(uint32(c), base)-base] += int64(pass[k])
 	}
 }
 
@@ -462,14 +490,14 @@ func histFlat[T codeWidth](h []int64, width int, slots []uint32, pass []uint8, l
 // its pass byte (nil: all).
 func (a *usageAcc) histAdd(slots []uint32, pass []uint8, lat []uint32) {
 	if a.useFlat() {
-		histFlat(a.flat, a.width, slots, pass, lat)
+		histFlat(a.flat, a.width, a.base, slots, pass, lat)
 		return
 	}
 	for k, s := range slots {
 		if pass != nil && pass[k] == 0 {
 			continue
 		}
-		a.histOf(s)[lat[k]]++
+		a.histOf(s)[max(lat[k], a.base)-a.base]++
 	}
 }
 
@@ -531,7 +559,7 @@ func (p plan) usagePostings(a *usageAcc, g grouping) {
 			a.input[slot] += sumVals(bp, c.input.gather(vals, pos))
 			a.output[slot] += sumVals(bp, c.output.gather(vals, pos))
 			a.cost[slot] += sumVals(bp, c.cost.gather(vals, pos))
-			countCodes(a.histOf(slot), bp, c.latency.gather(codes, pos))
+			countLatency(a.histOf(slot), a.base, bp, c.latency.gather(codes, pos))
 		}
 	}
 }

@@ -89,6 +89,9 @@ func usageRows(r *rand.Rand, n int, ids *int) []analytics.Interaction {
 		}
 		if r.IntN(4) > 0 {
 			i.Usage.LatencyMS = analytics.MS(pickOf(r, 0, 0.0005, 1, 99.5, 250, 1e4, 2e9, r.Float64()*5000))
+			if i.Cat == "c" { // no fast latency: the CAT's histograms start above bucket 0
+				i.Usage.LatencyMS = analytics.MS(pickOf(r, 99.5, 250, 1e4, 2e9, 50+r.Float64()*5000))
+			}
 		}
 		i.Feedback = randomFeedback(r)
 		out[k] = i

@@ -147,7 +147,8 @@ type Latency struct {
 
 // LatencyHistogram counts latencies per bucket.
 type LatencyHistogram struct {
-	Counts []int64 // by bucket; nil until the first latency
+	Counts []int64 // Counts[i] is bucket First+i's; nil until the first latency
+	First  int
 	N      int64
 }
 
@@ -162,7 +163,7 @@ func (h *LatencyHistogram) AddCount(b int, n int64) {
 	if h.Counts == nil {
 		h.Counts = make([]int64, LatencyBuckets)
 	}
-	h.Counts[b] += n
+	h.Counts[b-h.First] += n
 	h.N += n
 }
 
@@ -179,7 +180,7 @@ func (h *LatencyHistogram) Summary() Latency {
 	for b, n := range h.Counts {
 		seen += n
 		for k < len(ranks) && seen >= ranks[k] {
-			*dst[k] = BucketMS(b)
+			*dst[k] = BucketMS(h.First + b)
 			k++
 		}
 		if k == len(ranks) {
