@@ -2,11 +2,11 @@
 // summary on the canvas and a data table whose buttons do what clicking a
 // bar does, for keyboard users. The summary, the table and the chart's
 // height are set at once; the chart itself is drawn when its box comes
-// near the viewport (lazy.js), Chart.js being a chunk of its own
-// (chartjs.js) imported then: the first view paints its numbers and tables
-// without evaluating Chart.js, and a chart below the fold costs nothing
-// until the admin scrolls to it.
-import { nextTask, whenVisible } from './lazy.js';
+// into view (whenShown), Chart.js being a chunk of its own (chartjs.js)
+// imported then: the first view paints its numbers and tables without
+// evaluating Chart.js, and a chart below the fold costs nothing until the
+// admin scrolls to it.
+import { nextTask } from './lazy.js';
 // The value axes are labelled by fmt.js rather than by Chart.js, whose
 // labels use Intl: its first use loads locale data, which would lengthen
 // the first chart's task.
@@ -65,16 +65,45 @@ const geometry = {
 // queue runs the drawings in turn.
 let queue = Promise.resolve();
 
+// SHOWN is the share of a chart's box that must be in the viewport for it
+// to be drawn: a chart whose top edge only shows at the bottom of the
+// first view (a phone's) is drawn when the admin scrolls, not during the
+// load.
+const SHOWN = 0.2;
+const waiting = new Map();
+let shownObserver = null;
+
+// whenShown runs fn once SHOWN of box is in the viewport (the latest fn
+// given for box, once).
+function whenShown(box, fn) {
+  if (!('IntersectionObserver' in window)) { fn(); return; }
+  if (!shownObserver) {
+    shownObserver = new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        const run = waiting.get(e.target);
+        if (!run || e.intersectionRatio < SHOWN) continue;
+        waiting.delete(e.target);
+        shownObserver.unobserve(e.target);
+        run();
+      }
+    }, { threshold: [0, SHOWN] });
+  }
+  waiting.set(box, fn);
+  // Observing anew reports where box is now, in view already or not.
+  shownObserver.unobserve(box);
+  shownObserver.observe(box);
+}
+
 // draw shows spec ({labels, datasets, options, items, onPick}) in chart
-// name once its box is near the viewport: at once when it is, else when
-// the admin scrolls to it. Charts are drawn one a task, so that no long
+// name once its box is in view: at once when it is, else when the admin
+// scrolls to it. Charts are drawn one a task, so that no long
 // task holds the page.
 function draw(name, spec) {
   const canvas = document.getElementById('chart-' + name);
   specs.set(name, spec);
   delete canvas.dataset.drawn;
   delete canvas.dataset.bars;
-  whenVisible(canvas.parentElement, () => {
+  whenShown(canvas.parentElement, () => {
     queue = queue.then(() => render(name, canvas)).catch((e) => failed(canvas, e));
   });
 }
