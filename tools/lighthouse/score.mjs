@@ -4,11 +4,13 @@
 //
 // Environment: CATSRV_URL (the running server, e.g. http://127.0.0.1:8080),
 // CATSRV_TOKEN (an admin token), CATSRV_PAGE (the view, default
-// /?cat=demo&range=30), CHROME_PATH (default /usr/bin/chromium).
+// /?cat=demo&range=30), CHROME_PATH (default /usr/bin/chromium),
+// LIGHTHOUSE_JSON (a file to write the whole report to, as JSON).
 // Used by `make lighthouse`, which starts the server.
 import lighthouse from 'lighthouse';
 import * as chromeLauncher from 'chrome-launcher';
 import puppeteer from 'puppeteer-core';
+import { writeFileSync } from 'node:fs';
 
 const base = process.env.CATSRV_URL;
 const token = process.env.CATSRV_TOKEN;
@@ -45,6 +47,14 @@ try {
   for (const item of lhr.audits['network-requests'].details.items) {
     console.log(`  ${String(item.transferSize).padStart(8)} B  ${item.url.replace(base, '')}`);
   }
+  // The long tasks (simulated, as TBT counts them) and what ran in them:
+  // what to look at when TBT is high.
+  const long = lhr.audits['long-tasks'].details?.items || [];
+  console.log(`long tasks:      ${long.length}`);
+  for (const item of long) {
+    console.log(`  ${item.duration.toFixed(0).padStart(6)} ms at ${item.startTime.toFixed(0)} ms  ${String(item.url).replace(base, '')}`);
+  }
+  if (process.env.LIGHTHOUSE_JSON) writeFileSync(process.env.LIGHTHOUSE_JSON, JSON.stringify(lhr));
   if (lhr.runtimeError) {
     console.error(lhr.runtimeError.message);
     code = 1;

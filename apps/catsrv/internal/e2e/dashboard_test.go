@@ -147,6 +147,10 @@ func TestDashboard(t *testing.T) {
 	// charts (a full-page one would measure the scrolled chat log too).
 	run(ctx, t, "phone width", chromedp.EmulateViewport(390, 2400))
 	waitView(ctx, t, `document.body.dataset.state === 'ready'`)
+	// The charts in that viewport are drawn (each when it comes into view).
+	run(ctx, t, "wait for the charts in view", chromedp.Poll[chromedp.Void](
+		`['topic', 'model', 'persona', 'daily'].every((n) => document.getElementById('chart-' + n).dataset.drawn === 'true')`,
+		chromedp.WithPollingTimeout(30*time.Second)))
 	viewportShot(ctx, t, out, "3-phone.png")
 	run(ctx, t, "laptop width", chromedp.EmulateViewport(1366, 900))
 
@@ -303,18 +307,23 @@ func checkCSVExport(ctx context.Context, t *testing.T, s *site, view pageView, d
 	}
 }
 
-// clickBar clicks the bar of key in a bar chart, where the page says it
-// drew it, with a real mouse click.
+// clickBar scrolls to a bar chart, waits until the page has drawn it (a
+// chart is drawn when it comes into view) and clicks the bar of key, where
+// the page says it drew it, with a real mouse click.
 func clickBar(ctx context.Context, t *testing.T, chart, key string) {
 	t.Helper()
-	run(ctx, t, "scroll to the "+chart+" chart", chromedp.ScrollIntoView(chromedp.ID("chart-"+chart)))
-	pos := value(ctx, t, "find the "+key+" bar", chromedp.Evaluate[struct{ X, Y float64 }](`(() => {
-  const c = document.getElementById('chart-`+chart+`');
-  const bar = JSON.parse(c.dataset.bars || '[]').find((b) => b.key === `+strconv.Quote(key)+`);
+	find := `(() => {
+  const c = document.getElementById('chart-` + chart + `');
+  if (c.dataset.drawn !== 'true') return null;
+  const bar = JSON.parse(c.dataset.bars || '[]').find((b) => b.key === ` + strconv.Quote(key) + `);
   if (!bar) return {X: -1, Y: -1};
   const r = c.getBoundingClientRect();
   return {X: r.left + bar.x, Y: r.top + bar.y};
-})()`))
+})()`
+	run(ctx, t, "scroll to the "+chart+" chart and wait for its drawing",
+		chromedp.ScrollIntoView(chromedp.ID("chart-"+chart)),
+		chromedp.Poll[chromedp.Void](find+` !== null`, chromedp.WithPollingTimeout(30*time.Second)))
+	pos := value(ctx, t, "find the "+key+" bar", chromedp.Evaluate[struct{ X, Y float64 }](find))
 	if pos.X < 0 {
 		t.Fatalf("no %s bar in the %s chart", key, chart)
 	}

@@ -188,7 +188,10 @@ func TestUsagePanels(t *testing.T) {
 
 	// The charts, once scrolled to.
 	run(ctx, t, "scroll to the usage charts", chromedp.ScrollIntoView(chromedp.ID("fig-tokens-day")),
-		chromedp.Poll[chromedp.Void](`document.getElementById('usage').dataset.state === 'ready'`, chromedp.WithPollingTimeout(30*time.Second)))
+		chromedp.Poll[chromedp.Void](`document.getElementById('usage').dataset.state === 'ready'`, chromedp.WithPollingTimeout(30*time.Second)),
+		// Drawn once in view: the charts are drawn when scrolled to.
+		chromedp.Poll[chromedp.Void](`document.getElementById('chart-tokens-day').dataset.drawn === 'true' && document.getElementById('chart-cost-day').dataset.drawn === 'true'`,
+			chromedp.WithPollingTimeout(30*time.Second)))
 	viewportShot(ctx, t, out, "usage-1-tokens.png")
 	var wantLatency [][]string
 	for _, g := range cur.Groups {

@@ -3,7 +3,7 @@
 // state is in the URL; all data comes from the public API.
 import * as api from './api.js';
 import * as st from './state.js';
-import { bars, daily, esc } from './charts.js';
+import { bars, daily, esc, prefetchCharts } from './charts.js';
 import { PAGE, initLists, labelOf, renderLists, resetLists } from './lists.js';
 import { initLog, loadLog } from './chatlog.js';
 import { fetchBefore, fetchHead, pendingChanges, showChanges, showHead } from './usage.js';
@@ -259,7 +259,7 @@ async function load() {
   const roundTrip = performance.now() - started;
   data = result;
   document.body.dataset.query = params.toString();
-  $('total').textContent = result.total_interactions.toLocaleString('en-US');
+  $('total').textContent = fmt.count(result.total_interactions);
   $('total').dataset.value = String(result.total_interactions);
   const figures = head.then((h) => {
     if (seq !== loadSeq) return null;
@@ -271,8 +271,9 @@ async function load() {
     ? 'n/a (' + roundTrip.toFixed(0) + ' ms round trip)'
     : result.performance_ms.toFixed(2) + ' ms';
   $('source').textContent = s.source === 'raw' ? 'raw log (/all)' : result.data_source + ' (/all_warehouse)';
-  // Each chart is drawn in a task of its own: no long task holds the
-  // page between the data and the last chart.
+  // Each chart's table and summary in a task of its own: no long task
+  // holds the page between the data and the lists. The charts themselves
+  // are drawn when they come into view (charts.js).
   const draws = [
     () => bars('topic', result.topic_counts.map((t) => ({ key: t.topic, label: t.topic, count: t.count, pct: t.percentage })),
       { what: 'Topic', active: s.filters.topic, onPick: (k) => addFilter('topic', k) }),
@@ -294,6 +295,7 @@ async function load() {
   // is drawn and the browser idle: the first view does not wait for it.
   await idle();
   if (seq !== loadSeq) return;
+  prefetchCharts();
   const prevTotal = prev ? api.getJSON(route, st.withDates(new URLSearchParams([...params, ['limit', '1']]), prev)).catch(() => null) : null;
   const before = prev ? fetchBefore(params, prev) : null;
   const changes = Promise.all([prevTotal, before, figures]).then(([total, b, h]) => {
@@ -308,7 +310,7 @@ async function load() {
   if (result.total_interactions === 0) {
     setBusy('empty', 'No interactions in this range.');
   } else {
-    setBusy('ready', result.total_interactions.toLocaleString('en-US') + ' interactions.');
+    setBusy('ready', fmt.count(result.total_interactions) + ' interactions.');
   }
 }
 
