@@ -9,8 +9,10 @@ import (
 // TestCountSince: CountSince counts exactly the api rows ReadSince would
 // still return after a mark, on every back end.
 func TestCountSince(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			s := openStore(t, b.DSN(t))
 			count := func(after int64) int64 {
 				t.Helper()

@@ -14,6 +14,7 @@ import (
 // small blocks keeps a day of single-row turns in full blocks, and the
 // raw pass over them counts exactly the reference.
 func TestTurnsMergeSmallBlocks(t *testing.T) {
+	// Not parallel: SetCompactAlways changes every store of the binary.
 	s := openStore(t, sqltest.PostgresDSN(t))
 	sqlstore.SetCompactAlways(t)
 	const turns = 1100

@@ -17,10 +17,12 @@ func TestContract(t *testing.T) {
 	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			if b.Name == "PostgreSQL" {
 				serverDSN(t)
 			}
 			t.Run("Raw", func(t *testing.T) {
+				t.Parallel() // a store per case
 				if testing.Short() && b.Name == "PostgreSQL" {
 					t.Skip("-short: the raw contract runs on SQLite here, on PostgreSQL too in make test")
 				}
@@ -30,6 +32,7 @@ func TestContract(t *testing.T) {
 				})
 			})
 			t.Run("Rollups", func(t *testing.T) {
+				t.Parallel() // a store per case
 				if testing.Short() && b.Name == "PostgreSQL" {
 					t.Skip("-short: the rollups' contract runs on SQLite here, on PostgreSQL too in make test")
 				}
@@ -39,6 +42,7 @@ func TestContract(t *testing.T) {
 				})
 			})
 			t.Run("ColumnIndex", func(t *testing.T) {
+				t.Parallel() // a store per case
 				porttest.TestInteractionLog(t, func(t *testing.T) (ports.InteractionLog, ports.Aggregator) {
 					s := openStore(t, b.DSN(t))
 					idx, err := colindex.Build(t.Context(), s)

@@ -14,8 +14,10 @@ import (
 // interactions already stored are then skipped); the same id in another
 // CAT, and rows without an id, are accepted.
 func TestUniqueInteractionIDIsTheBackstop(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			s := openStore(t, b.DSN(t))
 			insert := func(cat string, id any) error {
 				q := "INSERT INTO interactions (occurred_at, cat, event_kind, question, answer, topic, model, persona, question_id, answer_id, user_id, conversation_id, interaction_id) " +

@@ -20,6 +20,7 @@ func TestEraserContract(t *testing.T) {
 	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			if b.Name == "PostgreSQL" {
 				serverDSN(t)
 			}
@@ -46,8 +47,10 @@ func TestEraserContract(t *testing.T) {
 // the erased rows in the dictionaries, while entries other rows still use
 // stay, across CATs and batches.
 func TestDeleteCollectsDictionaries(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			s := openStore(t, b.DSN(t))
 			at := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 			row := func(user, cat, topic, question string) analytics.Interaction {
@@ -102,6 +105,7 @@ func TestDeleteCollectsDictionaries(t *testing.T) {
 // at the deleted entry. Appends and chat turns (WriteTx with AppendTx,
 // which reads the counter as it begins on PostgreSQL) both cache codes.
 func TestCachedCodesAfterAnotherInstanceCollects(t *testing.T) {
+	t.Parallel() // own stores only
 	ways := map[string]func(*testing.T, *sqlstore.Store, []analytics.Interaction){"append": mustAppend, "turn": turn}
 	for _, b := range backends {
 		for way, write := range ways {
@@ -134,8 +138,10 @@ func TestCachedCodesAfterAnotherInstanceCollects(t *testing.T) {
 // hand the highest id out again), so an index following the ids reads
 // them.
 func TestDeleteNewestKeepsIDs(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			s := openStore(t, b.DSN(t))
 			at := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 			row := func(user string) analytics.Interaction {
@@ -174,8 +180,10 @@ func TestDeleteNewestKeepsIDs(t *testing.T) {
 }
 
 func TestDeletionFeedContract(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			porttest.TestDeletionFeed(t, func(t *testing.T) porttest.DeletionFeedStore { return openStore(t, b.DSN(t)) })
 		})
 	}
@@ -186,8 +194,10 @@ func TestDeletionFeedContract(t *testing.T) {
 // once, as three instances on one database would; once all are done and
 // the index has refreshed, it answers as the raw log.
 func TestFollowerUnderConcurrentDeletes(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			dsn := b.DSN(t)
 			writer, deleter, follower := openStore(t, dsn), openStore(t, dsn), openStore(t, dsn)
 			idx, err := colindex.Build(t.Context(), follower)

@@ -18,6 +18,7 @@ import (
 // dictionary, of which only some hold it; the rollups, the raw pass and the
 // column index's feed must then answer as the reference does.
 func TestTurnsFindEntriesOfEachDictionary(t *testing.T) {
+	t.Parallel() // own stores only
 	s := openStore(t, sqltest.PostgresDSN(t))
 	texts := []string{"x", "y", "z"}
 	var log []analytics.Interaction

@@ -16,8 +16,10 @@ import (
 )
 
 func TestReopenKeepsDataAndRollups(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			dsn := b.DSN(t)
 			first, second := sampleLog(300, 0), sampleLog(200, 1)
 
@@ -46,8 +48,10 @@ func TestReopenKeepsDataAndRollups(t *testing.T) {
 }
 
 func TestMigrationsIdempotent(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			dsn := b.DSN(t)
 			// Concurrent starters on a fresh database: one migrates, the
 			// others wait and find the work done.
@@ -98,8 +102,10 @@ func countMigrations(t *testing.T, backend, dsn string) int {
 }
 
 func TestConcurrentAppendsKeepRollupsExact(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			dsn := b.DSN(t)
 			stores := []*sqlstore.Store{openStore(t, dsn), openStore(t, dsn)}
 			const workers, appends, size = 4, 5, 300
@@ -146,6 +152,7 @@ func TestFailedAppendUndoesFlushedRollups(t *testing.T) {
 	const distinct = 25000
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			s := openStore(t, b.DSN(t))
 			in := sampleLog(100, 0)
 			mustAppend(t, s, in)
@@ -182,8 +189,10 @@ func TestFailedAppendUndoesFlushedRollups(t *testing.T) {
 }
 
 func TestAppendSurvivesPanickingSequence(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			s := openStore(t, b.DSN(t))
 			in := sampleLog(100, 0)
 			mustAppend(t, s, in)
@@ -219,6 +228,7 @@ func TestAppendSurvivesPanickingSequence(t *testing.T) {
 // none run again, and one at version 1, whose later steps must run and
 // backfill its rows.
 func TestUpgradeFromSchemaMigrations(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		for _, version := range []int{6, 1} {
 			t.Run(fmt.Sprintf("%s/version %d", b.Name, version), func(t *testing.T) {
@@ -262,8 +272,10 @@ func TestUpgradeFromSchemaMigrations(t *testing.T) {
 // schema filled (raw rows without dictionary codes, rollups keyed by all
 // five dimensions) and expects both paths to count it exactly.
 func TestMigrationBackfillsDims(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			dsn := b.DSN(t)
 			old, err := sqlstore.OpenAtVersion(t.Context(), dsn, 1)
 			if err != nil {
@@ -295,8 +307,10 @@ func TestMigrationBackfillsDims(t *testing.T) {
 // appends of uneven sizes, so that blocks fill, get appended to and split,
 // and expects the raw path to count every row exactly once.
 func TestBlocksSpanAppends(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			s := openStore(t, b.DSN(t))
 			in := sampleLog(3000, 5)
 			for k := range in {

@@ -147,6 +147,7 @@ func apiOnly(in []analytics.Interaction) []analytics.Interaction {
 // given each committed row exactly once, the late ones included, and the
 // index counts exactly the reference.
 func TestFeedOutOfOrderCommits(t *testing.T) {
+	t.Parallel() // own stores only
 	s := openStore(t, sqltest.PostgresDSN(t))
 	f := newFollower(s)
 	idx, err := colindex.Build(t.Context(), s)
@@ -228,6 +229,7 @@ func TestFeedOutOfOrderCommits(t *testing.T) {
 // transaction is open; the import's rows reach the follower once it
 // commits.
 func TestWriteTxCommitsWhileAnImportIsOpen(t *testing.T) {
+	t.Parallel() // own stores only
 	s := openStore(t, sqltest.PostgresDSN(t))
 	f := newFollower(s)
 	log := sampleLog(3000, 5)
@@ -270,6 +272,7 @@ func TestWriteTxCommitsWhileAnImportIsOpen(t *testing.T) {
 // pass (whose code blocks were merged concurrently) and the rollups
 // count exactly the reference.
 func TestFeedConcurrentWriters(t *testing.T) {
+	// Not parallel: SetCompactAlways changes every store of the binary.
 	s := openStore(t, sqltest.PostgresDSN(t))
 	sqlstore.SetCompactAlways(t)
 	f := newFollower(s)

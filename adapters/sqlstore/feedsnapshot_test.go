@@ -52,8 +52,10 @@ func without(in []analytics.Interaction, d analytics.Deletion) []analytics.Inter
 // rows deleted before the start; and both follow rows and deletions
 // committed after it.
 func TestIndexFromSnapshot(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			s := openStore(t, b.DSN(t))
 			log := sampleLog(600, 11)
 			for k := range log {
@@ -128,6 +130,7 @@ func statsRows(idx *colindex.Index) int {
 // each once, and the open writer's rows once it commits. A deletion of a
 // CAT whose rows were given again rebuilds it without losing them.
 func TestIndexFromSnapshotWhileWritersRun(t *testing.T) {
+	t.Parallel() // own stores only
 	s := openStore(t, sqltest.PostgresDSN(t))
 	log := apiOnly(sampleLog(60, 3))
 	for k := range 4 {
@@ -174,6 +177,7 @@ func TestIndexFromSnapshotWhileWritersRun(t *testing.T) {
 // their CAT up to the feed position (without them); they are counted
 // when the feed gives them, and the other CAT's are not counted again.
 func TestIndexFromSnapshotRebuildsGivenCat(t *testing.T) {
+	t.Parallel() // own stores only
 	s := openStore(t, sqltest.PostgresDSN(t))
 	log := apiOnly(sampleLog(60, 5))
 	for k := range 4 {
@@ -213,8 +217,10 @@ func TestIndexFromSnapshotRebuildsGivenCat(t *testing.T) {
 var _ colindex.Snapshot = (*sqlstore.Store)(nil)
 
 func TestFeedSnapshotContract(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			porttest.TestFeedSnapshot(t, func(t *testing.T) porttest.FeedSnapshotStore { return openStore(t, b.DSN(t)) })
 		})
 	}
@@ -225,8 +231,10 @@ func TestFeedSnapshotContract(t *testing.T) {
 // dictionaries it read in its page cache; on PostgreSQL it goes back to
 // the pool.
 func TestSnapshotConnectionNotKept(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			s := openStore(t, b.DSN(t))
 			mustAppend(t, s, sampleLog(200, 0))
 			if err := s.Ping(t.Context()); err != nil { // leaves a pooled connection

@@ -150,8 +150,10 @@ func expectSnapshotIsFeed(t *testing.T, s *sqlstore.Store, want []feedFields) {
 // (Load) and WriteTx, and expects the feed, ReadCat and the snapshot to
 // give each api row's usage, and the feed and ReadCat its rating.
 func TestFeedCarriesUsageAndRating(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			s := openStore(t, b.DSN(t))
 			appended, loaded, turned := usageLog(90, 3, "append"), usageLog(80, 5, "load"), usageLog(12, 7, "turn")
 			mustAppend(t, s, appended)
@@ -186,8 +188,10 @@ func TestFeedCarriesUsageAndRating(t *testing.T) {
 // nothing for a feedback that changes no rating; ReadRated gives exactly
 // the rated rows the feed had given by its position.
 func TestRatingFeed(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			s := openStore(t, b.DSN(t))
 			in := usageLog(40, 1, "first")
 			mustAppend(t, s, in)
@@ -289,8 +293,10 @@ func TestRatingFeed(t *testing.T) {
 // rebuild them: the snapshot gives every row's usage, and the raw pass
 // still counts exactly.
 func TestMigrationRebuildsBlocksWithUsage(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			dsn := b.DSN(t)
 			old, err := sqlstore.OpenAtVersion(t.Context(), dsn, 8)
 			if err != nil {
@@ -322,8 +328,10 @@ func TestMigrationRebuildsBlocksWithUsage(t *testing.T) {
 // expects it to end with every row's rating: a change whose generation
 // committed after a higher one was read would be missed.
 func TestRatingFollowerUnderConcurrentFeedback(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			s := openStore(t, b.DSN(t))
 			in := usageLog(120, 4, "c")
 			var ids [][2]string

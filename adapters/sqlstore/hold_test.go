@@ -44,8 +44,10 @@ func indexTotal(t *testing.T, idx *colindex.Index) int64 {
 // again; when the feed gives held rows, the index drops them: after
 // refreshes it still equals the reference, every row counted once.
 func TestToldCommitsCountedOnce(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			s := openStore(t, b.DSN(t))
 			idx, err := colindex.Build(t.Context(), s)
 			if err != nil {
@@ -143,6 +145,7 @@ func TestToldCommitsCountedOnce(t *testing.T) {
 // refreshes all along: each writer finds its own rows counted when its
 // write returns, and at the end every row is counted exactly once.
 func TestToldCommitsConcurrent(t *testing.T) {
+	t.Parallel() // own stores only
 	s := openStore(t, sqltest.PostgresDSN(t))
 	idx, err := colindex.Build(t.Context(), s)
 	if err != nil {

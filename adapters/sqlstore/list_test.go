@@ -12,6 +12,7 @@ func TestBrowserContract(t *testing.T) {
 	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			if b.Name == "PostgreSQL" {
 				serverDSN(t)
 			}

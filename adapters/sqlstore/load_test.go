@@ -66,6 +66,7 @@ func headerMode(t *testing.T, path string) string {
 // fills with the whole import), stores what Append stores, and leaves the
 // file in WAL mode for what follows.
 func TestLoadWritesPastTheLog(t *testing.T) {
+	t.Parallel() // own stores only
 	in := bulkLog(40_000, 0)
 	ref := normalized(in)
 	for _, load := range []bool{false, true} {
@@ -112,6 +113,7 @@ func TestLoadWritesPastTheLog(t *testing.T) {
 // the file open, Load cannot have it alone; it does not wait for it, and
 // writes through the log as Append does, visible to the other.
 func TestLoadBesideAnotherConnection(t *testing.T) {
+	t.Parallel() // own stores only
 	path := filepath.Join(t.TempDir(), "shared.db")
 	other := openStore(t, "sqlite:"+path)
 	if err := other.Ping(t.Context()); err != nil {
@@ -137,6 +139,7 @@ func TestLoadBesideAnotherConnection(t *testing.T) {
 // pages in the file under the journal, stores nothing and still leaves the
 // file in WAL mode; the store writes on.
 func TestLoadCancelled(t *testing.T) {
+	t.Parallel() // own stores only
 	path := filepath.Join(t.TempDir(), "cancelled.db")
 	s := openStore(t, "sqlite:"+path)
 	before := sampleLog(100, 4)
@@ -182,6 +185,7 @@ const loadChildEnv = "SQLSTORE_LOAD_KILLED_DB"
 // leaves a database that opens, in WAL mode, intact, with exactly what was
 // committed before the Load.
 func TestLoadKilled(t *testing.T) {
+	t.Parallel() // own stores only
 	if path := os.Getenv(loadChildEnv); path != "" {
 		loadUntilKilled(t, path)
 		return

@@ -48,6 +48,7 @@ func stored(t *testing.T, s *sqlstore.Store) (raw, rolled int64) {
 // an operator or a failover would); WriteTx finds the transaction
 // aborted, runs it again on a fresh connection, and it is stored once.
 func TestWriteTxRetriesWhenItsBackendIsKilled(t *testing.T) {
+	t.Parallel() // own stores only
 	s := openStore(t, sqltest.PostgresDSN(t))
 	var runs atomic.Int32
 	sqlstore.SetWriteTxHooks(s, func(ctx context.Context, tx bun.Tx) error {
@@ -78,6 +79,7 @@ func TestWriteTxRetriesWhenItsBackendIsKilled(t *testing.T) {
 // must not run the transaction again: it asks the server, learns that it
 // committed, and reports success with the row stored once.
 func TestWriteTxLostCommitAnswerIsNotStoredTwice(t *testing.T) {
+	t.Parallel() // own stores only
 	s := openStore(t, sqltest.PostgresDSN(t))
 	var runs, commits atomic.Int32
 	sqlstore.SetWriteTxHooks(s, nil, func(tx bun.Tx) error {
@@ -107,6 +109,7 @@ func TestWriteTxLostCommitAnswerIsNotStoredTwice(t *testing.T) {
 // connections and refuses new ones) the outcome is unknown, and WriteTx
 // answers a temporary errs.KindUnavailable without trying again.
 func TestWriteTxLostCommitUnknownIsUnavailable(t *testing.T) {
+	t.Parallel() // own stores only
 	s := openStore(t, sqltest.PostgresDSN(t))
 	var runs atomic.Int32
 	sqlstore.SetWriteTxHooks(s, nil, func(tx bun.Tx) error {
@@ -185,6 +188,7 @@ func TestWriteTxRefusesWhileSQLiteIsLocked(t *testing.T) {
 // only), then fails with a temporary errs.KindUnavailable error and
 // stores nothing; the connection it used keeps no timeout.
 func TestWriteTxRefusesWhilePostgresIsLocked(t *testing.T) {
+	t.Parallel() // own stores only
 	dsn := sqltest.PostgresDSN(t)
 	s := openStore(t, dsn)
 	lock, err := s.DB().DB.Conn(t.Context())
@@ -235,6 +239,7 @@ func TestWriteTxRefusesWhilePostgresIsLocked(t *testing.T) {
 // snapshot) and catsrv_chat_turn (the last message read after the lock)
 // rely on.
 func TestWriteTxReadCommittedWhateverTheDefault(t *testing.T) {
+	t.Parallel() // own stores only
 	dsn := sqltest.PostgresDatabaseDSN(t, map[string]string{"default_transaction_isolation": "'repeatable read'"})
 	s := openStore(t, dsn)
 	var outside, inside string
@@ -259,8 +264,10 @@ func TestWriteTxReadCommittedWhateverTheDefault(t *testing.T) {
 // or the next turn with the same texts would point at entries that do not
 // exist.
 func TestRolledBackTurnCachesNoCodes(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			s := openStore(t, b.DSN(t))
 			in := analytics.Interaction{Time: day0, Cat: "alpha", EventKind: analytics.EventKindAPI,
 				Topic: "rolled back topic", Model: "m", Persona: "p", Question: "rolled back question", Answer: "a"}

@@ -30,8 +30,10 @@ func retentionCats() *memstore.Cats {
 // one, and beta keeps everything. After each pass the raw log, the
 // rollups and the column index answer as the reference over what remains.
 func TestRetentionAcrossDayBoundary(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			s := openStore(t, b.DSN(t))
 			idx, err := colindex.Build(t.Context(), s)
 			if err != nil {
@@ -137,8 +139,10 @@ func (e *blockingEraser) DeleteInteractions(ctx context.Context, d analytics.Del
 // SQLite): while one is inside a pass, the other's pass is skipped; once
 // it ends, the other runs.
 func TestRetentionOnePassAtATime(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			dsn := b.DSN(t)
 			sa := openStore(t, dsn)
 			sb := sa

@@ -39,6 +39,7 @@ func hostileDSN(t *testing.T) string {
 // relies on, and values that would escape a literal with them off are
 // stored and filtered exactly.
 func TestPostgresSessionSettingsForced(t *testing.T) {
+	t.Parallel() // own stores only
 	dsn := hostileDSN(t)
 	ctx := t.Context()
 
@@ -107,6 +108,7 @@ func TestPostgresSessionSettingsForced(t *testing.T) {
 // the forced ones (as behind a pooler that drops startup parameters) is
 // refused with a message naming the setting.
 func TestPostgresRefusesUnforcedSession(t *testing.T) {
+	t.Parallel() // own stores only
 	dsn := hostileDSN(t)
 	conn, err := pgx.Connect(t.Context(), dsn)
 	if err != nil {

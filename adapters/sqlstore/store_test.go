@@ -108,6 +108,7 @@ func mustAppend(t *testing.T, s *sqlstore.Store, in []analytics.Interaction) {
 }
 
 func TestSQLiteOpenCreatesDirectory(t *testing.T) {
+	t.Parallel() // own stores only
 	path := filepath.Join(t.TempDir(), "a", "b", "catsrv.db")
 	s := openStore(t, "sqlite:"+path)
 	if _, err := os.Stat(path); err != nil {
@@ -119,6 +120,7 @@ func TestSQLiteOpenCreatesDirectory(t *testing.T) {
 }
 
 func TestSQLiteInMemory(t *testing.T) {
+	t.Parallel() // own stores only
 	s := openStore(t, "sqlite::memory:")
 	in := sampleLog(100, 0)
 	mustAppend(t, s, in)
@@ -127,6 +129,7 @@ func TestSQLiteInMemory(t *testing.T) {
 }
 
 func TestOpenRejectsBadDSN(t *testing.T) {
+	t.Parallel() // own stores only
 	cases := []struct {
 		name string
 		dsn  string
@@ -163,8 +166,10 @@ func TestOpenRejectsBadDSN(t *testing.T) {
 }
 
 func TestPing(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			s, err := sqlstore.Open(t.Context(), b.DSN(t))
 			if err != nil {
 				t.Fatalf("Open: %v", err)
@@ -187,8 +192,10 @@ func TestPing(t *testing.T) {
 }
 
 func TestRangeBoundPrecision(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			s := openStore(t, b.DSN(t))
 			in := sampleLog(200, 0)
 			mustAppend(t, s, in)

@@ -10,8 +10,10 @@ import (
 // TestTokenUsageContract holds TokensSince to the reference sum on both
 // databases.
 func TestTokenUsageContract(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			if b.Name == "PostgreSQL" {
 				serverDSN(t)
 			}

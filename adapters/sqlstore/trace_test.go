@@ -18,6 +18,7 @@ import (
 // carrying the database system, never the statement's text; without it,
 // no span is made.
 func TestTracedDatabaseCalls(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range []struct{ name, system string }{{"SQLite", "sqlite"}, {"PostgreSQL", "postgresql"}} {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := sqltest.SQLiteDSN(t)

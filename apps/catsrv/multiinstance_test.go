@@ -403,7 +403,7 @@ func (c *cluster) logoutEverywhere(t *testing.T) {
 const chatSeconds = 20
 
 // shortChatSeconds is chatSeconds under -short.
-const shortChatSeconds = 4
+const shortChatSeconds = 2
 
 // killOneDuringChats: clients chat on all three instances for
 // chatSeconds (shortChatSeconds under -short); a quarter of the way in, instance 2 is killed with

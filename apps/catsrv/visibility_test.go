@@ -40,8 +40,14 @@ func TestImportVisibleAtOnce(t *testing.T) {
 }
 
 // visibilityLines is the size of the import the routes are polled
-// during: about twenty of the index's former chunks of 4,096 rows.
-const visibilityLines = 80_000
+// during: about twenty of the index's former chunks of 4,096 rows, five
+// under -short (the pollers and the import share the test machine's CPU).
+func visibilityLines() int {
+	if testing.Short() {
+		return 20_000
+	}
+	return 80_000
+}
 
 func importVisibleAtOnce(t *testing.T, db string) {
 	cfg := configDir(t)
@@ -52,7 +58,7 @@ func importVisibleAtOnce(t *testing.T, db string) {
 	token := issueToken(t, cfg, "ops", "admin")
 	// The second import's lines are written to a file first, so that the
 	// import is all the database work there is while the routes are polled.
-	second := catsrv(t, nil, nil, "demo", "--interactions", fmt.Sprint(visibilityLines), "--cats", "demo", "--seed", "4")
+	second := catsrv(t, nil, nil, "demo", "--interactions", fmt.Sprint(visibilityLines()), "--cats", "demo", "--seed", "4")
 	file := filepath.Join(t.TempDir(), "second.jsonl")
 	if err := os.WriteFile(file, []byte(second.stdout), 0o600); err != nil {
 		t.Fatal(err)
@@ -133,7 +139,7 @@ func importVisibleAtOnce(t *testing.T, db string) {
 	imp := exec.Command(binary, "import", "--config", cfg, "--db", db, file)
 	imp.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 	out, err := imp.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), fmt.Sprintf("imported %d interactions", visibilityLines)) {
+	if err != nil || !strings.Contains(string(out), fmt.Sprintf("imported %d interactions", visibilityLines())) {
 		close(stop)
 		wg.Wait()
 		t.Fatalf("second import: %v: %s", err, out)

@@ -226,8 +226,8 @@ var eraseUsers = []string{"u1", "u2", "u3", "U1", "u1 "}
 // read with the reference after every batch.
 func testEraseProperty(t *testing.T, open func(t *testing.T) Erasable) {
 	base := propertyBase(t)
-	logs := uint64(4)
-	if underRace {
+	logs := uint64(4) // 2 under -short and the race detector
+	if underRace || testing.Short() {
 		logs = 2
 	}
 	for k := range logs {

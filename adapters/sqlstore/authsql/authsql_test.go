@@ -26,16 +26,20 @@ func open(t *testing.T, dsn string) *authsql.Store {
 var backends = sqltest.Backends()
 
 func TestAuthContract(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			porttest.TestAuthStore(t, func(t *testing.T) porttest.AuthStore { return open(t, b.DSN(t)) })
 		})
 	}
 }
 
 func TestMemoryContract(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			porttest.TestMemoryStore(t, func(t *testing.T) ports.MemoryStore { return open(t, b.DSN(t)) })
 		})
 	}

@@ -8,8 +8,10 @@ import (
 )
 
 func TestConversationContract(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			porttest.TestConversationStore(t, func(t *testing.T) (porttest.ChatStore, ports.Aggregator) {
 				log, s := open(t, b.DSN(t))
 				return s, log
@@ -19,8 +21,10 @@ func TestConversationContract(t *testing.T) {
 }
 
 func TestCatOverrideContract(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			var dsn string
 			porttest.TestCatOverrideStore(t,
 				func(t *testing.T) ports.CatOverrideStore {

@@ -16,8 +16,10 @@ import (
 // release, still calling the turn function without ids, keeps working
 // during a rolling deploy, its messages named like the old ones.
 func TestMessageIDsMigration(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range sqltest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			ctx := t.Context()
 			log := sqltest.Open(t, b.DSN(t))
 			if err := log.Migrate(ctx, Component, migrations[:6]); err != nil {

@@ -13,8 +13,10 @@ import (
 // instance writes during a rolling deploy (no version) is still loaded
 // at start-up.
 func TestOverrideVersionsMigration(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range sqltest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			ctx := t.Context()
 			log := sqltest.Open(t, b.DSN(t))
 			if err := log.Migrate(ctx, Component, migrations[:1]); err != nil {

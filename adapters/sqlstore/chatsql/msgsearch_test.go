@@ -15,6 +15,7 @@ import (
 // messages and leave the conversation's body empty, so a turn's cost does
 // not grow with the conversation, and every turn's words are found.
 func TestPostgresSearchesMessages(t *testing.T) {
+	t.Parallel() // own stores only
 	log := sqltest.Open(t, sqltest.PostgresDSN(t))
 	ctx := t.Context()
 	if err := log.Migrate(ctx, chatsql.Component, chatsql.FirstSchema); err != nil {

@@ -86,8 +86,10 @@ func failInteractions(t *testing.T, log *sqlstore.Store) {
 }
 
 func TestTurnFeedsAnalytics(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			dsn := b.DSN(t)
 			log, s := open(t, dsn)
 			idx, err := colindex.Build(t.Context(), log)
@@ -133,8 +135,10 @@ func TestTurnFeedsAnalytics(t *testing.T) {
 }
 
 func TestFailedTurnStoresNothing(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			log, s := open(t, b.DSN(t))
 			told := 0
 			log.TellCommits(func([]analytics.FeedRow, int64, bool) { told++ })
@@ -177,8 +181,10 @@ func TestFailedTurnStoresNothing(t *testing.T) {
 }
 
 func TestSearchQueriesStayWords(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			_, s := open(t, b.DSN(t))
 			if err := s.RecordTurn(t.Context(), turnOf("c1", true, t0, "NEAR the refund desk, AND OR NOT", "Ask at the counter.", "billing")); err != nil {
 				t.Fatal(err)
@@ -214,8 +220,10 @@ func TestSearchQueriesStayWords(t *testing.T) {
 // finds, where their own parsers would see other tokens (an e-mail
 // address, a version number, vowel signs).
 func TestSearchFindsCoreWords(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			_, s := open(t, b.DSN(t))
 			if err := s.RecordTurn(t.Context(), turnOf("c1", true, t0, "Write to bob@example.com about v2.1", "नमस्ते दुनिया, café ready", "general")); err != nil {
 				t.Fatal(err)
@@ -239,8 +247,10 @@ func TestSearchFindsCoreWords(t *testing.T) {
 // TestConcurrentTurns: turns racing on one conversation each keep both
 // their messages and their interaction.
 func TestConcurrentTurns(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			log, s := open(t, b.DSN(t))
 			first := turnOf("c1", true, t0, "first", "answer", "general")
 			if err := s.RecordTurn(t.Context(), first); err != nil {

@@ -15,8 +15,10 @@ import (
 )
 
 func TestDocumentContract(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range sqltest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			porttest.TestDocumentStore(t, func(t *testing.T) ports.DocumentStore {
 				s := sqltest.Open(t, b.DSN(t))
 				if _, err := docsql.Open(t.Context(), s); err != nil {
@@ -37,8 +39,10 @@ func TestDocumentContract(t *testing.T) {
 // holds the old chunks, each found in its own CAT only, and follows the
 // writes after.
 func TestMigrationKeepsTheIndex(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range sqltest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			ctx := t.Context()
 			s := sqltest.Open(t, b.DSN(t))
 			old, err := docsql.OpenAtVersion(ctx, s, 1)
@@ -89,8 +93,10 @@ func doc(cat string, texts ...string) knowledge.Document {
 // document (of any CAT) holds keeps its vector until that one goes too,
 // and nothing else is left.
 func TestDeleteLeavesNoRow(t *testing.T) {
+	t.Parallel() // own stores only
 	for _, b := range sqltest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
 			ctx := t.Context()
 			s := sqltest.Open(t, b.DSN(t))
 			st, err := docsql.Open(ctx, s)
