@@ -122,10 +122,12 @@ func (b *batch) addRated(cats map[string]*catIndex, r *analytics.FeedRow) {
 }
 
 // newRatedDraft begins a draft of rows for the rated index c, or for a
-// new one (c nil).
+// new one (c nil). Only a new one is marked: c may be read meanwhile.
 func newRatedDraft(c *catIndex) *catDraft {
 	cd := newCatDraft(c, 0)
-	cd.c.noCube = true
+	if c == nil {
+		cd.c.noCube = true
+	}
 	return cd
 }
 
