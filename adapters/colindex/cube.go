@@ -75,7 +75,7 @@ func (c *cube) add(micros int64, combo uint32, use rowUsage) {
 func (c *cube) cell(day int64, combo uint32) *cell {
 	k := len(c.days) - 1
 	if k < 0 || c.days[k].day != day {
-		k = sort.Search(len(c.days), func(i int) bool { return c.days[i].day >= day })
+		k = c.search(day)
 		if k == len(c.days) || c.days[k].day != day {
 			if k == len(c.days) && k > 0 {
 				c.days[k-1].compact() // rows come mostly in time order: a day is done
@@ -93,6 +93,12 @@ func (c *cube) cell(day int64, combo uint32) *cell {
 		dc.cells = append(dc.cells, cell{combo: combo})
 	}
 	return &dc.cells[i]
+}
+
+// search returns the position of the first of the cube's days at or
+// after day.
+func (c *cube) search(day int64) int {
+	return sort.Search(len(c.days), func(i int) bool { return c.days[i].day >= day })
 }
 
 // compact moves the day's latency counts into one array, in cell order,
@@ -115,17 +121,15 @@ func (dc *dayCells) compact() {
 
 // cubeDays returns the cube's days in the plan's range.
 func (p plan) cubeDays() []dayCells {
-	days := p.cat.cube.days
-	lo, hi := 0, len(days)
+	cb := &p.cat.cube
+	lo, hi := 0, len(cb.days)
 	if p.start != minMicros {
-		first := dayOf(p.start)
-		lo = sort.Search(len(days), func(i int) bool { return days[i].day >= first })
+		lo = cb.search(dayOf(p.start))
 	}
 	if p.end != maxMicros {
-		end := dayOf(p.end)
-		hi = sort.Search(len(days), func(i int) bool { return days[i].day >= end })
+		hi = cb.search(dayOf(p.end))
 	}
-	return days[lo:max(lo, hi)]
+	return cb.days[lo:max(lo, hi)]
 }
 
 // cubeDims are the dimensions the cube holds, in cell order.

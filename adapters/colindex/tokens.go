@@ -2,7 +2,6 @@ package colindex
 
 import (
 	"context"
-	"sort"
 	"time"
 
 	"github.com/catsrv/catsrv/ports"
@@ -40,9 +39,8 @@ func (x *Index) tokensSince(cat string, day int64) int64 {
 	if c == nil {
 		return 0
 	}
-	days := c.cube.days
 	var n int64
-	for _, dc := range days[sort.Search(len(days), func(i int) bool { return days[i].day >= day }):] {
+	for _, dc := range c.cube.days[c.cube.search(day):] {
 		for _, cl := range dc.cells {
 			n += cl.input + cl.output
 		}
