@@ -42,6 +42,7 @@ var analyticsMigrations = []Migration{
 		Backfill: func(ctx context.Context, tx bun.Tx, d string) error {
 			return rebuildBlocks(ctx, tx.Tx, dialectNamed(d))
 		}},
+	{Version: 10, Name: "rated rows read from their index alone", Statements: func(d string) []string { return coveringRated(dialectNamed(d)) }},
 }
 
 // interactionIDs adds the optional interaction id, unique per CAT where

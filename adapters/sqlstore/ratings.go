@@ -37,6 +37,22 @@ func ratingFeed(d dialect) []string {
 	}
 }
 
+// coveringRated makes interactions_rated hold every column ReadRated
+// reads (ratedColumns, its conditions), so that the index answers it
+// without a read of each rated row's table page: the index's start-up
+// and its re-read of a CAT whose ratings changed cost the rated rows,
+// not random reads of the table.
+func coveringRated(d dialect) []string {
+	columns := "cat, id, event_kind, occurred_at, topic, model, persona, question_id, answer_id, feedback_rating"
+	if d == postgresDialect {
+		columns += ", xact"
+	}
+	return []string{
+		`DROP INDEX interactions_rated`,
+		`CREATE INDEX interactions_rated ON interactions (` + columns + `) WHERE feedback_rating <> 0`,
+	}
+}
+
 // setFeedback updates the interaction's feedback in tx and records a
 // change of an api row's rating in rating_changes.
 func (s *Store) setFeedback(ctx context.Context, tx *sql.Tx, cat, interactionID string, f analytics.Feedback) error {
@@ -93,7 +109,8 @@ func (s *Store) ReadRatingChanges(ctx context.Context, after int64) (int64, []st
 // ReadRated streams the CAT's api interactions with a rating that the
 // feed had given by position upTo, in id order, to fn (colindex.Ratings):
 // ReadCat's rows whose Rating is not 0, read through the index of rated
-// rows.
+// rows alone: each question's and answer's id in place of its text, and
+// no usage.
 func (s *Store) ReadRated(ctx context.Context, cat string, upTo int64, fn func(*analytics.FeedRow) error) error {
 	if upTo <= 0 {
 		return nil

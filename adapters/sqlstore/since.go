@@ -39,6 +39,12 @@ func (s *Store) ReadCat(ctx context.Context, cat string, upTo int64, fn func(*an
 const feedColumns = ", cat, topic, model, persona, question_id, question, answer_id, answer" +
 	", input_tokens, output_tokens, cost_nanos, COALESCE(latency_bucket + 1, 0), feedback_rating"
 
+// ratedColumns are feedColumns with each question's and answer's id in
+// place of its text and no usage: ReadRated's reader, the index's rated
+// rows, counts rows by key. They are all in the index interactions_rated
+// (coveringRated).
+const ratedColumns = ", cat, topic, model, persona, question_id, question_id, answer_id, answer_id, 0, 0, 0, 0, feedback_rating"
+
 // feedScan scans feed rows (feedColumns) into one FeedRow, whose values
 // stay valid until the next scan.
 type feedScan struct {
@@ -72,8 +78,12 @@ func (s *Store) readFeed(ctx context.Context, fr feedRead, fn func(*analytics.Fe
 	if s.dialect == postgresDialect {
 		micros = "CAST(EXTRACT(EPOCH FROM occurred_at) * 1000000 AS BIGINT)"
 	}
+	columns := feedColumns
+	if fr.rated {
+		columns = ratedColumns
+	}
 	//nolint:gosec // fixed SQL text; the values are bound
-	query := "SELECT id, " + micros + feedColumns +
+	query := "SELECT id, " + micros + columns +
 		" FROM interactions WHERE id > " + s.dialect.placeholders(1, 1) +
 		" AND event_kind = " + s.dialect.placeholders(2, 1)
 	args := []any{fr.after, analytics.EventKindAPI}
