@@ -2,7 +2,9 @@ package sqlstore_test
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -421,6 +423,52 @@ func TestRatingFollowerUnderConcurrentFeedback(t *testing.T) {
 						}
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestRatedRowsOfLargestFields rates interactions whose keys are as long
+// as fields may be, and incompressible, appended rated and rated later,
+// and expects ReadRated to give both: an index holding the keys would
+// refuse them on PostgreSQL (a B-tree entry holds at most about 2.7 kB).
+func TestRatedRowsOfLargestFields(t *testing.T) {
+	t.Parallel() // own stores only
+	rng := rand.New(rand.NewPCG(7, 29))
+	long := func() string {
+		b := make([]byte, analytics.MaxFieldBytes/2)
+		for k := range b {
+			b[k] = byte(rng.Uint32())
+		}
+		return hex.EncodeToString(b)
+	}
+	for _, b := range backends {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel() // a store of its own
+			s := openStore(t, b.DSN(t))
+			in := usageLog(5, 3, "long")
+			for _, k := range []int{0, 1} { // in[1] comes rated, in[0] is rated below
+				in[k].Cat = "alpha"
+				in[k].Topic, in[k].Model, in[k].Persona = long(), long(), long()
+				in[k].QuestionID, in[k].AnswerID = long(), long()
+			}
+			mustAppend(t, s, in)
+			if err := s.SetFeedback(t.Context(), "alpha", in[0].InteractionID, analytics.Feedback{Rating: analytics.RatingDown}); err != nil {
+				t.Fatalf("SetFeedback: %v", err)
+			}
+			in[0].Feedback = analytics.Feedback{Rating: analytics.RatingDown}
+			_, pos := readFeedAll(t, s)
+			got := collect(t, "ReadRated", func(fn func(*analytics.FeedRow) error) error {
+				return s.ReadRated(t.Context(), "alpha", pos, fn)
+			})
+			long := 0
+			for _, f := range got {
+				if len(f.qid) == analytics.MaxFieldBytes {
+					long++
+				}
+			}
+			if long != 2 {
+				t.Errorf("ReadRated gave %d of the 2 rated rows of longest keys (%d rows in all)", long, len(got))
 			}
 		})
 	}

@@ -41,8 +41,8 @@ const feedColumns = ", cat, topic, model, persona, question_id, question, answer
 
 // ratedColumns are feedColumns with each question's and answer's id in
 // place of its text and no usage: ReadRated's reader, the index's rated
-// rows, counts rows by key. They are all in the index interactions_rated
-// (coveringRated).
+// rows, counts rows by key. On SQLite they are all in the index
+// interactions_rated (coveringRated).
 const ratedColumns = ", cat, topic, model, persona, question_id, question_id, answer_id, answer_id, 0, 0, 0, 0, feedback_rating"
 
 // feedScan scans feed rows (feedColumns) into one FeedRow, whose values
