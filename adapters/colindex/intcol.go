@@ -11,8 +11,9 @@ type intColumn struct {
 	i16 []int16
 	i32 []int32
 	i64 []int64
-	// n is the row count while width is 0 (every value 0).
-	n int
+	// n is the row count while width is 0 (every value 0), and room the
+	// rows reserve made room for meanwhile: widening makes it.
+	n, room int
 	// width is the bytes per value in use: 0, 1, 2, 4 or 8; only that
 	// slice holds rows.
 	width int
@@ -93,11 +94,13 @@ func (c *intColumn) widen(w int) {
 	for k := range vals {
 		vals[k] = c.get(k)
 	}
-	room := max(n+n/4, 1024)
+	// The room reserved (or grown) so far is kept: a column reserved for
+	// a snapshot's rows is not grown again, nor trimmed, once it widens.
+	room := max(n+n/4, 1024, c.capacity())
 	if c.width == 0 {
-		room = max(n, 1024)
+		room = max(n, 1024, c.room)
 	}
-	c.i8, c.i16, c.i32, c.i64, c.n, c.width = nil, nil, nil, nil, 0, w
+	c.i8, c.i16, c.i32, c.i64, c.n, c.room, c.width = nil, nil, nil, nil, 0, 0, w
 	switch w {
 	case 1:
 		c.i8 = narrowed[int8](vals, room)
@@ -123,9 +126,27 @@ func (c *intColumn) permute(perm []int32) {
 	c.i8, c.i16, c.i32, c.i64 = permuted(c.i8, perm), permuted(c.i16, perm), permuted(c.i32, perm), permuted(c.i64, perm)
 }
 
-// reserve makes room for n values in the column's width.
+// capacity returns the rows the column has room for in its width.
+func (c *intColumn) capacity() int {
+	switch c.width {
+	case 0:
+		return c.room
+	case 1:
+		return cap(c.i8)
+	case 2:
+		return cap(c.i16)
+	case 4:
+		return cap(c.i32)
+	}
+	return cap(c.i64)
+}
+
+// reserve makes room for n values in the column's width, or in the
+// width it takes when it widens from 0.
 func (c *intColumn) reserve(n int) {
 	switch c.width {
+	case 0:
+		c.room = max(c.room, n)
 	case 1:
 		c.i8 = slices.Grow(c.i8, max(0, n-len(c.i8)))
 	case 2:
