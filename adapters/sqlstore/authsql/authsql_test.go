@@ -1,8 +1,10 @@
 package authsql_test
 
 import (
+	"context"
 	"testing"
 
+	"github.com/catsrv/catsrv/adapters/sqlstore"
 	"github.com/catsrv/catsrv/adapters/sqlstore/authsql"
 	"github.com/catsrv/catsrv/adapters/sqlstore/sqltest"
 	"github.com/catsrv/catsrv/ports"
@@ -11,7 +13,7 @@ import (
 
 func open(t *testing.T, dsn string) *authsql.Store {
 	t.Helper()
-	s := sqltest.Open(t, dsn)
+	s := sqltest.Open(t, dsn, authComponent)
 	a, err := authsql.Open(t.Context(), s)
 	if err != nil {
 		t.Fatal(err)
@@ -24,6 +26,13 @@ func open(t *testing.T, dsn string) *authsql.Store {
 }
 
 var backends = sqltest.Backends()
+
+// authComponent is the auth schema, for sqltest.Open to bring up to date
+// (or find so in a pooled schema).
+var authComponent = sqltest.Component{Name: authsql.Component, Migrate: func(ctx context.Context, s *sqlstore.Store) error {
+	_, err := authsql.Open(ctx, s)
+	return err
+}}
 
 func TestAuthContract(t *testing.T) {
 	t.Parallel() // own stores only

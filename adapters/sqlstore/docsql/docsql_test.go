@@ -1,6 +1,7 @@
 package docsql_test
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,13 +15,20 @@ import (
 	"github.com/catsrv/catsrv/ports/porttest"
 )
 
+// docsComponent is the documents schema, for sqltest.Open to bring up
+// to date (or find so in a pooled schema).
+var docsComponent = sqltest.Component{Name: docsql.Component, Migrate: func(ctx context.Context, s *sqlstore.Store) error {
+	_, err := docsql.Open(ctx, s)
+	return err
+}}
+
 func TestDocumentContract(t *testing.T) {
 	t.Parallel() // own stores only
 	for _, b := range sqltest.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel() // a store of its own
 			porttest.TestDocumentStore(t, func(t *testing.T) ports.DocumentStore {
-				s := sqltest.Open(t, b.DSN(t))
+				s := sqltest.Open(t, b.DSN(t), docsComponent)
 				if _, err := docsql.Open(t.Context(), s); err != nil {
 					t.Fatal(err)
 				}
@@ -98,7 +106,7 @@ func TestDeleteLeavesNoRow(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel() // a store of its own
 			ctx := t.Context()
-			s := sqltest.Open(t, b.DSN(t))
+			s := sqltest.Open(t, b.DSN(t), docsComponent)
 			st, err := docsql.Open(ctx, s)
 			if err != nil {
 				t.Fatal(err)

@@ -6,6 +6,7 @@
 package sqltest
 
 import (
+	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
@@ -40,8 +41,9 @@ func ServerDSN(t testing.TB) string {
 // create makes a uniquely named object on the test server with the
 // statement "CREATE <kind> <name>", runs the statements that follow
 // (each with %s for the name), drops it with "DROP <kind> <name> <drop>"
-// when the test ends, and returns the name and the server's DSN.
-func create(t testing.TB, kind, drop string, then ...string) (name string, base *url.URL) {
+// when the test ends (unless keep, given the name, took it), and returns
+// the name and the server's DSN.
+func create(t testing.TB, kind, drop string, keep func(name string) bool, then ...string) (name string, base *url.URL) {
 	t.Helper()
 	dsn := ServerDSN(t)
 	var b [8]byte
@@ -58,6 +60,9 @@ func create(t testing.TB, kind, drop string, then ...string) (name string, base 
 		t.Fatalf("create %s: %v", kind, err)
 	}
 	t.Cleanup(func() {
+		if keep != nil && keep(name) {
+			return
+		}
 		// t.Context is already cancelled during cleanup.
 		if _, err := admin.Exec("DROP " + kind + " " + name + " " + drop); err != nil {
 			t.Errorf("drop %s %s: %v", kind, name, err)
@@ -77,14 +82,23 @@ func create(t testing.TB, kind, drop string, then ...string) (name string, base 
 
 // PostgresDSN creates an empty schema for one test, dropped when the test
 // ends, and returns a DSN whose search_path points at it, so tests of
-// several packages can share one server.
+// several packages can share one server. Open on this DSN, before anything
+// else has used it, may swap in a migrated schema from the pool under the
+// same name, and the schema may go back to the pool when the test ends
+// (see pool.go).
 func PostgresDSN(t testing.TB) string {
 	t.Helper()
-	schema, u := create(t, "SCHEMA", "CASCADE")
+	var dsn string
+	schema, u := create(t, "SCHEMA", "CASCADE", func(name string) bool {
+		forget(dsn)
+		return release(name)
+	})
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	return u.String()
+	dsn = u.String()
+	markFresh(dsn)
+	return dsn
 }
 
 // PostgresDatabaseDSN creates an empty database for one test, with the
@@ -98,7 +112,7 @@ func PostgresDatabaseDSN(t testing.TB, settings map[string]string) string {
 	for setting, value := range settings {
 		alter = append(alter, "ALTER DATABASE %s SET "+setting+" = "+value)
 	}
-	name, u := create(t, "DATABASE", "WITH (FORCE)", alter...)
+	name, u := create(t, "DATABASE", "WITH (FORCE)", nil, alter...)
 	u.Path = "/" + name
 	return u.String()
 }
@@ -109,9 +123,27 @@ func SQLiteDSN(t testing.TB) string {
 	return "sqlite:" + filepath.Join(t.TempDir(), "data", "catsrv.db")
 }
 
-// Open opens a store on the DSN and closes it when the test ends.
-func Open(t testing.TB, dsn string) *sqlstore.Store {
+// Component is a schema component besides the interaction log's, which
+// Open brings up to date on the store it opens.
+type Component struct {
+	// Name tells the pooled schemas of different components apart.
+	Name string
+	// Migrate brings the component's schema up to date on the store:
+	// the component's own Open.
+	Migrate func(ctx context.Context, s *sqlstore.Store) error
+}
+
+// Open opens a store on the DSN, brings the components' schemas up to
+// date on it (in order), and closes it when the test ends. On a schema of
+// PostgresDSN that nothing has used yet, it first swaps in one from the
+// pool migrated with the same components, if there is one (see pool.go):
+// the store opens as on a fresh schema, without running the migrations
+// again.
+func Open(t testing.TB, dsn string, components ...Component) *sqlstore.Store {
 	t.Helper()
+	if takeFresh(dsn) {
+		swapIn(t, dsn, components)
+	}
 	s, err := sqlstore.Open(t.Context(), dsn)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
@@ -121,6 +153,11 @@ func Open(t testing.TB, dsn string) *sqlstore.Store {
 			t.Errorf("Close: %v", err)
 		}
 	})
+	for _, c := range components {
+		if err := c.Migrate(t.Context(), s); err != nil {
+			t.Fatalf("Open %s: %v", c.Name, err)
+		}
+	}
 	return s
 }
 

@@ -1,6 +1,7 @@
 package apitest
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"io"
@@ -64,6 +65,19 @@ type SQLEnv struct {
 	Store   *sqlstore.Store
 }
 
+// ChatComponent and AuthComponent are the chat and auth schemas, for
+// sqltest.Open to bring up to date (or find so in a pooled schema).
+var (
+	ChatComponent = sqltest.Component{Name: chatsql.Component, Migrate: func(ctx context.Context, s *sqlstore.Store) error {
+		_, err := chatsql.Open(ctx, s)
+		return err
+	}}
+	AuthComponent = sqltest.Component{Name: authsql.Component, Migrate: func(ctx context.Context, s *sqlstore.Store) error {
+		_, err := authsql.Open(ctx, s)
+		return err
+	}}
+)
+
 // NewSQLEnv builds the app over a fresh database of the backend.
 func NewSQLEnv(t testing.TB, b sqltest.Backend) *SQLEnv {
 	t.Helper()
@@ -72,7 +86,7 @@ func NewSQLEnv(t testing.TB, b sqltest.Backend) *SQLEnv {
 	if err := os.WriteFile(filepath.Join(dir, "kb.yaml"), []byte(KnowledgeBase), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	store := sqltest.Open(t, b.DSN(t))
+	store := sqltest.Open(t, b.DSN(t), ChatComponent, AuthComponent)
 	chats, err := chatsql.Open(ctx, store)
 	if err != nil {
 		t.Fatal(err)
