@@ -41,7 +41,8 @@ type Deletions interface {
 // gives every api row of the CAT with a rating (Rating not 0) that the
 // feed had given by position upTo, from one read; its rows may carry the
 // question's and answer's keys in place of their texts, and no usage (the
-// index counts rated rows by key).
+// index counts rated rows by key). The index calls ReadRated for several
+// CATs at once.
 type Ratings interface {
 	ReadRatingChanges(ctx context.Context, after int64) (generation int64, cats []string, err error)
 	ReadRated(ctx context.Context, cat string, upTo int64, fn func(*analytics.FeedRow) error) error

@@ -2,7 +2,9 @@ package colindex
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"sync"
 
 	"github.com/catsrv/catsrv/core/analytics"
 )
@@ -61,17 +63,24 @@ func (x *Index) readRated(ctx context.Context, cat string, upTo int64) ([2]*catI
 }
 
 // readRatedOf reads the rated rows of the CATs by the batch's position
-// into the batch's newRated.
+// into the batch's newRated, each CAT's in a goroutine of its own (the
+// reads are the database's work and the drafts' building ours).
 func (x *Index) readRatedOf(ctx context.Context, b *batch, cats []string) error {
-	for _, cat := range cats {
-		rated, err := x.readRated(ctx, cat, b.high)
-		if err != nil {
-			return err
-		}
+	rated := make([][2]*catIndex, len(cats))
+	errs := make([]error, len(cats))
+	var wg sync.WaitGroup
+	for k, cat := range cats {
+		wg.Go(func() { rated[k], errs[k] = x.readRated(ctx, cat, b.high) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for k, cat := range cats {
 		if b.newRated == nil {
 			b.newRated = map[string][2]*catIndex{}
 		}
-		b.newRated[cat] = rated
+		b.newRated[cat] = rated[k]
 	}
 	return nil
 }
