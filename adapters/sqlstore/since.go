@@ -45,35 +45,8 @@ const feedColumns = ", cat, topic, model, persona, question_id, question, answer
 // interactions_rated (coveringRated).
 const ratedColumns = ", cat, topic, model, persona, question_id, question_id, answer_id, answer_id, 0, 0, 0, 0, feedback_rating"
 
-// feedScan scans feed rows (feedColumns) into one FeedRow, whose values
-// stay valid until the next scan.
-type feedScan struct {
-	r                                          analytics.FeedRow
-	cat, topic, model, persona, qid, q, aid, a sql.RawBytes
-}
-
-func (f *feedScan) scan(rows *sql.Rows) error {
-	r := &f.r
-	if err := rows.Scan(&r.ID, &r.Micros, &f.cat, &f.topic, &f.model, &f.persona, &f.qid, &f.q, &f.aid, &f.a,
-		&r.InputTokens, &r.OutputTokens, &r.CostNanos, &r.LatencyBucket, &r.Rating); err != nil {
-		return internal(err)
-	}
-	r.Cat, r.Topic, r.Model, r.Persona = f.cat, f.topic, f.model, f.persona
-	r.QuestionID, r.Question, r.AnswerID, r.Answer = f.qid, f.q, f.aid, f.a
-	return nil
-}
-
-// feedRead selects the feed rows readFeed reads: ids in (after, upTo]
-// (upTo 0: no bound), of one CAT or of all when cat is "", only the
-// rated ones when rated.
-type feedRead struct {
-	cat         string
-	after, upTo int64
-	rated       bool
-}
-
-// readFeed streams the api interactions fr selects to fn in id order.
-func (s *Store) readFeed(ctx context.Context, fr feedRead, fn func(*analytics.FeedRow) error) (int64, error) {
+// feedQuery returns readFeed's statement and its arguments.
+func (s *Store) feedQuery(fr feedRead) (string, []any) {
 	micros := "occurred_at"
 	if s.dialect == postgresDialect {
 		micros = "CAST(EXTRACT(EPOCH FROM occurred_at) * 1000000 AS BIGINT)"
@@ -107,7 +80,40 @@ func (s *Store) readFeed(ctx context.Context, fr feedRead, fn func(*analytics.Fe
 			query += " AND id <= " + s.dialect.placeholders(len(args), 1)
 		}
 	}
-	rows, err := s.db.DB.QueryContext(ctx, query+" ORDER BY id", args...)
+	return query + " ORDER BY id", args
+}
+
+// feedScan scans feed rows (feedColumns) into one FeedRow, whose values
+// stay valid until the next scan.
+type feedScan struct {
+	r                                          analytics.FeedRow
+	cat, topic, model, persona, qid, q, aid, a sql.RawBytes
+}
+
+func (f *feedScan) scan(rows *sql.Rows) error {
+	r := &f.r
+	if err := rows.Scan(&r.ID, &r.Micros, &f.cat, &f.topic, &f.model, &f.persona, &f.qid, &f.q, &f.aid, &f.a,
+		&r.InputTokens, &r.OutputTokens, &r.CostNanos, &r.LatencyBucket, &r.Rating); err != nil {
+		return internal(err)
+	}
+	r.Cat, r.Topic, r.Model, r.Persona = f.cat, f.topic, f.model, f.persona
+	r.QuestionID, r.Question, r.AnswerID, r.Answer = f.qid, f.q, f.aid, f.a
+	return nil
+}
+
+// feedRead selects the feed rows readFeed reads: ids in (after, upTo]
+// (upTo 0: no bound), of one CAT or of all when cat is "", only the
+// rated ones when rated.
+type feedRead struct {
+	cat         string
+	after, upTo int64
+	rated       bool
+}
+
+// readFeed streams the api interactions fr selects to fn in id order.
+func (s *Store) readFeed(ctx context.Context, fr feedRead, fn func(*analytics.FeedRow) error) (int64, error) {
+	query, args := s.feedQuery(fr)
+	rows, err := s.db.DB.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fr.after, internal(err)
 	}
