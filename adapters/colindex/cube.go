@@ -20,7 +20,9 @@ type cube struct {
 type dayCells struct {
 	day   int64
 	cells []cell
-	index map[uint32]int32 // cell position by combination
+	// index is the cell position by combination while the day gets rows;
+	// compact drops it, and a late row of the day builds it again.
+	index map[uint32]int32
 }
 
 type cell struct {
@@ -82,10 +84,16 @@ func (c *cube) cell(day int64, combo uint32) *cell {
 			}
 			c.days = append(c.days, dayCells{})
 			copy(c.days[k+1:], c.days[k:])
-			c.days[k] = dayCells{day: day, index: map[uint32]int32{}}
+			c.days[k] = dayCells{day: day}
 		}
 	}
 	dc := &c.days[k]
+	if dc.index == nil {
+		dc.index = make(map[uint32]int32, len(dc.cells))
+		for i, cl := range dc.cells {
+			dc.index[cl.combo] = int32(i) // #nosec G115 -- a day has fewer than 2^31 combinations
+		}
+	}
 	i, ok := dc.index[combo]
 	if !ok {
 		i = int32(len(dc.cells)) // #nosec G115 -- a day has fewer than 2^31 combinations
@@ -104,8 +112,10 @@ func (c *cube) search(day int64) int {
 // compact moves the day's latency counts into one array, in cell order,
 // so that a count over many days reads them in sequence rather than one
 // allocation a cell. Each cell's part is full (capacity = length): a cell
-// that later gets a new code moves its counts out again.
+// that later gets a new code moves its counts out again. The day's index
+// of cells goes: a finished day seldom gets a row.
 func (dc *dayCells) compact() {
+	dc.index = nil
 	n := 0
 	for _, cl := range dc.cells {
 		n += len(cl.lat)

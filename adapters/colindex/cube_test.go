@@ -45,3 +45,25 @@ func TestCubeCellCountsLatencies(t *testing.T) {
 		t.Fatalf("%d latency codes do not fit an entry's 16 bits", analytics.LatencyBuckets+1)
 	}
 }
+
+// TestCubeLateRowJoinsItsCell adds a row to a day the cube has finished
+// (a later day started, dropping the day's index of cells) and expects
+// it counted in the cell its combination already has there.
+func TestCubeLateRowJoinsItsCell(t *testing.T) {
+	var c cube
+	day := passDay.UnixMicro()
+	c.add(day, 1, rowUsage{input: 1, latency: 5})
+	c.add(day, 2, rowUsage{input: 2})
+	c.add(day+dayMicros, 1, rowUsage{input: 4}) // the next day: day is done
+	if c.days[0].index != nil {
+		t.Fatal("a finished day keeps its index of cells")
+	}
+	c.add(day+7, 1, rowUsage{input: 8, latency: 5})
+	cells := c.days[0].cells
+	if len(cells) != 2 {
+		t.Fatalf("the late row's day has %d cells, want 2: %+v", len(cells), cells)
+	}
+	if cl := cells[0]; cl.combo != 1 || cl.n != 2 || cl.input != 9 || !slices.Equal(cl.lat, []uint32{5<<16 | 2}) {
+		t.Errorf("combination 1's cell %+v, want 2 rows, 9 input tokens, latency 5 twice", cl)
+	}
+}
