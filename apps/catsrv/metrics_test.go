@@ -256,3 +256,20 @@ func TestMetricsScrape(t *testing.T) {
 		t.Errorf("go_sql_max_open_connections = %v", after[`go_sql_max_open_connections{db_name="sqlite"}`])
 	}
 }
+
+// TestServeGCTarget: serve collects at GOGC 50 unless GOGC is set, as
+// /metrics reports the runtime's target.
+func TestServeGCTarget(t *testing.T) {
+	t.Parallel()
+	cfg := configDir(t)
+	for _, c := range []struct {
+		env  []string
+		want float64
+	}{{nil, serveGCPercent}, {[]string{"GOGC=80"}, 80}} {
+		metricsAddr := freeAddr(t)
+		startServe(t, cfg, "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"), append(c.env, "CATSRV_METRICS_ADDR="+metricsAddr)...)
+		if got, ok := scrapeMetrics(t, "http://"+metricsAddr+"/metrics")["go_gc_gogc_percent{}"]; !ok || got != c.want {
+			t.Errorf("with %v: go_gc_gogc_percent %v (reported: %v), want %v", c.env, got, ok, c.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -40,6 +41,14 @@ import (
 // shutdownGrace is how long in-flight requests get after SIGTERM.
 const shutdownGrace = 15 * time.Second
 
+// serveGCPercent is the server's garbage-collection target (Go's default
+// is 100). The column index is most of what a server keeps alive, and at
+// 100 the heap grows by as much again before a collection: at 50 the
+// resident set stays nearer the index, for collections twice as often,
+// which cost little since the index's columns hold no pointers. GOGC,
+// when set, wins.
+const serveGCPercent = 50
+
 func serveCmd(ctx context.Context, args []string, env environ, stderr io.Writer) error {
 	return serveHeld(ctx, args, env, stderr, nil)
 }
@@ -61,6 +70,9 @@ func serveHeld(ctx context.Context, args []string, env environ, stderr io.Writer
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	if cfg.GOGC == "" {
+		debug.SetGCPercent(serveGCPercent)
+	}
 
 	// The listener opens first: while the rest starts (above all the
 	// column index's first read, seconds at millions of rows) the gate

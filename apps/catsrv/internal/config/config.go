@@ -110,8 +110,8 @@ type Config struct {
 	// ones, each group sorted by name.
 	CatOverrides []catfiles.Override `env:"CATSRV_CAT__<SECTION>__<KEY>,CATSRV_CATS__<NAME>__<SECTION>__<KEY>"`
 
-	// GOGC is Go's own variable: import sets a higher target when it is
-	// unset.
+	// GOGC is Go's own variable: when it is unset, import sets a higher
+	// target and serve a lower one.
 	GOGC string `env:"GOGC"`
 	// GOMEMLIMIT is Go's own variable: import sets a soft memory limit
 	// when it is unset.
