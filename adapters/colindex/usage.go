@@ -518,7 +518,6 @@ func (p plan) usagePostings(a *usageAcc, g grouping) {
 	}
 	c := p.cat
 	pass, slots, codes := make([]uint8, blockRows), make([]uint32, blockRows), make([]uint32, blockRows)
-	vals := make([]int64, blockRows)
 	var t [1]int64
 	for _, list := range p.postings {
 		for from := 0; from < len(list); {
@@ -535,13 +534,16 @@ func (p plan) usagePostings(a *usageAcc, g grouping) {
 			}
 			pos := list[from:to]
 			from = to
-			bp := pass[:len(pos)]
-			for k := range bp {
-				bp[k] = 1
-			}
-			for _, f := range others {
-				for k, code := range f.col.gather(codes, pos) {
-					bp[k] &= f.allow[code]
+			var bp []uint8 // nil: every position passes
+			if len(others) > 0 {
+				bp = pass[:len(pos)]
+				for k := range bp {
+					bp[k] = 1
+				}
+				for _, f := range others {
+					for k, code := range f.col.gather(codes, pos) {
+						bp[k] &= f.allow[code]
+					}
 				}
 			}
 			if g.dict != nil {
@@ -549,27 +551,37 @@ func (p plan) usagePostings(a *usageAcc, g grouping) {
 				for k, combo := range c.combo.gather(codes, pos) {
 					s[k] = g.slotOf[combo]
 				}
-				p.usageAtBy(a, s, bp, pos, vals, codes)
+				p.usageAtBy(a, s, bp, pos, codes)
 				continue
 			}
-			a.n[slot] += sumPass(bp)
+			if bp == nil {
+				a.n[slot] += int64(len(pos))
+			} else {
+				a.n[slot] += sumPass(bp)
+			}
 			if !a.withUsage {
 				continue
 			}
-			a.input[slot] += sumVals(bp, c.input.gather(vals, pos))
-			a.output[slot] += sumVals(bp, c.output.gather(vals, pos))
-			a.cost[slot] += sumVals(bp, c.cost.gather(vals, pos))
+			a.input[slot] += c.input.sumAt(bp, pos)
+			a.output[slot] += c.output.sumAt(bp, pos)
+			a.cost[slot] += c.cost.sumAt(bp, pos)
 			countLatency(a.histOf(slot), a.base, bp, c.latency.gather(codes, pos))
 		}
 	}
 }
 
 // usageAtBy adds the rows at the positions to their slots, each times its
-// pass byte; vals and codes are buffers of blockRows.
-func (p plan) usageAtBy(a *usageAcc, slots []uint32, pass []uint8, pos []int32, vals []int64, codes []uint32) {
+// pass byte (nil: all); codes is a buffer of blockRows.
+func (p plan) usageAtBy(a *usageAcc, slots []uint32, pass []uint8, pos []int32, codes []uint32) {
 	c := p.cat
-	for k, slot := range slots {
-		a.n[slot] += int64(pass[k])
+	if pass == nil {
+		for _, slot := range slots {
+			a.n[slot]++
+		}
+	} else {
+		for k, slot := range slots {
+			a.n[slot] += int64(pass[k])
+		}
 	}
 	if !a.withUsage {
 		return
@@ -578,14 +590,74 @@ func (p plan) usageAtBy(a *usageAcc, slots []uint32, pass []uint8, pos []int32, 
 		col  *intColumn
 		sums []int64
 	}{{&c.input, a.input}, {&c.output, a.output}, {&c.cost, a.cost}} {
-		if col.col.width == 0 {
-			continue
-		}
-		for k, v := range col.col.gather(vals, pos) {
-			col.sums[slots[k]] += v * int64(pass[k])
-		}
+		col.col.sumAtBy(col.sums, slots, pass, pos)
 	}
 	a.histAdd(slots, pass, c.latency.gather(codes, pos))
+}
+
+// sumAt returns the sum of the values at the positions, each times its
+// pass byte (nil: all).
+func (c *intColumn) sumAt(pass []uint8, pos []int32) int64 {
+	switch c.width {
+	case 0:
+		return 0
+	case 1:
+		return sumAtVals(c.i8, pass, pos)
+	case 2:
+		return sumAtVals(c.i16, pass, pos)
+	case 4:
+		return sumAtVals(c.i32, pass, pos)
+	}
+	return sumAtVals(c.i64, pass, pos)
+}
+
+func sumAtVals[T intWidth](vals []T, pass []uint8, pos []int32) int64 {
+	var s0, s1 int64 // two sums, so that the additions do not wait on each other
+	n := len(pos) &^ 1
+	if pass == nil {
+		for k := 0; k < n; k += 2 {
+			s0, s1 = s0+int64(vals[pos[k]]), s1+int64(vals[pos[k+1]])
+		}
+		if n < len(pos) {
+			s0 += int64(vals[pos[n]])
+		}
+		return s0 + s1
+	}
+	pass = pass[:len(pos)]
+	for k, r := range pos {
+		s0 += int64(vals[r]) * int64(pass[k])
+	}
+	return s0
+}
+
+// sumAtBy adds the value at each position, times its pass byte (nil:
+// all), to its slot's sum.
+func (c *intColumn) sumAtBy(sums []int64, slots []uint32, pass []uint8, pos []int32) {
+	switch c.width {
+	case 0:
+	case 1:
+		sumAtValsBy(sums, slots, c.i8, pass, pos)
+	case 2:
+		sumAtValsBy(sums, slots, c.i16, pass, pos)
+	case 4:
+		sumAtValsBy(sums, slots, c.i32, pass, pos)
+	default:
+		sumAtValsBy(sums, slots, c.i64, pass, pos)
+	}
+}
+
+func sumAtValsBy[T intWidth](sums []int64, slots []uint32, vals []T, pass []uint8, pos []int32) {
+	slots = slots[:len(pos)]
+	if pass == nil {
+		for k, r := range pos {
+			sums[slots[k]] += int64(vals[r])
+		}
+		return
+	}
+	pass = pass[:len(pos)]
+	for k, r := range pos {
+		sums[slots[k]] += int64(vals[r]) * int64(pass[k])
+	}
 }
 
 // gather returns the codes of the rows at the positions, into out.
@@ -599,27 +671,10 @@ func (c *codeColumn) gather(out []uint32, pos []int32) []uint32 {
 	return gatherAt(out, c.u32, pos)
 }
 
-// gather returns the values of the rows at the positions, into out.
-func (c *intColumn) gather(out []int64, pos []int32) []int64 {
-	switch c.width {
-	case 0:
-		out = out[:len(pos)]
-		clear(out)
-		return out
-	case 1:
-		return gatherAt(out, c.i8, pos)
-	case 2:
-		return gatherAt(out, c.i16, pos)
-	case 4:
-		return gatherAt(out, c.i32, pos)
-	}
-	return gatherAt(out, c.i64, pos)
-}
-
-func gatherAt[O uint32 | int64, T codeWidth | intWidth](out []O, vals []T, pos []int32) []O {
+func gatherAt[T codeWidth](out []uint32, vals []T, pos []int32) []uint32 {
 	out = out[:len(pos)]
 	for k, r := range pos {
-		out[k] = O(vals[r])
+		out[k] = uint32(vals[r])
 	}
 	return out
 }
