@@ -3,6 +3,8 @@ package mcp_test
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"os"
@@ -32,8 +34,16 @@ var (
 func testServer(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mcpserver")
+		// Built into a directory kept between runs (one per checkout): go
+		// build leaves an up-to-date binary as it is, sparing the link.
+		wd, err := os.Getwd()
 		if err != nil {
+			buildErr = err
+			return
+		}
+		sum := sha256.Sum256([]byte(wd))
+		dir := filepath.Join(os.TempDir(), "catsrv-test-bin-"+hex.EncodeToString(sum[:6]))
+		if err := os.MkdirAll(dir, 0o750); err != nil {
 			buildErr = err
 			return
 		}
