@@ -77,11 +77,13 @@ test:
 test-short:
 	$(GO) test -count=1 -short ./...
 
-# test-race: the race detector slows the SQL adapters' suites several
-# times over; the package time-out is raised from go test's 10 minutes so a
+# test-race: every test under -short with the race detector (the browser,
+# npm and 10M tests it leaves out run in make test; they add time, not
+# concurrency). The detector slows the SQL adapters' suites several times
+# over; the package time-out is raised from go test's 10 minutes so a
 # loaded machine does not turn slowness into a failure.
 test-race:
-	$(GO) test -count=1 -race -timeout 20m ./...
+	$(GO) test -count=1 -race -short -timeout 20m ./...
 
 # fuzz: each fuzz target for its number of executions (README.md, Fuzz
 # tests), about 10 s each on a quiet 2-core machine. A count, not a duration:
