@@ -419,15 +419,7 @@ func (a *usageAcc) addBlockBy(slots []uint32, pass []uint8, c *catIndex, lo int)
 			histFlat(a.flat, a.width, a.base, slots, pass, c.latency.u32[lo:hi])
 		}
 	} else {
-		if pass == nil {
-			for _, s := range slots {
-				a.n[s]++
-			}
-		} else {
-			for k, s := range slots {
-				a.n[s] += int64(pass[k])
-			}
-		}
+		countSlots(a.n, slots, pass)
 		if !a.withUsage {
 			return
 		}
@@ -570,19 +562,25 @@ func (p plan) usagePostings(a *usageAcc, g grouping) {
 	}
 }
 
+// countSlots adds each row, times its pass byte (nil: all), to its
+// slot's count in n.
+func countSlots(n []int64, slots []uint32, pass []uint8) {
+	if pass == nil {
+		for _, s := range slots {
+			n[s]++
+		}
+		return
+	}
+	for k, s := range slots {
+		n[s] += int64(pass[k])
+	}
+}
+
 // usageAtBy adds the rows at the positions to their slots, each times its
 // pass byte (nil: all); codes is a buffer of blockRows.
 func (p plan) usageAtBy(a *usageAcc, slots []uint32, pass []uint8, pos []int32, codes []uint32) {
 	c := p.cat
-	if pass == nil {
-		for _, slot := range slots {
-			a.n[slot]++
-		}
-	} else {
-		for k, slot := range slots {
-			a.n[slot] += int64(pass[k])
-		}
-	}
+	countSlots(a.n, slots, pass)
 	if !a.withUsage {
 		return
 	}
