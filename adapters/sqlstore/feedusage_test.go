@@ -399,6 +399,18 @@ func TestRatingFollowerUnderConcurrentFeedback(t *testing.T) {
 					poll()
 				}
 			}
+			// The writers' order decides which ratings stay: one rating per
+			// CAT set last keeps each CAT with rated rows to compare.
+			for _, cat := range []string{"alpha", "beta"} {
+				for _, id := range ids {
+					if id[0] == cat {
+						if err := s.SetFeedback(t.Context(), cat, id[1], analytics.Feedback{Rating: analytics.RatingUp}); err != nil {
+							t.Fatal(err)
+						}
+						break
+					}
+				}
+			}
 			poll()
 
 			for _, cat := range []string{"alpha", "beta"} {
