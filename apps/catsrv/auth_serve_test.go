@@ -69,7 +69,7 @@ func TestServeLogin(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := "sqlite:" + filepath.Join(t.TempDir(), "catsrv.db")
-	srv := startServe(t, cfg, db, "CATSRV_COOKIE_INSECURE=true",
+	srv := startServeOnFreePort(t, cfg, db, "CATSRV_COOKIE_INSECURE=true",
 		"CATSRV_PROVIDER_B_CLIENT_ID=gclient", "CATSRV_PROVIDER_B_CLIENT_SECRET=gsecret", "CATSRV_PROVIDER_B_BASE_URL="+idp.URL)
 	base := srv.base
 

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -168,17 +166,7 @@ func TestServeErasesThroughTheIndex(t *testing.T) {
 	}
 	admin, alice := token("ops", "admin"), token("alice", "user")
 
-	addr := freeAddr(t)
-	srv := exec.Command(binary, "serve", "--config", cfg, "--db", db, "--addr", addr)
-	srv.Env = []string{"PATH=" + os.Getenv("PATH"), "CATSRV_JWT_SECRET=" + testSecret}
-	var logs syncBuffer
-	srv.Stderr = &logs
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
-	base := "http://" + addr
-	waitReady(t, base+"/readyz")
+	base := startServe(t, cfg, db).base
 	call := func(method, path, bearer, body string) (int, []byte) {
 		var rd io.Reader
 		if body != "" {

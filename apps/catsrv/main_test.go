@@ -18,7 +18,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -154,19 +153,8 @@ func TestDemoImportTokenServe(t *testing.T) {
 		t.Fatalf("token must be alone on the last line, got %q (exit %d, %s)", tok.stdout, tok.code, tok.stderr)
 	}
 
-	addr := freeAddr(t)
-	srv := exec.Command(binary, "serve", "--config", cfg, "--db", db, "--addr", addr)
-	srv.Env = []string{"PATH=" + os.Getenv("PATH"), "CATSRV_JWT_SECRET=" + testSecret}
-	var logs syncBuffer
-	srv.Stderr = &logs
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Wait() }()
-	t.Cleanup(func() { _ = srv.Process.Kill() })
-	base := "http://" + addr
-	waitReady(t, base+"/readyz")
+	srv := startServe(t, cfg, db)
+	base, logs := srv.base, srv.logs
 
 	get := func(path, bearer string) (int, map[string]any) {
 		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, base+path, nil)
@@ -234,16 +222,8 @@ func TestDemoImportTokenServe(t *testing.T) {
 		t.Fatalf("an ingest token reading a public CAT: %d, want 403", code)
 	}
 
-	if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve did not exit cleanly on SIGTERM: %v\n%s", err, logs.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not stop within 20s of SIGTERM")
+	if err := srv.stop(t); err != nil {
+		t.Fatalf("serve did not exit cleanly on SIGTERM: %v\n%s", err, logs.String())
 	}
 	if strings.Contains(logs.String(), token) || strings.Contains(logs.String(), feeder) || strings.Contains(logs.String(), testSecret) {
 		t.Fatal("the server logged a token or the secret")

@@ -224,8 +224,7 @@ func TestAgentTurnStartsAndCallsStdioServer(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(cfg, "demo.yaml"), []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	metricsAddr := freeAddr(t)
-	s := startServe(t, cfg, "sqlite:"+filepath.Join(t.TempDir(), "c.db"), "CATSRV_METRICS_ADDR="+metricsAddr)
+	s := startServe(t, cfg, "sqlite:"+filepath.Join(t.TempDir(), "c.db"), "CATSRV_METRICS_ADDR=127.0.0.1:0")
 	if procs := descendants(s.proc.Pid); len(procs) != 0 {
 		t.Fatalf("MCP servers before any turn: %v", procs)
 	}
@@ -243,7 +242,7 @@ func TestAgentTurnStartsAndCallsStdioServer(t *testing.T) {
 		t.Fatalf("the model's second request ends with %v, want the tool's result 42", last)
 	}
 	procs := waitChildren(t, s.proc.Pid, map[string]int{"mcpserver": 1}, s.logs)
-	_, metrics, _ := send(t, nil, http.MethodGet, "http://"+metricsAddr+"/metrics", "")
+	_, metrics, _ := send(t, nil, http.MethodGet, s.logURL(t, "metrics serving"), "")
 	if !strings.Contains(metrics, `catsrv_tool_calls_total{outcome="ok",server="files",tool="add"} 1`) {
 		t.Errorf("no tool call counted:\n%s", metrics)
 	}

@@ -116,11 +116,10 @@ func TestMetricsScrape(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	metricsAddr := freeAddr(t)
-	srv := startServe(t, cfg, "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"),
-		"CATSRV_METRICS_ADDR="+metricsAddr, "CATSRV_COOKIE_INSECURE=true",
+	srv := startServeOnFreePort(t, cfg, "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"),
+		"CATSRV_METRICS_ADDR=127.0.0.1:0", "CATSRV_COOKIE_INSECURE=true",
 		"CATSRV_PROVIDER_B_CLIENT_ID=gclient", "CATSRV_PROVIDER_B_CLIENT_SECRET=gsecret", "CATSRV_PROVIDER_B_BASE_URL="+idp.URL)
-	base, metricsURL := srv.base, "http://"+metricsAddr+"/metrics"
+	base, metricsURL := srv.base, srv.logURL(t, "metrics serving")
 	user := issueToken(t, cfg, "alice", "user")
 	if code, _, _ := send(t, nil, http.MethodGet, base+"/metrics", ""); code != http.StatusNotFound {
 		t.Fatalf("the API's address serves /metrics: %d", code)
@@ -266,9 +265,8 @@ func TestServeGCTarget(t *testing.T) {
 		env  []string
 		want float64
 	}{{nil, serveGCPercent}, {[]string{"GOGC=80"}, 80}} {
-		metricsAddr := freeAddr(t)
-		startServe(t, cfg, "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"), append(c.env, "CATSRV_METRICS_ADDR="+metricsAddr)...)
-		if got, ok := scrapeMetrics(t, "http://"+metricsAddr+"/metrics")["go_gc_gogc_percent{}"]; !ok || got != c.want {
+		s := startServe(t, cfg, "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"), append(c.env, "CATSRV_METRICS_ADDR=127.0.0.1:0")...)
+		if got, ok := scrapeMetrics(t, s.logURL(t, "metrics serving"))["go_gc_gogc_percent{}"]; !ok || got != c.want {
 			t.Errorf("with %v: go_gc_gogc_percent %v (reported: %v), want %v", c.env, got, ok, c.want)
 		}
 	}

@@ -46,7 +46,7 @@ func TestThreeInstancesOnOnePostgres(t *testing.T) {
 	}
 	c := &cluster{dsn: dsn, cfg: cfg, token: issueToken(t, cfg, "ops", "admin")}
 	for range 3 {
-		c.nodes = append(c.nodes, startServe(t, cfg, dsn, "CATSRV_COOKIE_INSECURE=true", "CATSRV_AUTH_RATE_LIMIT=off",
+		c.nodes = append(c.nodes, startServeOnFreePort(t, cfg, dsn, "CATSRV_COOKIE_INSECURE=true", "CATSRV_AUTH_RATE_LIMIT=off",
 			"CATSRV_PROVIDER_B_CLIENT_ID=gclient", "CATSRV_PROVIDER_B_CLIENT_SECRET=gsecret", "CATSRV_PROVIDER_B_BASE_URL="+idp.URL))
 	}
 	defer func() {

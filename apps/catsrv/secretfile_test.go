@@ -24,17 +24,22 @@ func TestTokenBesideMakeRun(t *testing.T) {
 	cfg := configDir(t)
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 	start := func() (base string, stop func()) {
-		addr := freeAddr(t)
-		srv := exec.Command(binary, "serve", "--config", cfg, "--db", "sqlite:data/catsrv.db", "--addr", addr)
+		srv := exec.Command(binary, "serve", "--config", cfg, "--db", "sqlite:data/catsrv.db", "--addr", "127.0.0.1:0")
 		srv.Dir, srv.Env = dir, env
-		logs := &syncBuffer{}
+		logs, exited := &syncBuffer{}, make(chan struct{})
 		srv.Stderr = logs
 		if err := srv.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
-		waitReady(t, "http://"+addr+"/readyz")
-		return "http://" + addr, func() { _ = srv.Process.Kill(); _ = srv.Wait() }
+		go func() { _ = srv.Wait(); close(exited) }()
+		stop = func() { _ = srv.Process.Kill(); <-exited }
+		t.Cleanup(stop)
+		base, err := waitLogURL(logs, "catsrv starting", exited)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitReady(t, base+"/readyz")
+		return base, stop
 	}
 	base, stop := start()
 

@@ -35,11 +35,10 @@ func TestServeAnswersWhileStarting(t *testing.T) {
 				}
 			}
 			ctx, cancel := context.WithCancel(t.Context())
-			addr := freeAddr(t)
 			done := make(chan error, 1)
 			logs := &syncBuffer{}
 			go func() {
-				done <- serveHeld(ctx, []string{"--config", cfg, "--db", db, "--addr", addr},
+				done <- serveHeld(ctx, []string{"--config", cfg, "--db", db, "--addr", "127.0.0.1:0"},
 					environ{"CATSRV_JWT_SECRET=" + testSecret}, logs, hold)
 			}()
 			t.Cleanup(func() {
@@ -48,11 +47,14 @@ func TestServeAnswersWhileStarting(t *testing.T) {
 					t.Errorf("serve: %v\n%s", err, logs.String())
 				}
 			})
-			base := "http://" + addr
 			select {
 			case <-held:
 			case err := <-done:
 				t.Fatalf("serve ended before the build: %v\n%s", err, logs.String())
+			}
+			base, err := waitLogURL(logs, "catsrv starting", nil) // logged before the build
+			if err != nil {
+				t.Fatal(err)
 			}
 
 			if code, body, _ := send(t, nil, http.MethodGet, base+"/healthz", ""); code != http.StatusOK || !strings.Contains(body, `"status":"ok"`) {

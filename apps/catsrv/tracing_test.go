@@ -8,14 +8,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -100,19 +97,8 @@ func TestTracingExportsSpans(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(cfg, "demo.yaml"), []byte("cat:\n  chat_mode: agent\n  agent:\n    base_url: "+llm.URL+"/v1\n    model: m-1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
-	srv := exec.Command(binary, "serve", "--config", cfg, "--db", "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"), "--addr", addr)
-	srv.Env = []string{"PATH=" + os.Getenv("PATH"), "CATSRV_JWT_SECRET=" + testSecret, "OTEL_EXPORTER_OTLP_ENDPOINT=" + collector.URL}
-	var logs syncBuffer
-	srv.Stderr = &logs
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Wait() }()
-	t.Cleanup(func() { _ = srv.Process.Kill() })
-	base := "http://" + addr
-	waitReady(t, base+"/readyz")
+	srv := startServe(t, cfg, "sqlite:"+filepath.Join(t.TempDir(), "catsrv.db"), "OTEL_EXPORTER_OTLP_ENDPOINT="+collector.URL)
+	base := srv.base
 	user := issueToken(t, cfg, "alice", "user")
 
 	const callerTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -125,16 +111,8 @@ func TestTracingExportsSpans(t *testing.T) {
 	if code, body, _ := send(t, nil, http.MethodPost, base+"/api/v1/cat/chat?catname=demo", `{"message":"hello"}`, "Authorization", "Bearer "+user); code != http.StatusOK {
 		t.Fatalf("chat: %d %s", code, body)
 	}
-	if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve: %v\n%s", err, logs.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not stop within 30s of SIGTERM")
+	if err := srv.stop(t); err != nil {
+		t.Fatalf("serve: %v\n%s", err, srv.logs.String())
 	}
 
 	recv.mu.Lock()
