@@ -120,7 +120,7 @@ func TestLoadBesideAnotherConnection(t *testing.T) {
 		t.Fatalf("Ping: %v", err)
 	}
 	s := openStore(t, "sqlite:"+path)
-	in := bulkLog(30_000, 1)
+	in := bulkLog(5_000, 1)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second) // the busy timeout is 30 s
 	defer cancel()
 	if n, err := s.Load(ctx, analytics.Each(in)); err != nil || n != len(in) {

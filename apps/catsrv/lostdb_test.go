@@ -150,6 +150,7 @@ func checkRefusal(t *testing.T, what string, r reply) {
 // Retry-After; every chat answered 200 is stored exactly once, and no
 // chat twice.
 func TestKilledConnectionsUnderLoad(t *testing.T) {
+	t.Parallel()
 	dsn, name, admin := postgresDatabase(t)
 	s := startLostDBServer(t, dsn)
 
@@ -289,6 +290,7 @@ func TestKilledConnectionsUnderLoad(t *testing.T) {
 // again, the same server is ready and answers, and the column index
 // follows new rows again, without a restart.
 func TestDatabaseGoneAndBack(t *testing.T) {
+	t.Parallel()
 	dsn, name, admin := postgresDatabase(t)
 	s := startLostDBServer(t, dsn)
 	ctx := t.Context()
@@ -378,6 +380,7 @@ func warehouseTotal(t *testing.T, s *lostDBServer) int64 {
 // 5 s with 503 and Retry-After, and nothing of it is stored; once the lock
 // is released the same chat is answered and stored once.
 func TestChatDuringSQLiteImport(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "catsrv.db")
 	s := startLostDBServer(t, "sqlite:"+path)
 	ctx := t.Context()

@@ -155,6 +155,7 @@ func waitChildren(t *testing.T, pid int, want map[string]int, logs *syncBuffer) 
 // a CAT's stdio MCP servers (a broken one leaves /readyz 200); on SIGTERM
 // it stops them all, a server's own child included, before it exits.
 func TestSIGTERMLeavesNoMCPServer(t *testing.T) {
+	t.Parallel()
 	cfg := mcpCat(t, true)
 	s := startServe(t, cfg, "sqlite:"+filepath.Join(t.TempDir(), "c.db"), "CATSRV_MCP_EAGER_START=true")
 	procs := waitChildren(t, s.proc.Pid, map[string]int{"mcpserver": 2, "sleep": 1}, s.logs)

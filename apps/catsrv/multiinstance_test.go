@@ -37,6 +37,7 @@ type cluster struct {
 }
 
 func TestThreeInstancesOnOnePostgres(t *testing.T) {
+	t.Parallel()
 	dsn, _, _ := postgresDatabase(t)
 	idp := fakeGoogle(t, "gclient", "gsecret")
 	cfg := t.TempDir()
@@ -542,6 +543,7 @@ func storedChats(t *testing.T, db *sql.DB) map[string][3]int {
 // the poll alone brings a config sync on one process to another on the
 // same file within the bound.
 func TestTwoInstancesOnOneSQLiteFollowConfig(t *testing.T) {
+	t.Parallel()
 	cfg := configDir(t)
 	db := "sqlite:" + filepath.Join(t.TempDir(), "catsrv.db")
 	c := &cluster{cfg: cfg, token: issueToken(t, cfg, "ops", "admin")}

@@ -43,12 +43,17 @@ func TestInteractionLog(t *testing.T, open func(t *testing.T) (log ports.Interac
 		{"InteractionIDStoredOnceLong", testInteractionIDStoredOnceLong},
 		{"InteractionIDConcurrentRetriesLong", testInteractionIDConcurrentRetriesLong},
 	}
+	// Each case opens its own store: open must give a new one per call.
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			c.run(t, newHarness(t, open))
 		})
 	}
-	t.Run("Property", func(t *testing.T) { testProperty(t, open) })
+	t.Run("Property", func(t *testing.T) {
+		t.Parallel()
+		testProperty(t, open)
+	})
 }
 
 // harness pairs a store under test with the reference: every interaction
