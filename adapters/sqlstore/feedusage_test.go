@@ -446,17 +446,18 @@ func TestRatingFollowerUnderConcurrentFeedback(t *testing.T) {
 // refuse them on PostgreSQL (a B-tree entry holds at most about 2.7 kB).
 func TestRatedRowsOfLargestFields(t *testing.T) {
 	t.Parallel() // own stores only
-	rng := rand.New(rand.NewPCG(7, 29))
-	long := func() string {
-		b := make([]byte, analytics.MaxFieldBytes/2)
-		for k := range b {
-			b[k] = byte(rng.Uint32())
-		}
-		return hex.EncodeToString(b)
-	}
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel() // a store of its own
+			// A source per subtest: the subtests run at once.
+			rng := rand.New(rand.NewPCG(7, 29))
+			long := func() string {
+				b := make([]byte, analytics.MaxFieldBytes/2)
+				for k := range b {
+					b[k] = byte(rng.Uint32())
+				}
+				return hex.EncodeToString(b)
+			}
 			s := openStore(t, b.DSN(t))
 			in := usageLog(5, 3, "long")
 			for _, k := range []int{0, 1} { // in[1] comes rated, in[0] is rated below
@@ -473,14 +474,14 @@ func TestRatedRowsOfLargestFields(t *testing.T) {
 			got := collect(t, "ReadRated", func(fn func(*analytics.FeedRow) error) error {
 				return s.ReadRated(t.Context(), "alpha", pos, fn)
 			})
-			long := 0
+			longest := 0
 			for _, f := range got {
 				if len(f.qid) == analytics.MaxFieldBytes {
-					long++
+					longest++
 				}
 			}
-			if long != 2 {
-				t.Errorf("ReadRated gave %d of the 2 rated rows of longest keys (%d rows in all)", long, len(got))
+			if longest != 2 {
+				t.Errorf("ReadRated gave %d of the 2 rated rows of longest keys (%d rows in all)", longest, len(got))
 			}
 		})
 	}
