@@ -26,20 +26,11 @@ func TestTokenBesideMakeRun(t *testing.T) {
 	start := func() (base string, stop func()) {
 		srv := exec.Command(binary, "serve", "--config", cfg, "--db", "sqlite:data/catsrv.db", "--addr", "127.0.0.1:0")
 		srv.Dir, srv.Env = dir, env
-		logs, exited := &syncBuffer{}, make(chan struct{})
-		srv.Stderr = logs
-		if err := srv.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() { _ = srv.Wait(); close(exited) }()
-		stop = func() { _ = srv.Process.Kill(); <-exited }
-		t.Cleanup(stop)
-		base, err := waitLogURL(logs, "catsrv starting", exited)
+		s, err := runServe(t, srv)
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitReady(t, base+"/readyz")
-		return base, stop
+		return s.base, s.kill
 	}
 	base, stop := start()
 

@@ -24,6 +24,9 @@ type served struct {
 	err    error
 }
 
+// kill ends the process with SIGKILL and waits for it.
+func (s *served) kill() { _ = s.proc.Kill(); <-s.exited }
+
 // stop sends the process SIGTERM and returns its exit error, failing the
 // test when it has not ended within 20 s.
 func (s *served) stop(t *testing.T) error {
@@ -82,6 +85,14 @@ func launchServe(t *testing.T, addr, cfg, db string, env ...string) (*served, er
 	t.Helper()
 	srv := exec.Command(binary, "serve", "--config", cfg, "--db", db, "--addr", addr)
 	srv.Env = append([]string{"PATH=" + os.Getenv("PATH"), "CATSRV_JWT_SECRET=" + testSecret}, env...)
+	return runServe(t, srv)
+}
+
+// runServe starts a `catsrv serve` command, killed when the test ends,
+// and waits until it is ready; it returns an error when the process ends
+// first.
+func runServe(t *testing.T, srv *exec.Cmd) (*served, error) {
+	t.Helper()
 	s := &served{logs: &syncBuffer{}, exited: make(chan struct{})}
 	srv.Stderr = s.logs
 	if err := srv.Start(); err != nil {
@@ -89,7 +100,7 @@ func launchServe(t *testing.T, addr, cfg, db string, env ...string) (*served, er
 	}
 	s.proc = srv.Process
 	go func() { s.err = srv.Wait(); close(s.exited) }()
-	t.Cleanup(func() { _ = srv.Process.Kill(); <-s.exited })
+	t.Cleanup(s.kill)
 	base, err := waitLogURL(s.logs, "catsrv starting", s.exited)
 	if err != nil {
 		return s, err
